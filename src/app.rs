@@ -1,0 +1,289 @@
+//! From a parsed command line to a finished run: validation (one line, exit 2, for bad
+//! input), the target, the engine, the front-end and the export.
+
+use crate::accuracy::{LabelMap, load_samples};
+use crate::arrival::Pace;
+use crate::cli::{Cli, RunArgs, ServeArgs, Sub};
+use crate::engine::{AccuracySetup, Engine, EngineSetup, RunReport};
+use crate::export::{Export, write_atomic};
+use crate::headless::{self, Header};
+use crate::metrics::{instance_price, known_instance_types};
+use crate::payload::{Input, Shape, load_texts};
+use crate::serve::{self, ServeConfig, model::ServiceModel};
+use crate::sweep::{StopAt, SweepPlan};
+use crate::target::Target;
+use crate::target::local::LocalTarget;
+use crate::tokenize::TokenCounter;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// Bad input: exit code 2.
+    #[error("{0}")]
+    Usage(String),
+    /// The run could not complete: exit code 1.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl AppError {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            AppError::Usage(_) => 2,
+            AppError::Failed(_) => 1,
+        }
+    }
+}
+
+fn usage(flag: &str, msg: impl std::fmt::Display) -> AppError {
+    AppError::Usage(format!("{flag}: {msg}"))
+}
+
+pub async fn main(cli: Cli) -> Result<(), AppError> {
+    match cli.command {
+        Some(Sub::Serve(args)) => serve_forever(args).await,
+        None => run(cli.run).await,
+    }
+}
+
+async fn serve_forever(a: ServeArgs) -> Result<(), AppError> {
+    let tokenizer =
+        TokenCounter::load(a.tokenizer.as_deref()).map_err(|e| usage("--tokenizer", e))?;
+    let cfg = ServeConfig {
+        port: a.port,
+        workers: a.workers,
+        model_load: Duration::from_secs_f64(a.model_load_ms / 1000.0),
+        service: ServiceModel {
+            base_ms: a.base_ms,
+            per_token_ms: a.per_token_ms,
+            saturation_tokens: a.saturation_tokens,
+        },
+        error_rate: a.error_rate,
+        throttle_above: a.throttle_above,
+        stall_at: a.stall_at.map(Duration::from_secs_f64),
+        stall_for: Duration::from_secs_f64(a.stall_ms.unwrap_or(0.0) / 1000.0),
+        flip_labels: a.flip_labels,
+        label_ids: a.label_ids,
+        seed: a.seed,
+    };
+    let server = serve::start(cfg, tokenizer).await.map_err(|e| {
+        usage(
+            "--port",
+            format!("cannot listen on 127.0.0.1:{}: {e}", a.port),
+        )
+    })?;
+    // Tests and scripts read the port from this line.
+    println!(
+        "encbench-tui reference endpoint listening on {}",
+        server.url()
+    );
+    headless::wait_for_signal().await;
+    Ok(())
+}
+
+/// The URL as it may appear in exports and on screen: no user or password.
+fn redact(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut u) => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.to_string().trim_end_matches('/').to_string()
+        }
+        Err(_) => url.to_string(),
+    }
+}
+
+fn price(a: &RunArgs) -> Result<Option<(String, f64)>, AppError> {
+    if let Some(p) = a.price_per_hour {
+        return Ok(Some((
+            a.instance_type.clone().unwrap_or_else(|| "custom".into()),
+            p,
+        )));
+    }
+    match &a.instance_type {
+        None => Ok(None),
+        Some(t) => match instance_price(t) {
+            Some(p) => Ok(Some((t.clone(), p))),
+            None => Err(usage(
+                "--instance-type",
+                format!(
+                    "no shipped price for '{t}' (known: {}); give --price-per-hour",
+                    known_instance_types().join(", ")
+                ),
+            )),
+        },
+    }
+}
+
+fn config_json(
+    a: &RunArgs,
+    url: &str,
+    seed: u64,
+    natural_tokens: f64,
+    price: &Option<(String, f64)>,
+) -> Value {
+    let path = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
+    json!({
+        "target": { "url": url, "engine": a.engine, "demo": a.demo },
+        "n": a.n,
+        "warmup": a.warmup,
+        "duration_s": a.duration,
+        "batch_size": a.batch_size,
+        "sweep_batch": a.sweep_batch,
+        "batch_sizes": a.batch_sizes,
+        "concurrency": a.concurrency,
+        "sweep_concurrency": a.sweep_concurrency,
+        "concurrency_levels": a.concurrency_levels,
+        "request_rate": a.request_rate.0,
+        "burstiness": a.burstiness.is_finite().then_some(a.burstiness),
+        "closed_loop": a.request_rate.0.is_none(),
+        "pad_to_max": a.pad_to_max,
+        "max_len": a.max_len,
+        "natural_tokens_per_input": (natural_tokens * 10.0).round() / 10.0,
+        "texts": path(&a.texts),
+        "tokenizer": path(&a.tokenizer),
+        "timeout_s": a.timeout,
+        "seed": seed,
+        "accuracy_samples": path(&a.accuracy_samples),
+        "accuracy_check": !a.no_accuracy,
+        "labels": a.labels,
+        "instance_type": price.as_ref().map(|p| p.0.clone()),
+        "price_per_hour_usd": price.as_ref().map(|p| p.1),
+    })
+}
+
+fn write_export(a: &RunArgs, report: &RunReport, config: Value) -> Result<(), AppError> {
+    if let Some(path) = &a.export {
+        write_atomic(path, &Export::new(report, config)).map_err(|e| {
+            AppError::Failed(format!("--export {}: cannot write: {e}", path.display()))
+        })?;
+        eprintln!("results written to {}", path.display());
+    }
+    Ok(())
+}
+
+async fn run(a: RunArgs) -> Result<(), AppError> {
+    // Everything the user gave is checked before anything is sent.
+    let tokenizer =
+        TokenCounter::load(a.tokenizer.as_deref()).map_err(|e| usage("--tokenizer", e))?;
+    let texts: Vec<Input> = match &a.texts {
+        Some(p) => load_texts(p).map_err(|e| usage("--texts", e))?,
+        None => crate::accuracy::shipped_samples()
+            .iter()
+            .map(|s| s.input())
+            .collect(),
+    };
+    let accuracy = if a.no_accuracy {
+        None
+    } else {
+        let samples = load_samples(a.accuracy_samples.as_deref())
+            .map_err(|e| usage("--accuracy-samples", e))?;
+        if a.labels.iter().all(|l| l.trim().is_empty()) {
+            return Err(usage("--labels", "needs at least one class name"));
+        }
+        Some(AccuracySetup {
+            samples,
+            labels: LabelMap::new(&a.labels),
+        })
+    };
+    let price = price(&a)?;
+    let natural_tokens =
+        texts.iter().map(|t| tokenizer.count(t) as f64).sum::<f64>() / texts.len() as f64;
+    let seed = a.seed.unwrap_or_else(rand::random);
+
+    let _demo_server;
+    let url = if a.demo {
+        let server = serve::start(ServeConfig::default(), TokenCounter::shipped())
+            .await
+            .map_err(|e| {
+                AppError::Failed(format!("--demo: cannot start the reference endpoint: {e}"))
+            })?;
+        let url = server.url();
+        _demo_server = server;
+        url
+    } else {
+        a.url.clone()
+    };
+    let shown_url = redact(&url);
+    let config = config_json(&a, &shown_url, seed, natural_tokens, &price);
+
+    let max_concurrency = a
+        .concurrency_levels
+        .iter()
+        .copied()
+        .chain([a.concurrency])
+        .max()
+        .unwrap_or(1);
+    let target: Arc<dyn Target> = Arc::new(LocalTarget::new(
+        &url,
+        max_concurrency,
+        Duration::from_secs_f64(a.timeout),
+    ));
+    if let Err(e) = target.check_ready().await {
+        let started = SystemTime::now();
+        let report = RunReport {
+            started_at: started,
+            ended_at: started,
+            phases: vec![],
+            accuracy_before: None,
+            accuracy_after: None,
+            timeline: vec![],
+            stopped_early: true,
+            error: Some(e.to_string()),
+        };
+        write_export(&a, &report, config)?;
+        return Err(usage("--url", e));
+    }
+
+    let pace = Pace {
+        rate_per_s: a.request_rate.0,
+        burstiness: a.burstiness,
+    };
+    let stop = match a.duration {
+        Some(d) => StopAt::Duration(Duration::from_secs_f64(d)),
+        None => StopAt::Count(a.n),
+    };
+    let plan = SweepPlan {
+        batch_size: a.batch_size,
+        concurrency: a.concurrency,
+        warmup: a.warmup,
+        stop,
+        sweep_batch: a.sweep_batch,
+        sweep_concurrency: a.sweep_concurrency,
+        batch_sizes: a.batch_sizes.clone(),
+        concurrency_levels: a.concurrency_levels.clone(),
+        live: false,
+    };
+    let shape = Shape {
+        pad_to_max: a.pad_to_max,
+        max_len: a.max_len,
+    };
+    let engine = Engine::start(EngineSetup {
+        target,
+        texts,
+        shape,
+        pace,
+        plan,
+        seed,
+        accuracy,
+        price_per_hour: price.as_ref().map(|p| p.1),
+        window_s: 10,
+        tick: Duration::from_millis(100),
+    });
+    let header = Header {
+        target: shown_url,
+        engine: "hf".into(),
+        pace,
+        pad_to_max: a.pad_to_max,
+        max_len: a.max_len,
+        natural_tokens,
+        simulated: a.demo,
+        price,
+    };
+    let report = headless::run(engine).await;
+    write_export(&a, &report, config)?;
+    print!("{}", headless::tables(&report, &header));
+    Ok(())
+}

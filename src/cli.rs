@@ -1,0 +1,255 @@
+//! The command line (SPEC "Command line"). Parsing only: turning it into a run is `app`'s job.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "encbench-tui",
+    version,
+    about = "Live load tester for encoder-model inference endpoints",
+    long_about = "Sends open-loop traffic (Gamma arrivals, concurrency cap, batches) to an encoder endpoint and \
+                  shows latency percentiles, throughput, errors, batch efficiency, cost and accuracy. \
+                  Runs headless when stdout is not a terminal."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Sub>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Sub {
+    /// Run the reference endpoint alone (a simulated encoder with a known service model).
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    /// Hugging Face inference toolkit payloads: {"inputs": [...], "parameters": {...}}.
+    Hf,
+}
+
+/// A request rate; `None` is `inf` (closed loop).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rate(pub Option<f64>);
+
+fn parse_rate(s: &str) -> Result<Rate, String> {
+    if s.eq_ignore_ascii_case("inf") {
+        return Ok(Rate(None));
+    }
+    match s.parse::<f64>() {
+        Ok(r) if r > 0.0 && r.is_finite() => Ok(Rate(Some(r))),
+        _ => Err("must be a number > 0 or inf".into()),
+    }
+}
+
+fn parse_burstiness(s: &str) -> Result<f64, String> {
+    if s.eq_ignore_ascii_case("inf") {
+        return Ok(f64::INFINITY);
+    }
+    match s.parse::<f64>() {
+        Ok(b) if b > 0.0 && b.is_finite() => Ok(b),
+        _ => Err("must be a number > 0 or inf (1.0 is Poisson)".into()),
+    }
+}
+
+fn positive_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err("must be a number of seconds > 0".into()),
+    }
+}
+
+fn positive_usize(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(v) if v > 0 => Ok(v),
+        _ => Err("must be a whole number >= 1".into()),
+    }
+}
+
+fn positive_u64(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(v) if v > 0 => Ok(v),
+        _ => Err("must be a whole number >= 1".into()),
+    }
+}
+
+fn positive_f64(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err("must be a number > 0".into()),
+    }
+}
+
+fn probability(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err("must be a probability between 0 and 1".into()),
+    }
+}
+
+fn non_negative_f64(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v >= 0.0 && v.is_finite() => Ok(v),
+        _ => Err("must be a number >= 0".into()),
+    }
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    // Target selection
+    /// Local server speaking the SageMaker container contract (GET /ping, POST /invocations).
+    #[arg(long, default_value = "http://localhost:8080", help_heading = "Target")]
+    pub url: String,
+    /// Payload format.
+    #[arg(long, value_enum, default_value_t = EngineKind::Hf, help_heading = "Target")]
+    pub engine: EngineKind,
+    /// Start the built-in reference endpoint on 127.0.0.1 and run against it.
+    #[arg(long, help_heading = "Target")]
+    pub demo: bool,
+
+    // Workload
+    /// Measured requests per phase.
+    #[arg(short = 'n', long = "requests", default_value_t = 100, value_parser = positive_u64, help_heading = "Workload")]
+    pub n: u64,
+    /// Requests sent before measuring, per phase (excluded from results).
+    #[arg(long, default_value_t = 3, help_heading = "Workload")]
+    pub warmup: u64,
+    /// Measure each phase for this many seconds instead of -n requests.
+    #[arg(long, value_parser = positive_secs, help_heading = "Workload")]
+    pub duration: Option<f64>,
+    /// Inputs per request.
+    #[arg(long, default_value_t = 1, value_parser = positive_usize, help_heading = "Workload")]
+    pub batch_size: usize,
+    /// Run one phase per --batch-sizes entry.
+    #[arg(long, help_heading = "Workload")]
+    pub sweep_batch: bool,
+    #[arg(long, num_args = 1.., default_values_t = [1usize, 8, 32], value_parser = positive_usize, help_heading = "Workload")]
+    pub batch_sizes: Vec<usize>,
+    /// Most requests in flight at once.
+    #[arg(long, default_value_t = 1, value_parser = positive_usize, help_heading = "Workload")]
+    pub concurrency: usize,
+    /// Run one phase per --concurrency-levels entry.
+    #[arg(long, help_heading = "Workload")]
+    pub sweep_concurrency: bool,
+    #[arg(long, num_args = 1.., default_values_t = [1usize, 2, 4, 8, 16], value_parser = positive_usize, help_heading = "Workload")]
+    pub concurrency_levels: Vec<usize>,
+    /// Requests per second; inf means closed loop at the concurrency cap.
+    #[arg(long, default_value = "inf", value_parser = parse_rate, help_heading = "Workload")]
+    pub request_rate: Rate,
+    /// Gamma shape of the gaps between sends: 1.0 Poisson, <1 burstier, inf fixed interval.
+    #[arg(long, default_value = "1.0", value_parser = parse_burstiness, help_heading = "Workload")]
+    pub burstiness: f64,
+    /// Ask the endpoint to pad every input to --max-len tokens (the RAG-chunk condition).
+    #[arg(long, help_heading = "Workload")]
+    pub pad_to_max: bool,
+    #[arg(long, default_value_t = 512, value_parser = positive_usize, help_heading = "Workload")]
+    pub max_len: usize,
+    /// Input texts: JSONL of {"premise","hypothesis"} pairs or strings (default: shipped samples).
+    #[arg(long, help_heading = "Workload")]
+    pub texts: Option<PathBuf>,
+    /// tokenizer.json for token counts (default: shipped BERT WordPiece).
+    #[arg(long, help_heading = "Workload")]
+    pub tokenizer: Option<PathBuf>,
+    /// Per-request timeout in seconds.
+    #[arg(long, default_value = "70", value_parser = positive_secs, help_heading = "Workload")]
+    pub timeout: f64,
+    /// Seed for the arrival process (default: random, recorded in the export).
+    #[arg(long, help_heading = "Workload")]
+    pub seed: Option<u64>,
+
+    // Accuracy, cost, output
+    /// NLI samples checked before and after the load (default: shipped samples).
+    #[arg(long, help_heading = "Accuracy, cost, output")]
+    pub accuracy_samples: Option<PathBuf>,
+    /// Skip the accuracy check (endpoints that are not NLI classifiers).
+    #[arg(long, help_heading = "Accuracy, cost, output")]
+    pub no_accuracy: bool,
+    /// Class names in id order, for LABEL_n responses.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "entailment,neutral,contradiction",
+        help_heading = "Accuracy, cost, output"
+    )]
+    pub labels: Vec<String>,
+    /// Price the run with this SageMaker instance type's hourly price.
+    #[arg(long, help_heading = "Accuracy, cost, output")]
+    pub instance_type: Option<String>,
+    /// Hourly price in USD (overrides --instance-type's).
+    #[arg(long, value_parser = positive_f64, help_heading = "Accuracy, cost, output")]
+    pub price_per_hour: Option<f64>,
+    /// Write results as JSON here on exit (also on Ctrl-C and errors).
+    #[arg(long, short = 'o', help_heading = "Accuracy, cost, output")]
+    pub export: Option<PathBuf>,
+    /// Print tables instead of the live screen (automatic when stdout is not a terminal).
+    #[arg(long, help_heading = "Accuracy, cost, output")]
+    pub headless: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// Port on 127.0.0.1; 0 picks a free one and prints it.
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    /// Requests served at once, like container workers; the rest queue.
+    #[arg(long, default_value_t = 1, value_parser = positive_usize)]
+    pub workers: usize,
+    /// Each worker loads the model on its first request, one worker after another.
+    #[arg(long, default_value = "0", value_parser = non_negative_f64)]
+    pub model_load_ms: f64,
+    /// Service time = base + per-token × max(batch × len, saturation).
+    #[arg(long, default_value = "14.8", value_parser = non_negative_f64)]
+    pub base_ms: f64,
+    #[arg(long, default_value = "0.0215", value_parser = non_negative_f64)]
+    pub per_token_ms: f64,
+    #[arg(long, default_value_t = 512)]
+    pub saturation_tokens: usize,
+    /// Fraction of requests that fail with a 500 ModelError.
+    #[arg(long, default_value = "0", value_parser = probability)]
+    pub error_rate: f64,
+    /// Requests beyond this many in flight get ThrottlingException.
+    #[arg(long, value_parser = positive_usize)]
+    pub throttle_above: Option<usize>,
+    /// Seconds after the first request at which the server freezes once.
+    #[arg(long, value_parser = non_negative_f64, requires = "stall_ms")]
+    pub stall_at: Option<f64>,
+    /// How long the freeze lasts.
+    #[arg(long, value_parser = non_negative_f64, requires = "stall_at")]
+    pub stall_ms: Option<f64>,
+    /// Give wrong verdicts, to show an accuracy mismatch.
+    #[arg(long)]
+    pub flip_labels: bool,
+    /// Answer LABEL_n instead of class names.
+    #[arg(long)]
+    pub label_ids: bool,
+    /// tokenizer.json for token counts (default: shipped).
+    #[arg(long)]
+    pub tokenizer: Option<PathBuf>,
+    /// Seed for the error-rate draws.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_and_burstiness() {
+        assert_eq!(parse_rate("inf").unwrap(), Rate(None));
+        assert_eq!(parse_rate("12.5").unwrap(), Rate(Some(12.5)));
+        assert!(parse_rate("0").is_err() && parse_rate("-1").is_err() && parse_rate("x").is_err());
+        assert!(parse_burstiness("inf").unwrap().is_infinite());
+        assert!(parse_burstiness("0").is_err() && parse_burstiness("-2").is_err());
+    }
+
+    #[test]
+    fn cli_is_well_formed() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

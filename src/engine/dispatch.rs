@@ -1,0 +1,412 @@
+//! The one dispatch loop. Every mode runs through it: open or closed loop, fixed count,
+//! duration or live, sweep phase or not. Modes differ only in the phase spec and the pace.
+//!
+//! Each request gets an intended send time from the arrival process *before* it waits for a
+//! concurrency slot, so a slow endpoint shows up as dispatch delay and scheduled latency
+//! instead of silently lowering the offered rate (coordinated omission).
+
+use super::{Command, Ctx, PhaseResult, PhaseView, RunState, report};
+use crate::arrival::{Arrivals, Pace};
+use crate::payload::batch_bodies;
+use crate::stats::{Completion, PhaseRecorder};
+use crate::sweep::{PhaseKind, PhaseSpec, StopAt, SweepKind};
+use crate::timing;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+pub(crate) enum PhaseEnd {
+    Completed,
+    Stopped,
+    /// The live phase gave way to a sweep.
+    Sweep(SweepKind),
+}
+
+/// What a command does to the loop.
+enum Flow {
+    Continue,
+    /// The pace changed: draw the next send time from the new process.
+    Repace,
+    /// Back from a pause: restart the schedule from now.
+    Resumed,
+    /// Statistics were cleared; completions of older generations no longer count.
+    Reset(u64),
+    End(PhaseEnd),
+}
+
+enum Woke<T> {
+    Ready(T),
+    Command(Option<Command>),
+    Deadline,
+}
+
+/// Waits for `fut` while staying responsive to commands and to the phase's end.
+async fn wait<F: Future>(
+    fut: F,
+    cmds: &mut UnboundedReceiver<Command>,
+    deadline: Option<Instant>,
+) -> Woke<F::Output> {
+    let until_deadline = async {
+        match deadline {
+            Some(d) => tokio::time::sleep_until(d.into()).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        biased;
+        c = cmds.recv() => Woke::Command(c),
+        _ = until_deadline => Woke::Deadline,
+        v = fut => Woke::Ready(v),
+    }
+}
+
+fn arrivals_for(pace: Pace, spec: &PhaseSpec, seed: u64, fresh: bool) -> Option<Arrivals> {
+    let rate = pace.rate_per_s?;
+    Some(match spec.stop {
+        // Fixed-count runs hit the target rate exactly; a live change falls back to plain draws.
+        StopAt::Count(n) if fresh => {
+            Arrivals::rescaled(rate, pace.burstiness, seed, spec.warmup + n)
+        }
+        _ => Arrivals::new(rate, pace.burstiness, seed),
+    })
+}
+
+fn fmt_rate(r: Option<f64>) -> String {
+    r.map_or("inf".into(), |r| format!("{r:.1}"))
+}
+
+fn fmt_burst(b: f64) -> String {
+    if b.is_finite() {
+        format!("{b}")
+    } else {
+        "inf".into()
+    }
+}
+
+pub(crate) async fn run_phase(
+    ctx: &Ctx,
+    spec: PhaseSpec,
+    index: usize,
+    planned: Option<usize>,
+    cmds: &mut UnboundedReceiver<Command>,
+) -> PhaseEnd {
+    let shared = &ctx.shared;
+    let bodies = Arc::new(batch_bodies(&ctx.texts, spec.batch_size, ctx.shape));
+    let mut generation;
+    let mut pace;
+    {
+        let mut live = shared.lock();
+        live.generation += 1;
+        generation = live.generation;
+        live.recorder = PhaseRecorder::default();
+        live.batch_size = spec.batch_size;
+        live.concurrency = spec.concurrency;
+        live.state = RunState::Running;
+        live.phase = Some(PhaseView {
+            kind: spec.kind,
+            index,
+            planned,
+            batch_size: spec.batch_size,
+            concurrency: spec.concurrency,
+            warmup: spec.warmup,
+            stop: spec.stop,
+            sent: 0,
+        });
+        pace = live.pace;
+        let kind = format!("{:?}", spec.kind).to_lowercase();
+        live.timeline.event(
+            Instant::now(),
+            format!(
+                "phase {index} {kind} start: batch {} concurrency {}",
+                spec.batch_size, spec.concurrency
+            ),
+        );
+    }
+    shared.sent.store(0, Ordering::Relaxed);
+    shared.limiter.set_cap(spec.concurrency);
+
+    let seed_for = |salt: u64| ctx.seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt;
+    let mut repaces = 0u64;
+    let mut arrivals = arrivals_for(pace, &spec, seed_for(0), true);
+    let mut idx: u64 = 0;
+    let mut last_intended = Instant::now();
+    let mut next_intended = last_intended;
+    let mut measure_start: Option<Instant> = None;
+
+    let end = 'phase: loop {
+        let deadline = match spec.stop {
+            StopAt::Count(n) if idx >= spec.warmup + n => break PhaseEnd::Completed,
+            StopAt::Duration(d) => match measure_start {
+                Some(t) if Instant::now() >= t + d => break PhaseEnd::Completed,
+                Some(t) => Some(t + d),
+                None => None,
+            },
+            _ => None,
+        };
+
+        // Commands are handled at either wait; after one, the loop re-plans from the top.
+        let command = if arrivals.is_some() {
+            match wait(timing::sleep_until(next_intended), cmds, deadline).await {
+                Woke::Ready(()) => None,
+                Woke::Command(c) => Some(c),
+                Woke::Deadline => continue,
+            }
+        } else {
+            None
+        };
+        let (permit, command) = match command {
+            Some(c) => (None, Some(c)),
+            None => match wait(shared.limiter.acquire(), cmds, deadline).await {
+                Woke::Ready(p) => (Some(p), None),
+                Woke::Command(c) => (None, Some(c)),
+                Woke::Deadline => continue,
+            },
+        };
+        if let Some(c) = command {
+            let now = Instant::now();
+            match apply(ctx, &spec, c, &mut pace, cmds).await {
+                Flow::Continue => {}
+                Flow::Repace => {
+                    repaces += 1;
+                    if arrivals.is_none() {
+                        last_intended = now;
+                    }
+                    arrivals = arrivals_for(pace, &spec, seed_for(repaces), false);
+                    // The schedule keeps its place: the next send is one new gap after the
+                    // last one, at once if that is already past.
+                    if let Some(a) = arrivals.as_mut() {
+                        next_intended = last_intended + a.next_gap();
+                    }
+                }
+                Flow::Resumed => {
+                    // Time spent paused is not a backlog: the schedule restarts now.
+                    repaces += 1;
+                    arrivals = arrivals_for(pace, &spec, seed_for(repaces), false);
+                    last_intended = Instant::now();
+                    next_intended = last_intended;
+                }
+                Flow::Reset(g) => {
+                    generation = g;
+                    measure_start = None;
+                    // Measurement restarts at once (a warmup under way carries on); a fixed
+                    // count counts afresh.
+                    idx = idx.min(spec.warmup);
+                }
+                Flow::End(e) => break 'phase e,
+            }
+            continue;
+        }
+        let permit = permit.expect("a permit when no command arrived");
+
+        let sent = Instant::now();
+        let intended = if arrivals.is_some() {
+            next_intended
+        } else {
+            sent
+        };
+        let measured = idx >= spec.warmup;
+        if idx == spec.warmup && measure_start.is_none() {
+            measure_start = Some(intended);
+        }
+        let body = bodies[(idx as usize) % bodies.len()].clone();
+        let (target, task_shared, batch_size) =
+            (ctx.target.clone(), shared.clone(), spec.batch_size);
+        let gen_at_send = generation;
+        tokio::spawn(async move {
+            let result = target.invoke(body).await;
+            let done = Instant::now();
+            let c = Completion {
+                intended,
+                sent,
+                done,
+                batch_size,
+                error: result.err().map(|e| e.key()),
+                measured,
+            };
+            task_shared.record(&c, gen_at_send);
+            // Released only after recording, so a drained phase has every result.
+            drop(permit);
+        });
+        idx += 1;
+        shared.sent.store(idx, Ordering::Relaxed);
+        if let Some(a) = arrivals.as_mut() {
+            last_intended = next_intended;
+            next_intended += a.next_gap();
+        }
+    };
+
+    drain(ctx, &end, cmds).await;
+    finish(ctx, &spec, pace, generation);
+    end
+}
+
+/// Applies one command. Pause blocks here until Resume or Stop, still serving other commands.
+async fn apply(
+    ctx: &Ctx,
+    spec: &PhaseSpec,
+    command: Option<Command>,
+    pace: &mut Pace,
+    cmds: &mut UnboundedReceiver<Command>,
+) -> Flow {
+    let shared = &ctx.shared;
+    let Some(command) = command else {
+        // Every sender is gone: nobody can stop us any more, so stop now.
+        return Flow::End(PhaseEnd::Stopped);
+    };
+    match command {
+        Command::SetRate(r) => {
+            let old = pace.rate_per_s;
+            pace.rate_per_s = r;
+            let mut live = shared.lock();
+            live.pace = *pace;
+            live.timeline.event(
+                Instant::now(),
+                format!("request_rate {} -> {}", fmt_rate(old), fmt_rate(r)),
+            );
+            Flow::Repace
+        }
+        Command::SetBurstiness(b) => {
+            let old = pace.burstiness;
+            pace.burstiness = b;
+            let mut live = shared.lock();
+            live.pace = *pace;
+            live.timeline.event(
+                Instant::now(),
+                format!("burstiness {} -> {}", fmt_burst(old), fmt_burst(b)),
+            );
+            Flow::Repace
+        }
+        Command::SetConcurrency(c) => {
+            let c = c.max(1);
+            shared.limiter.set_cap(c);
+            let mut live = shared.lock();
+            let old = live.concurrency;
+            live.concurrency = c;
+            if let Some(p) = live.phase.as_mut() {
+                p.concurrency = c;
+            }
+            live.timeline
+                .event(Instant::now(), format!("concurrency {old} -> {c}"));
+            Flow::Continue
+        }
+        Command::Reset => {
+            let mut live = shared.lock();
+            live.generation += 1;
+            live.recorder = PhaseRecorder::default();
+            live.run_latency.reset();
+            live.timeline.event(Instant::now(), "statistics reset");
+            Flow::Reset(live.generation)
+        }
+        Command::StartSweep(kind) if spec.kind == PhaseKind::Live => {
+            shared.event(format!("{} sweep requested", sweep_name(kind)));
+            Flow::End(PhaseEnd::Sweep(kind))
+        }
+        Command::StartSweep(kind) => {
+            shared.event(format!(
+                "{} sweep ignored: a sweep is already running",
+                sweep_name(kind)
+            ));
+            Flow::Continue
+        }
+        Command::CheckAccuracy => {
+            ctx.spawn_accuracy_check();
+            Flow::Continue
+        }
+        Command::Resume => Flow::Continue,
+        Command::Stop => Flow::End(PhaseEnd::Stopped),
+        Command::Pause => pause(ctx, spec, pace, cmds).await,
+    }
+}
+
+fn sweep_name(kind: SweepKind) -> &'static str {
+    match kind {
+        SweepKind::Batch => "batch",
+        SweepKind::Concurrency => "concurrency",
+    }
+}
+
+async fn pause(
+    ctx: &Ctx,
+    spec: &PhaseSpec,
+    pace: &mut Pace,
+    cmds: &mut UnboundedReceiver<Command>,
+) -> Flow {
+    let shared = &ctx.shared;
+    let since = Instant::now();
+    {
+        let mut live = shared.lock();
+        live.state = RunState::Paused;
+        live.timeline.event(since, "paused");
+    }
+    let outcome = loop {
+        match cmds.recv().await {
+            Some(Command::Resume) | Some(Command::Pause) => break Flow::Resumed,
+            Some(Command::Stop) | None => break Flow::End(PhaseEnd::Stopped),
+            // Other changes made while paused apply at resume, which re-plans anyway.
+            Some(other) => {
+                if let end @ Flow::End(_) =
+                    Box::pin(apply(ctx, spec, Some(other), pace, cmds)).await
+                {
+                    break end;
+                }
+            }
+        }
+    };
+    let mut live = shared.lock();
+    live.recorder.add_paused(since.elapsed());
+    if matches!(outcome, Flow::Resumed) {
+        live.state = RunState::Running;
+        live.timeline.event(Instant::now(), "resumed");
+    }
+    outcome
+}
+
+/// Lets in-flight requests finish: all of them after a completed phase (each is bounded by
+/// the request timeout), a short grace period after a stop.
+async fn drain(ctx: &Ctx, end: &PhaseEnd, cmds: &mut UnboundedReceiver<Command>) {
+    let shared = &ctx.shared;
+    if shared.limiter.in_flight() == 0 {
+        return;
+    }
+    shared.lock().state = RunState::Draining;
+    let mut grace = match end {
+        PhaseEnd::Stopped => Some(Instant::now() + super::STOP_GRACE),
+        _ => None,
+    };
+    loop {
+        match wait(shared.limiter.idle(), cmds, grace).await {
+            Woke::Ready(()) | Woke::Deadline => return,
+            Woke::Command(Some(Command::Stop)) | Woke::Command(None) => {
+                grace.get_or_insert(Instant::now() + super::STOP_GRACE);
+            }
+            Woke::Command(Some(_)) => {}
+        }
+    }
+}
+
+fn finish(ctx: &Ctx, spec: &PhaseSpec, pace: Pace, generation: u64) {
+    let mut live = ctx.shared.lock();
+    // Later completions of this phase (after a stop's grace) no longer count anywhere.
+    live.generation = generation + 1;
+    let rec = std::mem::take(&mut live.recorder);
+    if spec.kind == PhaseKind::Live && rec.completed() == 0 {
+        return;
+    }
+    let spec = PhaseSpec {
+        concurrency: live.concurrency,
+        ..*spec
+    };
+    let result = PhaseResult::new(&spec, pace, ctx.shape, &rec);
+    let index = live.phase.as_ref().map_or(0, |p| p.index);
+    let results = Arc::make_mut(&mut live.results);
+    results.push(result);
+    report::derive(results, ctx.price_per_hour);
+    let row = results.last().expect("just pushed");
+    let summary = format!(
+        "phase {index} end: n {} p50 {:.1} ms p99 {:.1} ms {:.1} req/s",
+        row.n, row.latency_ms.p50, row.latency_ms.p99, row.req_per_s
+    );
+    live.timeline.event(Instant::now(), summary);
+}

@@ -1,0 +1,418 @@
+//! The load engine: one dispatch loop driven by commands, publishing aggregated snapshots.
+//! No UI code lives here; the TUI and the headless front-end both drive this.
+
+pub mod command;
+mod dispatch;
+pub mod limiter;
+pub mod report;
+pub mod snapshot;
+
+pub use command::Command;
+pub use report::{PhaseResult, RunReport};
+pub use snapshot::{LiveStats, PhaseView, RunState, Snapshot};
+
+use crate::accuracy::{self, AccuracyReport, LabelMap, NliSample};
+use crate::arrival::Pace;
+use crate::payload::{Input, Shape};
+use crate::stats::{Completion, LatencySummary, PhaseRecorder, Timeline, view_histogram};
+use crate::sweep::{PhaseSpec, SweepPlan};
+use crate::target::Target;
+use hdrhistogram::Histogram;
+use limiter::Limiter;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+pub struct AccuracySetup {
+    pub samples: Vec<NliSample>,
+    pub labels: LabelMap,
+}
+
+pub struct EngineSetup {
+    pub target: Arc<dyn Target>,
+    pub texts: Vec<Input>,
+    pub shape: Shape,
+    pub pace: Pace,
+    pub plan: SweepPlan,
+    pub seed: u64,
+    pub accuracy: Option<AccuracySetup>,
+    pub price_per_hour: Option<f64>,
+    /// Seconds of history in the "recent" latency view.
+    pub window_s: usize,
+    /// How often snapshots are published.
+    pub tick: Duration,
+}
+
+/// Timeline points kept in snapshots: enough for sparklines across a wide terminal.
+const TAIL_POINTS: usize = 300;
+/// How long a stopped run waits for requests already in flight.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// Mutable run state shared by the dispatcher, request tasks and the snapshot tick.
+pub(crate) struct Live {
+    state: RunState,
+    pace: Pace,
+    concurrency: usize,
+    batch_size: usize,
+    phase: Option<PhaseView>,
+    /// Bumped at every phase start and reset; completions of an older generation are only
+    /// counted in the timeline.
+    generation: u64,
+    recorder: PhaseRecorder,
+    run_latency: Histogram<u64>,
+    timeline: Timeline,
+    results: Arc<Vec<PhaseResult>>,
+    accuracy_before: Option<AccuracyReport>,
+    accuracy_latest: Option<AccuracyReport>,
+    accuracy_running: bool,
+}
+
+pub(crate) struct Shared {
+    live: Mutex<Live>,
+    limiter: Arc<Limiter>,
+    sent: AtomicU64,
+    started: Instant,
+    target_name: String,
+    shape: Shape,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Live> {
+        // A panic in a request task must not take the measurements with it.
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn record(&self, c: &Completion, generation: u64) {
+        let mut live = self.lock();
+        live.timeline.record(c);
+        if c.measured && generation == live.generation {
+            live.recorder.record(c);
+            if c.error.is_none() {
+                live.run_latency
+                    .saturating_record((c.done - c.intended).as_micros().max(1) as u64);
+            }
+        }
+    }
+
+    fn event(&self, text: impl Into<String>) {
+        self.lock().timeline.event(Instant::now(), text);
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        let now = Instant::now();
+        let mut live = self.lock();
+        live.timeline.roll(now);
+        let rec = &live.recorder;
+        let current = LiveStats {
+            n: rec.completed(),
+            ok: rec.ok,
+            errors: rec.errors.clone(),
+            latency: LatencySummary::of(&rec.scheduled),
+            service: LatencySummary::of(&rec.service),
+            dispatch_delay: LatencySummary::of(&rec.dispatch_delay),
+            req_per_s: rec.req_per_s(),
+            samples_per_s: rec.samples_per_s(),
+        };
+        let entries = &live.timeline.entries;
+        let tail = entries[entries.len().saturating_sub(TAIL_POINTS)..].to_vec();
+        let mut phase = live.phase.clone();
+        if let Some(p) = phase.as_mut() {
+            p.sent = self.sent.load(Ordering::Relaxed);
+        }
+        let state = match (live.state, &phase) {
+            (RunState::Running, Some(p)) if p.sent <= p.warmup => RunState::Warming,
+            (s, _) => s,
+        };
+        Snapshot {
+            elapsed: now - self.started,
+            state,
+            target: self.target_name.clone(),
+            pace: live.pace,
+            concurrency: live.concurrency,
+            batch_size: live.batch_size,
+            in_flight: self.limiter.in_flight(),
+            phase,
+            current,
+            recent_latency: live.timeline.recent(),
+            run_latency: live.run_latency.clone(),
+            timeline_tail: tail,
+            phases: live.results.clone(),
+            accuracy_before: live.accuracy_before.clone(),
+            accuracy_latest: live.accuracy_latest.clone(),
+            accuracy_running: live.accuracy_running,
+        }
+    }
+}
+
+/// Everything a phase's dispatch loop needs besides the command channel.
+pub(crate) struct Ctx {
+    target: Arc<dyn Target>,
+    texts: Vec<Input>,
+    shape: Shape,
+    seed: u64,
+    shared: Arc<Shared>,
+    accuracy: Option<Arc<AccuracySetup>>,
+    price_per_hour: Option<f64>,
+}
+
+impl Ctx {
+    /// Runs the accuracy samples beside the load, reporting into the snapshot.
+    fn spawn_accuracy_check(&self) {
+        let Some(setup) = self.accuracy.clone() else {
+            return;
+        };
+        {
+            let mut live = self.shared.lock();
+            if live.accuracy_running {
+                return;
+            }
+            live.accuracy_running = true;
+            live.timeline
+                .event(Instant::now(), "accuracy check started");
+        }
+        let (target, shared, shape) = (self.target.clone(), self.shared.clone(), self.shape);
+        tokio::spawn(async move {
+            let report =
+                accuracy::check(target.as_ref(), &setup.samples, &setup.labels, shape).await;
+            let mut live = shared.lock();
+            live.timeline.event(
+                Instant::now(),
+                format!("accuracy {}/{}", report.passed, report.total),
+            );
+            live.accuracy_latest = Some(report);
+            live.accuracy_running = false;
+        });
+    }
+}
+
+/// Handle to a running engine.
+pub struct Engine {
+    commands: mpsc::UnboundedSender<Command>,
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    shared: Arc<Shared>,
+    task: JoinHandle<RunReport>,
+    started_at: SystemTime,
+}
+
+impl Engine {
+    /// Starts the engine on the current tokio runtime.
+    pub fn start(setup: EngineSetup) -> Engine {
+        let started = Instant::now();
+        let shared = Arc::new(Shared {
+            live: Mutex::new(Live {
+                state: RunState::Starting,
+                pace: setup.pace,
+                concurrency: setup.plan.concurrency,
+                batch_size: setup.plan.batch_size,
+                phase: None,
+                generation: 0,
+                recorder: PhaseRecorder::default(),
+                run_latency: view_histogram(),
+                timeline: Timeline::new(started, setup.window_s),
+                results: Arc::new(Vec::new()),
+                accuracy_before: None,
+                accuracy_latest: None,
+                accuracy_running: false,
+            }),
+            limiter: Limiter::new(setup.plan.concurrency),
+            sent: AtomicU64::new(0),
+            started,
+            target_name: setup.target.describe(),
+            shape: setup.shape,
+        });
+        let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+        let (snap_tx, snap_rx) = watch::channel(Arc::new(shared.snapshot()));
+        let tick = setup.tick;
+        let ticker_shared = shared.clone();
+        let ticker = tokio::spawn(async move {
+            let mut iv = tokio::time::interval(tick);
+            iv.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            loop {
+                iv.tick().await;
+                if snap_tx.send(Arc::new(ticker_shared.snapshot())).is_err() {
+                    break;
+                }
+            }
+        });
+        let run_shared = shared.clone();
+        let started_at = SystemTime::now();
+        let task = tokio::spawn(async move {
+            let report = run(setup, run_shared.clone(), cmd_rx, started_at).await;
+            ticker.abort();
+            report
+        });
+        Engine {
+            commands: cmd_tx,
+            snapshots: snap_rx,
+            shared,
+            task,
+            started_at,
+        }
+    }
+
+    pub fn send(&self, command: Command) {
+        // After the run ended nobody listens; a late key press is harmless.
+        let _ = self.commands.send(command);
+    }
+
+    pub fn commands(&self) -> mpsc::UnboundedSender<Command> {
+        self.commands.clone()
+    }
+
+    pub fn snapshots(&self) -> watch::Receiver<Arc<Snapshot>> {
+        self.snapshots.clone()
+    }
+
+    /// A fresh snapshot, not waiting for the tick.
+    pub fn snapshot_now(&self) -> Snapshot {
+        self.shared.snapshot()
+    }
+
+    /// What has been measured so far, for "export now" and exports on abnormal exits:
+    /// finished phases plus the current one as it stands.
+    pub fn interim_report(&self) -> RunReport {
+        let live = self.shared.lock();
+        let mut phases: Vec<PhaseResult> = live.results.as_ref().clone();
+        if let Some(p) = &live.phase
+            && live.recorder.completed() > 0
+        {
+            let spec = PhaseSpec {
+                kind: p.kind,
+                batch_size: p.batch_size,
+                concurrency: p.concurrency,
+                warmup: p.warmup,
+                stop: p.stop,
+            };
+            phases.push(PhaseResult::new(
+                &spec,
+                live.pace,
+                self.shared.shape,
+                &live.recorder,
+            ));
+        }
+        RunReport {
+            started_at: self.started_at,
+            ended_at: SystemTime::now(),
+            phases,
+            accuracy_before: live.accuracy_before.clone(),
+            accuracy_after: None,
+            timeline: live.timeline.entries.clone(),
+            stopped_early: true,
+            error: None,
+        }
+    }
+
+    /// Waits for the run to end (its plan done, or `Command::Stop`).
+    pub async fn finish(mut self) -> RunReport {
+        match (&mut self.task).await {
+            Ok(report) => report,
+            Err(e) => {
+                let mut r = self.interim_report();
+                r.error = Some(format!("engine task failed: {e}"));
+                r
+            }
+        }
+    }
+}
+
+async fn run(
+    setup: EngineSetup,
+    shared: Arc<Shared>,
+    mut cmds: mpsc::UnboundedReceiver<Command>,
+    started_at: SystemTime,
+) -> RunReport {
+    let ctx = Ctx {
+        target: setup.target,
+        texts: setup.texts,
+        shape: setup.shape,
+        seed: setup.seed,
+        shared: shared.clone(),
+        accuracy: setup.accuracy.map(Arc::new),
+        price_per_hour: setup.price_per_hour,
+    };
+    let plan = setup.plan;
+
+    let accuracy_before = match &ctx.accuracy {
+        Some(a) => {
+            shared.lock().state = RunState::CheckingAccuracy;
+            let r = accuracy::check(ctx.target.as_ref(), &a.samples, &a.labels, ctx.shape).await;
+            let mut live = shared.lock();
+            live.timeline.event(
+                Instant::now(),
+                format!("accuracy before load {}/{}", r.passed, r.total),
+            );
+            live.accuracy_before = Some(r.clone());
+            live.accuracy_latest = Some(r.clone());
+            Some(r)
+        }
+        None => None,
+    };
+
+    let mut queue: VecDeque<PhaseSpec> = plan.initial().into();
+    let mut stopped = false;
+    let mut index = 0usize;
+    loop {
+        let spec = match queue.pop_front() {
+            Some(s) => s,
+            None if plan.live => {
+                let live = shared.lock();
+                plan.live_phase(live.batch_size.max(1), live.concurrency)
+            }
+            None => break,
+        };
+        index += 1;
+        let planned = (!plan.live || !queue.is_empty()).then_some(index + queue.len());
+        match dispatch::run_phase(&ctx, spec, index, planned, &mut cmds).await {
+            dispatch::PhaseEnd::Completed => {}
+            dispatch::PhaseEnd::Stopped => {
+                stopped = true;
+                break;
+            }
+            dispatch::PhaseEnd::Sweep(kind) => {
+                let fixed = {
+                    let live = shared.lock();
+                    match kind {
+                        crate::sweep::SweepKind::Batch => live.concurrency,
+                        crate::sweep::SweepKind::Concurrency => live.batch_size,
+                    }
+                };
+                queue = plan.sweep(kind, fixed).into();
+            }
+        }
+    }
+
+    // A stopped run skips the after-check: the operator asked to leave.
+    let accuracy_after = match (&ctx.accuracy, stopped) {
+        (Some(a), false) => {
+            shared.lock().state = RunState::CheckingAccuracy;
+            let r = accuracy::check(ctx.target.as_ref(), &a.samples, &a.labels, ctx.shape).await;
+            let mut live = shared.lock();
+            live.timeline.event(
+                Instant::now(),
+                format!("accuracy after load {}/{}", r.passed, r.total),
+            );
+            live.accuracy_latest = Some(r.clone());
+            Some(r)
+        }
+        _ => None,
+    };
+
+    let mut live = shared.lock();
+    live.state = RunState::Finished;
+    live.timeline.roll(Instant::now());
+    live.timeline
+        .event(Instant::now(), if stopped { "stopped" } else { "finished" });
+    RunReport {
+        started_at,
+        ended_at: SystemTime::now(),
+        phases: live.results.as_ref().clone(),
+        accuracy_before,
+        accuracy_after,
+        timeline: std::mem::take(&mut live.timeline.entries),
+        stopped_early: stopped,
+        error: None,
+    }
+}

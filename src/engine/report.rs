@@ -1,0 +1,164 @@
+//! What a finished phase and a finished run amount to: the records exports are made of.
+
+use crate::accuracy::AccuracyReport;
+use crate::arrival::Pace;
+use crate::metrics::{batch_efficiency, cost_per_million, tail_ratio};
+use crate::payload::Shape;
+use crate::stats::{LatencySummary, PhaseRecorder, TimelineEntry, round3};
+use crate::sweep::{PhaseKind, PhaseSpec};
+use base64::Engine as _;
+use hdrhistogram::serialization::{Serializer, V2Serializer};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::SystemTime;
+
+/// One row of a results table; field names are the export contract (SPEC "Export").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseResult {
+    pub kind: PhaseKind,
+    pub batch_size: usize,
+    pub concurrency: usize,
+    /// `null` is an infinite rate: closed loop at the concurrency cap.
+    pub request_rate: Option<f64>,
+    /// `null` is infinite burstiness: a fixed interval between sends.
+    pub burstiness: Option<f64>,
+    pub closed_loop: bool,
+    pub pad_to_max: bool,
+    pub max_len: usize,
+    pub warmup: u64,
+    /// Measured requests that completed (ok + errors); warmup excluded.
+    pub n: u64,
+    pub ok: u64,
+    pub errors: BTreeMap<String, u64>,
+    pub latency_ms: LatencySummary,
+    pub service_ms: LatencySummary,
+    pub dispatch_delay_ms: LatencySummary,
+    pub p99_over_p50: Option<f64>,
+    pub duration_s: f64,
+    pub req_per_s: f64,
+    pub samples_per_s: f64,
+    pub batch_efficiency: Option<f64>,
+    pub cost_per_1m_usd: Option<f64>,
+    /// Scheduled latency in microseconds, HdrHistogram V2 (deflate-free) serialization, base64.
+    pub histogram_hdr_b64: String,
+}
+
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+impl PhaseResult {
+    pub fn new(spec: &PhaseSpec, pace: Pace, shape: Shape, rec: &PhaseRecorder) -> PhaseResult {
+        let latency = LatencySummary::of(&rec.scheduled);
+        let mut buf = Vec::new();
+        V2Serializer::new()
+            .serialize(&rec.scheduled, &mut buf)
+            .expect("serializing to memory cannot fail");
+        PhaseResult {
+            kind: spec.kind,
+            batch_size: spec.batch_size,
+            concurrency: spec.concurrency,
+            request_rate: pace.rate_per_s,
+            burstiness: finite(pace.burstiness),
+            closed_loop: pace.is_closed_loop(),
+            pad_to_max: shape.pad_to_max,
+            max_len: shape.max_len,
+            warmup: spec.warmup,
+            n: rec.completed(),
+            ok: rec.ok,
+            errors: rec.errors.clone(),
+            latency_ms: latency,
+            service_ms: LatencySummary::of(&rec.service),
+            dispatch_delay_ms: LatencySummary::of(&rec.dispatch_delay),
+            p99_over_p50: tail_ratio(latency.p50, latency.p99),
+            duration_s: round3(rec.measured_interval().as_secs_f64()),
+            req_per_s: rec.req_per_s(),
+            samples_per_s: rec.samples_per_s(),
+            batch_efficiency: None,
+            cost_per_1m_usd: None,
+            histogram_hdr_b64: base64::engine::general_purpose::STANDARD.encode(&buf),
+        }
+    }
+}
+
+/// Fills efficiency (against the batch-1 phase of the same sweep and concurrency) and cost.
+pub fn derive(phases: &mut [PhaseResult], price_per_hour: Option<f64>) {
+    for i in 0..phases.len() {
+        let p = &phases[i];
+        let base = (p.kind == PhaseKind::Batch)
+            .then(|| {
+                phases.iter().rev().find(|q| {
+                    q.kind == PhaseKind::Batch
+                        && q.batch_size == 1
+                        && q.concurrency == p.concurrency
+                })
+            })
+            .flatten()
+            .map(|q| q.samples_per_s);
+        let eff = base.and_then(|b| batch_efficiency(p.samples_per_s, b, p.batch_size));
+        let cost = price_per_hour.and_then(|price| cost_per_million(price, p.samples_per_s));
+        phases[i].batch_efficiency = eff;
+        phases[i].cost_per_1m_usd = cost;
+    }
+}
+
+/// Everything a run produced; the export is this plus the configuration.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    pub started_at: SystemTime,
+    pub ended_at: SystemTime,
+    pub phases: Vec<PhaseResult>,
+    pub accuracy_before: Option<AccuracyReport>,
+    pub accuracy_after: Option<AccuracyReport>,
+    pub timeline: Vec<TimelineEntry>,
+    /// Set when the run was stopped (Ctrl-C, `q`) before its plan finished.
+    pub stopped_early: bool,
+    pub error: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::StopAt;
+
+    fn row(kind: PhaseKind, b: usize, c: usize, sps: f64) -> PhaseResult {
+        let spec = PhaseSpec {
+            kind,
+            batch_size: b,
+            concurrency: c,
+            warmup: 0,
+            stop: StopAt::Count(1),
+        };
+        let pace = Pace {
+            rate_per_s: None,
+            burstiness: 1.0,
+        };
+        let mut r = PhaseResult::new(
+            &spec,
+            pace,
+            Shape {
+                pad_to_max: false,
+                max_len: 512,
+            },
+            &PhaseRecorder::default(),
+        );
+        r.samples_per_s = sps;
+        r
+    }
+
+    #[test]
+    fn efficiency_against_batch_one_at_same_concurrency() {
+        let mut rows = vec![
+            row(PhaseKind::Batch, 1, 1, 55.2),
+            row(PhaseKind::Batch, 8, 1, 408.6),
+            row(PhaseKind::Batch, 8, 2, 500.0),
+            row(PhaseKind::Concurrency, 1, 4, 100.0),
+        ];
+        derive(&mut rows, Some(1.408));
+        assert!((rows[0].batch_efficiency.unwrap() - 1.0).abs() < 1e-12);
+        assert!((rows[1].batch_efficiency.unwrap() - 0.925).abs() < 1e-3);
+        assert_eq!(rows[2].batch_efficiency, None);
+        assert_eq!(rows[3].batch_efficiency, None);
+        assert!((rows[1].cost_per_1m_usd.unwrap() - 1.408 / (408.6 * 3600.0) * 1e6).abs() < 1e-9);
+    }
+}

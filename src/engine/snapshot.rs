@@ -1,0 +1,86 @@
+//! The aggregated view of a running engine that front-ends render. Published on a tick;
+//! its size does not grow with run length (the timeline is cut to a recent tail).
+
+use super::report::PhaseResult;
+use crate::accuracy::AccuracyReport;
+use crate::arrival::Pace;
+use crate::stats::{LatencySummary, TimelineEntry};
+use crate::sweep::{PhaseKind, StopAt};
+use hdrhistogram::Histogram;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunState {
+    Starting,
+    CheckingAccuracy,
+    Warming,
+    Running,
+    Paused,
+    Draining,
+    Finished,
+}
+
+impl RunState {
+    pub fn label(self) -> &'static str {
+        match self {
+            RunState::Starting => "starting",
+            RunState::CheckingAccuracy => "checking accuracy",
+            RunState::Warming => "warming",
+            RunState::Running => "running",
+            RunState::Paused => "paused",
+            RunState::Draining => "draining",
+            RunState::Finished => "finished",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhaseView {
+    pub kind: PhaseKind,
+    /// 1-based position among the phases run so far, and how many are planned (live: open).
+    pub index: usize,
+    pub planned: Option<usize>,
+    pub batch_size: usize,
+    pub concurrency: usize,
+    pub warmup: u64,
+    pub stop: StopAt,
+    /// Requests dispatched in this phase, warmup included.
+    pub sent: u64,
+}
+
+/// The current phase's measured figures so far.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LiveStats {
+    pub n: u64,
+    pub ok: u64,
+    pub errors: BTreeMap<String, u64>,
+    pub latency: LatencySummary,
+    pub service: LatencySummary,
+    pub dispatch_delay: LatencySummary,
+    pub req_per_s: f64,
+    pub samples_per_s: f64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub elapsed: Duration,
+    pub state: RunState,
+    pub target: String,
+    pub pace: Pace,
+    pub concurrency: usize,
+    pub batch_size: usize,
+    pub in_flight: usize,
+    pub phase: Option<PhaseView>,
+    pub current: LiveStats,
+    /// Scheduled latency (µs) of all completions over the recent window.
+    pub recent_latency: Histogram<u64>,
+    /// Scheduled latency (µs) of every measured request since the start or the last reset.
+    pub run_latency: Histogram<u64>,
+    pub timeline_tail: Vec<TimelineEntry>,
+    pub phases: Arc<Vec<PhaseResult>>,
+    pub accuracy_before: Option<AccuracyReport>,
+    pub accuracy_latest: Option<AccuracyReport>,
+    pub accuracy_running: bool,
+}

@@ -1,0 +1,130 @@
+//! The versioned JSON export (SPEC "Export"): field names are the contract, and
+//! `assets/export.schema.json` describes them. Written atomically: a reader sees the old file
+//! or the new one, never half of one, even when the run is interrupted.
+
+use crate::accuracy::AccuracyReport;
+use crate::engine::{PhaseResult, RunReport};
+use crate::stats::TimelineEntry;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::io::Write;
+use std::path::Path;
+use std::time::SystemTime;
+use time::format_description::well_known::Rfc3339;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AccuracyExport {
+    pub passed: usize,
+    pub total: usize,
+    pub samples: Vec<crate::accuracy::Verdict>,
+    /// The check before the load, when the figures above are from the check after it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub before: Option<AccuracyReport>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Export {
+    pub schema_version: u32,
+    pub tool: String,
+    pub tool_version: String,
+    pub started_at: String,
+    pub ended_at: String,
+    /// Every option that shaped the run; never credentials.
+    pub config: Value,
+    pub phases: Vec<PhaseResult>,
+    pub accuracy: Option<AccuracyExport>,
+    pub timeline: Vec<TimelineEntry>,
+    pub stopped_early: bool,
+    pub error: Option<String>,
+}
+
+pub fn rfc3339(t: SystemTime) -> String {
+    time::OffsetDateTime::from(t)
+        .format(&Rfc3339)
+        .unwrap_or_default()
+}
+
+impl Export {
+    pub fn new(report: &RunReport, config: Value) -> Export {
+        let accuracy = match (&report.accuracy_before, &report.accuracy_after) {
+            (before, Some(after)) => Some(AccuracyExport {
+                passed: after.passed,
+                total: after.total,
+                samples: after.samples.clone(),
+                before: before.clone(),
+            }),
+            (Some(before), None) => Some(AccuracyExport {
+                passed: before.passed,
+                total: before.total,
+                samples: before.samples.clone(),
+                before: None,
+            }),
+            (None, None) => None,
+        };
+        Export {
+            schema_version: SCHEMA_VERSION,
+            tool: "encbench-tui".into(),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            started_at: rfc3339(report.started_at),
+            ended_at: rfc3339(report.ended_at),
+            config,
+            phases: report.phases.clone(),
+            accuracy,
+            timeline: report.timeline.clone(),
+            stopped_early: report.stopped_early,
+            error: report.error.clone(),
+        }
+    }
+}
+
+/// Writes `value` as pretty JSON to a temporary file beside `path`, syncs it and renames it
+/// over `path`.
+pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "export".into());
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        serde_json::to_writer_pretty(&mut f, value)?;
+        f.write_all(b"\n")?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temp_file() {
+        let dir = std::env::temp_dir().join(format!("encbench-export-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("r.json");
+        write_atomic(&path, &serde_json::json!({"a": 1})).unwrap();
+        write_atomic(&path, &serde_json::json!({"a": 2})).unwrap();
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(v["a"], 2);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        assert!(write_atomic(&dir.join("missing/x.json"), &1).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339() {
+        let s = rfc3339(SystemTime::UNIX_EPOCH);
+        assert_eq!(s, "1970-01-01T00:00:00Z");
+    }
+}

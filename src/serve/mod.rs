@@ -1,0 +1,261 @@
+//! The reference endpoint: a real HTTP server on 127.0.0.1 behaving like a deployed encoder
+//! with a known service model, for demos and for exact, known-answer tests. It sleeps rather
+//! than computes, so it does not steal the load generator's cores.
+//!
+//! This module speaks the SageMaker container contract (`GET /ping`, `POST /invocations`
+//! with Hugging Face payloads).
+
+pub mod model;
+mod workers;
+
+use crate::payload::Input;
+use crate::timing;
+use crate::tokenize::TokenCounter;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use model::{Lengths, ServiceModel, Verdicts};
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+use workers::{Slot, Workers};
+
+/// Everything `encbench-tui serve` can be told.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServeConfig {
+    pub port: u16,
+    pub workers: usize,
+    pub model_load: Duration,
+    pub service: ServiceModel,
+    /// Probability that a request ends in a 500 (after its service time).
+    pub error_rate: f64,
+    /// More requests in flight than this get SageMaker's ThrottlingException.
+    pub throttle_above: Option<usize>,
+    /// Seconds after the first request at which the server freezes once, and for how long.
+    pub stall_at: Option<Duration>,
+    pub stall_for: Duration,
+    pub flip_labels: bool,
+    /// Answer `LABEL_n` instead of class names, like a model exported without id2label.
+    pub label_ids: bool,
+    pub seed: u64,
+}
+
+impl Default for ServeConfig {
+    /// The seed's 03 deployment (mDeBERTa on an inference component, ml.g6.12xlarge).
+    fn default() -> Self {
+        ServeConfig {
+            port: 0,
+            workers: 4,
+            model_load: Duration::ZERO,
+            service: ServiceModel {
+                base_ms: 14.8,
+                per_token_ms: 0.0215,
+                saturation_tokens: 512,
+            },
+            error_rate: 0.0,
+            throttle_above: None,
+            stall_at: None,
+            stall_for: Duration::ZERO,
+            flip_labels: false,
+            label_ids: false,
+            seed: 0,
+        }
+    }
+}
+
+const SIMULATOR_NOTE: &str =
+    "encbench-tui reference endpoint: simulated service times, table verdicts";
+
+struct Server {
+    cfg: ServeConfig,
+    workers: Workers,
+    lengths: Lengths,
+    verdicts: Verdicts,
+    in_flight: AtomicUsize,
+    first_request: OnceLock<Instant>,
+    rng: Mutex<Xoshiro256PlusPlus>,
+}
+
+impl Server {
+    /// Holds a request while the one-off stall is on; says whether it did.
+    async fn wait_out_stall(&self) -> bool {
+        let (Some(at), Some(first)) = (self.cfg.stall_at, self.first_request.get()) else {
+            return false;
+        };
+        let (start, end) = (*first + at, *first + at + self.cfg.stall_for);
+        let now = Instant::now();
+        if now >= start && now < end {
+            timing::sleep_until(end).await;
+            return true;
+        }
+        false
+    }
+
+    fn model_error(&self) -> bool {
+        self.cfg.error_rate > 0.0
+            && self
+                .rng
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .random_bool(self.cfg.error_rate.min(1.0))
+    }
+}
+
+/// A running reference endpoint; dropping it shuts the server down.
+pub struct RunningServer {
+    pub addr: SocketAddr,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl RunningServer {
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// Binds 127.0.0.1 (never a public interface) and serves in the background.
+pub async fn start(cfg: ServeConfig, tokenizer: TokenCounter) -> std::io::Result<RunningServer> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", cfg.port)).await?;
+    let addr = listener.local_addr()?;
+    let server = Arc::new(Server {
+        workers: Workers::new(cfg.workers, cfg.model_load),
+        lengths: Lengths::new(tokenizer),
+        verdicts: Verdicts::new(cfg.flip_labels, cfg.label_ids),
+        in_flight: AtomicUsize::new(0),
+        first_request: OnceLock::new(),
+        rng: Mutex::new(Xoshiro256PlusPlus::seed_from_u64(cfg.seed)),
+        cfg,
+    });
+    let app = Router::new()
+        .route("/ping", get(ping))
+        .route("/invocations", post(invocations))
+        .with_state(server);
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    // Without TCP_NODELAY small responses wait on delayed ACKs (about 40 ms on Linux).
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = rx.await;
+            })
+            .await;
+    });
+    Ok(RunningServer {
+        addr,
+        shutdown: Some(tx),
+    })
+}
+
+async fn ping(State(s): State<Arc<Server>>) -> Response {
+    let status = if s.workers.loading() {
+        "Healthy (workers loading on first request)"
+    } else {
+        "Healthy"
+    };
+    axum::Json(json!({ "status": status, "simulator": true, "note": SIMULATOR_NOTE }))
+        .into_response()
+}
+
+fn error(status: StatusCode, kind: &'static str, message: String) -> Response {
+    let mut headers = HeaderMap::new();
+    headers.insert("x-amzn-errortype", HeaderValue::from_static(kind));
+    (
+        status,
+        headers,
+        axum::Json(json!({ "__type": kind, "code": status.as_u16(), "message": message })),
+    )
+        .into_response()
+}
+
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Parses `{"inputs": [...] | single, "parameters": {...}}` as the HF inference toolkit does.
+fn parse_hf(body: &[u8]) -> Result<(Vec<Input>, Value), String> {
+    let v: Value = serde_json::from_slice(body).map_err(|e| format!("body is not JSON: {e}"))?;
+    let inputs = v.get("inputs").ok_or("missing \"inputs\"")?;
+    let list = match inputs {
+        Value::Array(a) => a.clone(),
+        one => vec![one.clone()],
+    };
+    let inputs = list
+        .into_iter()
+        .map(|i| {
+            serde_json::from_value::<Input>(i)
+                .map_err(|_| "each input must be a string or {text, text_pair}".to_string())
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if inputs.is_empty() {
+        return Err("\"inputs\" is empty".into());
+    }
+    Ok((inputs, v.get("parameters").cloned().unwrap_or(Value::Null)))
+}
+
+async fn invocations(State(s): State<Arc<Server>>, body: Bytes) -> Response {
+    let arrived = Instant::now();
+    s.first_request.get_or_init(|| arrived);
+    let n = s.in_flight.fetch_add(1, Ordering::AcqRel) + 1;
+    let _guard = InFlight(&s.in_flight);
+    if let Some(limit) = s.cfg.throttle_above
+        && n > limit
+    {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "ThrottlingException",
+            format!("{n} requests in flight, limit {limit}"),
+        );
+    }
+    let (inputs, parameters) = match parse_hf(&body) {
+        Ok(x) => x,
+        Err(e) => return error(StatusCode::BAD_REQUEST, "ValidationError", e),
+    };
+    let service = s
+        .lengths
+        .plan(&inputs, &parameters)
+        .service_time(&s.cfg.service);
+
+    let mut slot = s.workers.acquire(arrived).await;
+    if s.wait_out_stall().await {
+        slot = Slot::restart(slot);
+    }
+    slot.serve(service).await;
+    if s.wait_out_stall().await {
+        slot.held_until_now();
+    }
+    drop(slot);
+
+    if s.model_error() {
+        return error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "ModelError",
+            "simulated model error".into(),
+        );
+    }
+    let out: Vec<Value> = inputs
+        .iter()
+        .map(|i| json!({ "label": s.verdicts.label(i), "score": 0.97 }))
+        .collect();
+    axum::Json(Value::Array(out)).into_response()
+}

@@ -1,0 +1,231 @@
+//! The simulated encoder: how long a request takes and what it answers.
+
+use crate::accuracy::shipped_samples;
+use crate::payload::Input;
+use crate::tokenize::TokenCounter;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Service time of one forward pass over `batch` inputs padded to `len` tokens:
+/// base + per_token × max(batch × len, saturation). Below the saturation point the GPU is
+/// not yet busy, so small batches cost the same (the seed's b=8 at 59 tokens ≈ b=1 at 512).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ServiceModel {
+    pub base_ms: f64,
+    pub per_token_ms: f64,
+    pub saturation_tokens: usize,
+}
+
+impl ServiceModel {
+    pub fn forward(&self, batch: usize, len: usize) -> Duration {
+        let tokens = (batch * len).max(self.saturation_tokens) as f64;
+        Duration::from_secs_f64((self.base_ms + self.per_token_ms * tokens) / 1000.0)
+    }
+}
+
+/// What the HF pipeline would do with one request's inputs and parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Work {
+    /// Each forward pass: (inputs in it, padded length).
+    pub passes: Vec<(usize, usize)>,
+}
+
+impl Work {
+    pub fn service_time(&self, model: &ServiceModel) -> Duration {
+        self.passes.iter().map(|&(b, l)| model.forward(b, l)).sum()
+    }
+}
+
+/// Token counts are cached: load tests send the same few texts over and over.
+pub struct Lengths {
+    counter: TokenCounter,
+    cache: Mutex<HashMap<Input, usize>>,
+}
+
+const CACHE_LIMIT: usize = 10_000;
+
+impl Lengths {
+    pub fn new(counter: TokenCounter) -> Lengths {
+        Lengths {
+            counter,
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn natural(&self, input: &Input) -> usize {
+        if let Some(&n) = self
+            .cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(input)
+        {
+            return n;
+        }
+        let n = self.counter.count(input);
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() >= CACHE_LIMIT {
+            cache.clear();
+        }
+        cache.insert(input.clone(), n);
+        n
+    }
+
+    /// Splits the inputs into passes of `batch_size` (the pipeline runs one input at a time
+    /// when no batch_size is given) and pads each pass like the tokenizer call would:
+    /// to `max_length` with `padding=max_length`, else to the longest input in the pass.
+    pub fn plan(&self, inputs: &[Input], parameters: &Value) -> Work {
+        let batch_size = parameters
+            .get("batch_size")
+            .and_then(Value::as_u64)
+            .unwrap_or(1)
+            .max(1) as usize;
+        let max_length = parameters
+            .get("max_length")
+            .and_then(Value::as_u64)
+            .map(|m| m as usize);
+        let pad_to_max = parameters.get("padding").and_then(Value::as_str) == Some("max_length");
+        let truncate = parameters
+            .get("truncation")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let passes = inputs
+            .chunks(batch_size)
+            .map(|chunk| {
+                let len = match (pad_to_max, max_length) {
+                    (true, Some(m)) => m,
+                    _ => {
+                        let longest = chunk.iter().map(|i| self.natural(i)).max().unwrap_or(0);
+                        match (truncate, max_length) {
+                            (true, Some(m)) => longest.min(m),
+                            _ => longest,
+                        }
+                    }
+                };
+                (chunk.len(), len)
+            })
+            .collect();
+        Work { passes }
+    }
+}
+
+/// mDeBERTa-v3 xnli's id2label order.
+pub const LABELS: [&str; 3] = ["entailment", "neutral", "contradiction"];
+
+/// The shipped samples get their expected verdict; anything else a stable one of its own.
+pub struct Verdicts {
+    known: HashMap<(String, String), usize>,
+    pub flip: bool,
+    pub label_ids: bool,
+}
+
+impl Verdicts {
+    pub fn new(flip: bool, label_ids: bool) -> Verdicts {
+        let known = shipped_samples()
+            .into_iter()
+            .filter_map(|s| {
+                let idx = LABELS
+                    .iter()
+                    .position(|l| *l == s.expected.to_lowercase())?;
+                Some(((s.premise, s.hypothesis), idx))
+            })
+            .collect();
+        Verdicts {
+            known,
+            flip,
+            label_ids,
+        }
+    }
+
+    pub fn label(&self, input: &Input) -> String {
+        let idx = match input.parts() {
+            (a, Some(b)) => self.known.get(&(a.to_string(), b.to_string())).copied(),
+            _ => None,
+        }
+        .unwrap_or_else(|| stable_hash(input) % LABELS.len());
+        // Flipping moves every verdict to another class, so every sample mismatches.
+        let idx = if self.flip {
+            (idx + 1) % LABELS.len()
+        } else {
+            idx
+        };
+        if self.label_ids {
+            format!("LABEL_{idx}")
+        } else {
+            LABELS[idx].to_string()
+        }
+    }
+}
+
+/// FNV-1a: the same answer in every process and every version, unlike `DefaultHasher`.
+fn stable_hash(input: &Input) -> usize {
+    let (a, b) = input.parts();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in a.bytes().chain([0u8]).chain(b.unwrap_or("").bytes()) {
+        h ^= byte as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn seed03() -> ServiceModel {
+        ServiceModel {
+            base_ms: 14.8,
+            per_token_ms: 0.0215,
+            saturation_tokens: 512,
+        }
+    }
+
+    #[test]
+    fn reproduces_the_seed_03_figures() {
+        let m = seed03();
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        assert!((ms(m.forward(1, 512)) - 25.808).abs() < 1e-6);
+        assert!((ms(m.forward(8, 512)) - 102.864).abs() < 1e-6);
+        assert!((ms(m.forward(8, 59)) - 25.808).abs() < 1e-6);
+    }
+
+    #[test]
+    fn passes_follow_batch_size_and_padding() {
+        let l = Lengths::new(TokenCounter::shipped());
+        let inputs: Vec<Input> = shipped_samples().iter().map(|s| s.input()).collect();
+        let padded = l.plan(&inputs, &json!({"batch_size": 4, "padding": "max_length", "truncation": true, "max_length": 512}));
+        assert_eq!(padded.passes, vec![(4, 512)]);
+        let one_by_one = l.plan(&inputs, &json!({}));
+        assert_eq!(one_by_one.passes.len(), 4);
+        assert!(
+            one_by_one
+                .passes
+                .iter()
+                .all(|&(b, len)| b == 1 && (48..=64).contains(&len))
+        );
+        let natural = l.plan(&inputs, &json!({"batch_size": 4}));
+        let longest = one_by_one.passes.iter().map(|p| p.1).max().unwrap();
+        assert_eq!(natural.passes, vec![(4, longest)]);
+    }
+
+    #[test]
+    fn verdicts_known_flipped_and_as_ids() {
+        let samples = shipped_samples();
+        let v = Verdicts::new(false, false);
+        for s in &samples {
+            assert_eq!(v.label(&s.input()), s.expected);
+        }
+        let flipped = Verdicts::new(true, false);
+        assert!(
+            samples
+                .iter()
+                .all(|s| flipped.label(&s.input()) != s.expected)
+        );
+        let ids = Verdicts::new(false, true);
+        assert!(ids.label(&samples[0].input()).starts_with("LABEL_"));
+        let other = Input::Text("anything".into());
+        assert_eq!(v.label(&other), v.label(&other));
+    }
+}

@@ -1,0 +1,359 @@
+//! Aggregation of completed requests into HdrHistograms, counters and a per-second timeline.
+//!
+//! Microseconds inside, milliseconds at the edges. Memory is constant in run length except for
+//! the timeline, which grows by one small entry per second.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use std::collections::{BTreeMap, VecDeque};
+use std::time::{Duration, Instant};
+
+/// Highest latency a histogram resolves; longer ones saturate here rather than being lost.
+pub const HIST_MAX_US: u64 = 3_600_000_000;
+
+/// Phase histograms keep 3 significant figures (0.1 %), as exports and merges need.
+pub fn phase_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, HIST_MAX_US, 3).expect("valid histogram bounds")
+}
+
+/// Per-second histograms only feed the live view: 2 significant figures keep them 7× smaller.
+pub fn view_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, HIST_MAX_US, 2).expect("valid histogram bounds")
+}
+
+fn us(d: Duration) -> u64 {
+    (d.as_micros() as u64).max(1)
+}
+
+fn ms(v_us: u64) -> f64 {
+    v_us as f64 / 1000.0
+}
+
+/// The quantiles every table and export reports, in milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct LatencySummary {
+    pub min: f64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+}
+
+impl LatencySummary {
+    pub fn of(h: &Histogram<u64>) -> LatencySummary {
+        if h.is_empty() {
+            return LatencySummary::default();
+        }
+        let q = |x: f64| ms(h.value_at_quantile(x));
+        LatencySummary {
+            min: ms(h.min()),
+            mean: h.mean() / 1000.0,
+            p50: q(0.50),
+            p90: q(0.90),
+            p95: q(0.95),
+            p99: q(0.99),
+            p999: q(0.999),
+            max: ms(h.max()),
+        }
+    }
+}
+
+/// One finished request as the dispatcher saw it.
+#[derive(Debug, Clone)]
+pub struct Completion {
+    pub intended: Instant,
+    pub sent: Instant,
+    pub done: Instant,
+    pub batch_size: usize,
+    /// `None` on success, else the error kind's key.
+    pub error: Option<String>,
+    /// Warmup requests are counted in the timeline but never in phase results.
+    pub measured: bool,
+}
+
+/// Everything measured in one phase.
+#[derive(Debug, Clone)]
+pub struct PhaseRecorder {
+    pub scheduled: Histogram<u64>,
+    pub service: Histogram<u64>,
+    pub dispatch_delay: Histogram<u64>,
+    pub ok: u64,
+    pub errors: BTreeMap<String, u64>,
+    pub samples: u64,
+    first_intended: Option<Instant>,
+    last_done: Option<Instant>,
+    /// Time spent paused inside the measured interval, which throughput must not count.
+    paused: Duration,
+}
+
+impl Default for PhaseRecorder {
+    fn default() -> Self {
+        PhaseRecorder {
+            scheduled: phase_histogram(),
+            service: phase_histogram(),
+            dispatch_delay: phase_histogram(),
+            ok: 0,
+            errors: BTreeMap::new(),
+            samples: 0,
+            first_intended: None,
+            last_done: None,
+            paused: Duration::ZERO,
+        }
+    }
+}
+
+impl PhaseRecorder {
+    pub fn record(&mut self, c: &Completion) {
+        self.first_intended = Some(match self.first_intended {
+            Some(t) => t.min(c.intended),
+            None => c.intended,
+        });
+        self.last_done = Some(self.last_done.map_or(c.done, |t| t.max(c.done)));
+        match &c.error {
+            None => {
+                self.ok += 1;
+                self.samples += c.batch_size as u64;
+                self.scheduled.saturating_record(us(c.done - c.intended));
+                self.service.saturating_record(us(c.done - c.sent));
+                self.dispatch_delay
+                    .saturating_record(us(c.sent.saturating_duration_since(c.intended)));
+            }
+            Some(kind) => *self.errors.entry(kind.clone()).or_default() += 1,
+        }
+    }
+
+    pub fn add_paused(&mut self, d: Duration) {
+        if self.first_intended.is_some() {
+            self.paused += d;
+        }
+    }
+
+    pub fn completed(&self) -> u64 {
+        self.ok + self.errors.values().sum::<u64>()
+    }
+
+    /// From the first measured request's intended send to the last measured completion.
+    pub fn measured_interval(&self) -> Duration {
+        match (self.first_intended, self.last_done) {
+            (Some(a), Some(b)) => b.saturating_duration_since(a).saturating_sub(self.paused),
+            _ => Duration::ZERO,
+        }
+    }
+
+    /// Completed requests per second over the measured interval.
+    pub fn req_per_s(&self) -> f64 {
+        let secs = self.measured_interval().as_secs_f64();
+        if secs > 0.0 {
+            self.ok as f64 / secs
+        } else {
+            0.0
+        }
+    }
+
+    pub fn samples_per_s(&self) -> f64 {
+        let secs = self.measured_interval().as_secs_f64();
+        if secs > 0.0 {
+            self.samples as f64 / secs
+        } else {
+            0.0
+        }
+    }
+}
+
+/// One line of the run's timeline: a per-second point or a logged event.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(untagged)]
+pub enum TimelineEntry {
+    Point {
+        t_s: f64,
+        req_per_s: f64,
+        samples_per_s: f64,
+        p50_ms: Option<f64>,
+        p99_ms: Option<f64>,
+        errors: u64,
+    },
+    Event {
+        t_s: f64,
+        event: String,
+    },
+}
+
+/// All completions, warmup included, bucketed by second: what the endpoint did each second.
+#[derive(Debug)]
+pub struct Timeline {
+    start: Instant,
+    second_start: Instant,
+    ok: u64,
+    samples: u64,
+    errors: u64,
+    hist: Histogram<u64>,
+    /// The last `window_len` seconds' histograms, for the live "recent" view.
+    window: VecDeque<Histogram<u64>>,
+    window_len: usize,
+    pub entries: Vec<TimelineEntry>,
+}
+
+impl Timeline {
+    pub fn new(start: Instant, window_len: usize) -> Timeline {
+        Timeline {
+            start,
+            second_start: start,
+            ok: 0,
+            samples: 0,
+            errors: 0,
+            hist: view_histogram(),
+            window: VecDeque::new(),
+            window_len: window_len.max(1),
+            entries: Vec::new(),
+        }
+    }
+
+    pub fn record(&mut self, c: &Completion) {
+        match c.error {
+            None => {
+                self.ok += 1;
+                self.samples += c.batch_size as u64;
+                self.hist.saturating_record(us(c.done - c.intended));
+            }
+            Some(_) => self.errors += 1,
+        }
+    }
+
+    pub fn event(&mut self, now: Instant, text: impl Into<String>) {
+        self.entries.push(TimelineEntry::Event {
+            t_s: round3(now.saturating_duration_since(self.start).as_secs_f64()),
+            event: text.into(),
+        });
+    }
+
+    /// Closes the current second if it is over. Called on every engine tick.
+    pub fn roll(&mut self, now: Instant) {
+        while now.saturating_duration_since(self.second_start) >= Duration::from_secs(1) {
+            self.second_start += Duration::from_secs(1);
+            let t_s = self
+                .second_start
+                .saturating_duration_since(self.start)
+                .as_secs_f64();
+            let has = !self.hist.is_empty();
+            self.entries.push(TimelineEntry::Point {
+                t_s: round3(t_s),
+                req_per_s: self.ok as f64,
+                samples_per_s: self.samples as f64,
+                p50_ms: has.then(|| ms(self.hist.value_at_quantile(0.5))),
+                p99_ms: has.then(|| ms(self.hist.value_at_quantile(0.99))),
+                errors: self.errors,
+            });
+            let full = std::mem::replace(&mut self.hist, view_histogram());
+            self.window.push_back(full);
+            while self.window.len() > self.window_len {
+                self.window.pop_front();
+            }
+            self.ok = 0;
+            self.samples = 0;
+            self.errors = 0;
+        }
+    }
+
+    /// Scheduled latency over the last `window_len` seconds plus the current partial second.
+    pub fn recent(&self) -> Histogram<u64> {
+        let mut h = self.hist.clone();
+        for w in &self.window {
+            // Same bounds and precision, so adding cannot fail.
+            let _ = h.add(w);
+        }
+        h
+    }
+
+    pub fn points(&self) -> impl Iterator<Item = &TimelineEntry> {
+        self.entries.iter()
+    }
+}
+
+pub fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn completion(start: Instant, intended_ms: u64, sent_ms: u64, done_ms: u64) -> Completion {
+        Completion {
+            intended: start + Duration::from_millis(intended_ms),
+            sent: start + Duration::from_millis(sent_ms),
+            done: start + Duration::from_millis(done_ms),
+            batch_size: 2,
+            error: None,
+            measured: true,
+        }
+    }
+
+    #[test]
+    fn three_latencies_are_kept_apart() {
+        let t0 = Instant::now();
+        let mut r = PhaseRecorder::default();
+        r.record(&completion(t0, 0, 30, 40)); // waited 30 ms for a slot, served in 10 ms
+        let s = LatencySummary::of(&r.scheduled);
+        assert!((s.p50 - 40.0).abs() < 0.1);
+        assert!((LatencySummary::of(&r.service).p50 - 10.0).abs() < 0.1);
+        assert!((LatencySummary::of(&r.dispatch_delay).p50 - 30.0).abs() < 0.1);
+    }
+
+    #[test]
+    fn throughput_counts_the_measured_interval_without_pauses() {
+        let t0 = Instant::now();
+        let mut r = PhaseRecorder::default();
+        for i in 0..10 {
+            r.record(&completion(t0, i * 100, i * 100, i * 100 + 100));
+        }
+        assert!((r.req_per_s() - 10.0).abs() < 1e-9);
+        assert!((r.samples_per_s() - 20.0).abs() < 1e-9);
+        r.add_paused(Duration::from_millis(500));
+        assert!((r.req_per_s() - 20.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn errors_are_counted_by_kind_and_not_in_latency() {
+        let t0 = Instant::now();
+        let mut r = PhaseRecorder::default();
+        let mut c = completion(t0, 0, 0, 5);
+        c.error = Some("ThrottlingException".into());
+        r.record(&c);
+        r.record(&c);
+        assert_eq!(r.errors["ThrottlingException"], 2);
+        assert_eq!(r.ok, 0);
+        assert!(r.scheduled.is_empty());
+        assert_eq!(r.completed(), 2);
+    }
+
+    #[test]
+    fn timeline_rolls_one_point_per_second() {
+        let t0 = Instant::now();
+        let mut tl = Timeline::new(t0, 10);
+        tl.record(&completion(t0, 0, 0, 20));
+        tl.record(&completion(t0, 10, 10, 30));
+        tl.roll(t0 + Duration::from_millis(2_500));
+        assert_eq!(tl.entries.len(), 2);
+        match &tl.entries[0] {
+            TimelineEntry::Point {
+                req_per_s,
+                samples_per_s,
+                p50_ms,
+                ..
+            } => {
+                assert_eq!(*req_per_s, 2.0);
+                assert_eq!(*samples_per_s, 4.0);
+                assert!(p50_ms.unwrap() >= 19.0);
+            }
+            e => panic!("unexpected {e:?}"),
+        }
+        assert!(matches!(
+            tl.entries[1],
+            TimelineEntry::Point { p50_ms: None, .. }
+        ));
+        assert_eq!(tl.recent().len(), 2);
+    }
+}

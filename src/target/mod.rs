@@ -1,0 +1,74 @@
+//! Where requests go. Each target turns a prepared body into a response body, timing to the
+//! last byte, and classifies failures into the error kinds the tables and exports count.
+
+pub mod local;
+
+use std::future::Future;
+use std::pin::Pin;
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Why a request failed, in the vocabulary of SageMaker's runtime errors plus transport ones.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ErrorKind {
+    Throttling,
+    /// The container answered with an error; `original_status` is its HTTP status.
+    ModelError {
+        original_status: Option<u16>,
+    },
+    ModelNotReady,
+    Validation,
+    InternalFailure,
+    ServiceUnavailable,
+    Timeout,
+    Connection,
+    Auth,
+    /// Any other HTTP status.
+    Http(u16),
+    /// A 2xx whose body could not be read to the end.
+    BadResponse,
+}
+
+impl ErrorKind {
+    /// The key under which exports and tables count this error.
+    pub fn key(&self) -> String {
+        match self {
+            ErrorKind::Throttling => "ThrottlingException".into(),
+            ErrorKind::ModelError {
+                original_status: Some(s),
+            } => format!("ModelError({s})"),
+            ErrorKind::ModelError {
+                original_status: None,
+            } => "ModelError".into(),
+            ErrorKind::ModelNotReady => "ModelNotReadyException".into(),
+            ErrorKind::Validation => "ValidationError".into(),
+            ErrorKind::InternalFailure => "InternalFailure".into(),
+            ErrorKind::ServiceUnavailable => "ServiceUnavailable".into(),
+            ErrorKind::Timeout => "Timeout".into(),
+            ErrorKind::Connection => "ConnectionError".into(),
+            ErrorKind::Auth => "AuthFailure".into(),
+            ErrorKind::Http(s) => format!("HTTP {s}"),
+            ErrorKind::BadResponse => "BadResponse".into(),
+        }
+    }
+}
+
+/// A target could not be used at all (before the run starts).
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("{target}: endpoint unreachable ({reason})")]
+    Unreachable { target: String, reason: String },
+    #[error("{target}: not healthy ({reason})")]
+    Unhealthy { target: String, reason: String },
+}
+
+pub trait Target: Send + Sync {
+    /// Human-readable name for headers and exports (never credentials).
+    fn describe(&self) -> String;
+
+    /// Health check before the run; returns what the endpoint said about itself.
+    fn check_ready(&self) -> BoxFuture<'_, Result<String, TargetError>>;
+
+    /// One request; the body is already serialized for this target's wire format.
+    fn invoke(&self, body: bytes::Bytes) -> BoxFuture<'_, Result<bytes::Bytes, ErrorKind>>;
+}
