@@ -23,6 +23,12 @@ impl Pace {
     }
 }
 
+/// The seed of phase `index` (1-based) of a run seeded `run_seed`; `salt` counts the live
+/// pace changes within the phase. Public so tests can rebuild a run's exact schedule.
+pub fn phase_seed(run_seed: u64, index: usize, salt: u64) -> u64 {
+    run_seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt
+}
+
 #[derive(Debug, Clone)]
 enum Gap {
     Fixed(f64),

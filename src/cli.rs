@@ -7,6 +7,8 @@ use std::path::PathBuf;
 #[command(
     name = "encbench-tui",
     version,
+    // "-5" is a bad value to report, not an unknown flag.
+    allow_negative_numbers = true,
     about = "Live load tester for encoder-model inference endpoints",
     long_about = "Sends open-loop traffic (Gamma arrivals, concurrency cap, batches) to an encoder endpoint and \
                   shows latency percentiles, throughput, errors, batch efficiency, cost and accuracy. \

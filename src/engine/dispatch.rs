@@ -6,7 +6,7 @@
 //! instead of silently lowering the offered rate (coordinated omission).
 
 use super::{Command, Ctx, PhaseResult, PhaseView, RunState, report};
-use crate::arrival::{Arrivals, Pace};
+use crate::arrival::{Arrivals, Pace, phase_seed};
 use crate::payload::batch_bodies;
 use crate::stats::{Completion, PhaseRecorder};
 use crate::sweep::{PhaseKind, PhaseSpec, StopAt, SweepKind};
@@ -127,7 +127,7 @@ pub(crate) async fn run_phase(
     shared.sent.store(0, Ordering::Relaxed);
     shared.limiter.set_cap(spec.concurrency);
 
-    let seed_for = |salt: u64| ctx.seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt;
+    let seed_for = |salt: u64| phase_seed(ctx.seed, index, salt);
     let mut repaces = 0u64;
     let mut arrivals = arrivals_for(pace, &spec, seed_for(0), true);
     let mut idx: u64 = 0;

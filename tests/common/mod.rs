@@ -1,0 +1,106 @@
+//! Helpers for tests that drive the real binary over real HTTP on 127.0.0.1.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_encbench-tui");
+
+/// Timed known-answer tests run one at a time: two cores shared by parallel load tests
+/// would measure each other.
+pub static TIMED: Mutex<()> = Mutex::new(());
+
+pub fn timed() -> std::sync::MutexGuard<'static, ()> {
+    TIMED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// `encbench-tui serve --port 0 ARGS`, killed on drop.
+pub struct Serve {
+    child: Child,
+    pub url: String,
+}
+
+impl Serve {
+    pub fn start(args: &[&str]) -> Serve {
+        let mut child = Command::new(BIN)
+            .args(["serve", "--port", "0"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the reference endpoint");
+        let stdout = child.stdout.take().unwrap();
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read the listening line");
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no URL in {line:?}"))
+            .to_string();
+        Serve { child, url }
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+/// A fresh path in a per-process temporary folder.
+pub fn tmp_path(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("encbench-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(format!(
+        "{}-{name}",
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+pub fn run(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run encbench-tui")
+}
+
+/// Runs a headless run against `url` with `args` and returns its output and parsed export.
+pub fn run_export(url: &str, args: &[&str]) -> (Output, Value) {
+    let path = tmp_path("export.json");
+    let p = path.to_str().unwrap();
+    let mut all = vec!["--headless", "--url", url, "--export", p];
+    all.extend_from_slice(args);
+    let out = run(&all);
+    assert!(
+        out.status.success(),
+        "run failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let export: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("export written"))
+            .expect("export is JSON");
+    (out, export)
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
