@@ -14,7 +14,9 @@ use crate::sweep::{StopAt, SweepPlan};
 use crate::target::Target;
 use crate::target::local::LocalTarget;
 use crate::tokenize::TokenCounter;
+use crate::tui::{self, app::Info};
 use serde_json::{Value, json};
+use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -151,6 +153,7 @@ fn config_json(
         "labels": a.labels,
         "instance_type": price.as_ref().map(|p| p.0.clone()),
         "price_per_hour_usd": price.as_ref().map(|p| p.1),
+        "knee": a.knee,
     })
 }
 
@@ -237,6 +240,7 @@ async fn run(a: RunArgs) -> Result<(), AppError> {
         return Err(usage("--url", e));
     }
 
+    let live = !a.headless && std::io::stdout().is_terminal();
     let pace = Pace {
         rate_per_s: a.request_rate.0,
         burstiness: a.burstiness,
@@ -254,7 +258,7 @@ async fn run(a: RunArgs) -> Result<(), AppError> {
         sweep_concurrency: a.sweep_concurrency,
         batch_sizes: a.batch_sizes.clone(),
         concurrency_levels: a.concurrency_levels.clone(),
-        live: false,
+        live,
     };
     let shape = Shape {
         pad_to_max: a.pad_to_max,
@@ -269,8 +273,8 @@ async fn run(a: RunArgs) -> Result<(), AppError> {
         seed,
         accuracy,
         price_per_hour: price.as_ref().map(|p| p.1),
-        window_s: 10,
-        tick: Duration::from_millis(100),
+        window_s: a.window,
+        tick: Duration::from_millis(1000 / a.fps.clamp(1, 60)),
     });
     let header = Header {
         target: shown_url,
@@ -281,9 +285,41 @@ async fn run(a: RunArgs) -> Result<(), AppError> {
         natural_tokens,
         simulated: a.demo,
         price,
+        knee: a.knee,
     };
-    let report = headless::run(engine).await;
+    let report = if live {
+        let info = Info {
+            target: header.target.clone(),
+            engine: header.engine.clone(),
+            simulated: a.demo,
+            knee: a.knee,
+            window_s: a.window,
+        };
+        let export_path = a.export.clone().unwrap_or_else(default_export_path);
+        let export_config = config.clone();
+        let export_now: tui::ExportNow = Box::new(move |report| {
+            write_atomic(&export_path, &Export::new(report, export_config.clone()))
+                .map(|_| export_path.display().to_string())
+                .map_err(|e| e.to_string())
+        });
+        tui::run(engine, info, a.fps, export_now)
+            .await
+            .map_err(|e| AppError::Failed(format!("cannot drive the terminal: {e}")))?
+    } else {
+        headless::run(engine).await
+    };
     write_export(&a, &report, config)?;
+    // Also after the live screen: the tables stay in the scrollback.
     print!("{}", headless::tables(&report, &header));
     Ok(())
+}
+
+/// Where `e` writes when no `--export` was given.
+fn default_export_path() -> std::path::PathBuf {
+    let stamp = time::OffsetDateTime::now_utc()
+        .format(time::macros::format_description!(
+            "[year][month][day]-[hour][minute][second]"
+        ))
+        .unwrap_or_default();
+    std::path::PathBuf::from(format!("encbench-{stamp}.json"))
 }

@@ -190,6 +190,17 @@ pub struct RunArgs {
     /// Print tables instead of the live screen (automatic when stdout is not a terminal).
     #[arg(long, help_heading = "Accuracy, cost, output")]
     pub headless: bool,
+    /// Batch efficiency under which a batch size counts as past the knee.
+    #[arg(long, default_value = "0.8", value_parser = positive_f64, help_heading = "Accuracy, cost, output")]
+    pub knee: f64,
+
+    // Live screen
+    /// Screen refreshes per second.
+    #[arg(long, default_value_t = 10, value_parser = positive_u64, help_heading = "Live screen")]
+    pub fps: u64,
+    /// Seconds of history in the latency histogram's recent view.
+    #[arg(long, default_value_t = 10, value_parser = positive_usize, help_heading = "Live screen")]
+    pub window: usize,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -4,6 +4,7 @@ use crate::accuracy::AccuracyReport;
 use crate::arrival::Pace;
 use crate::engine::{Command, Engine, PhaseResult, RunReport, Snapshot};
 use crate::sweep::PhaseKind;
+use crate::sweep::analysis;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -20,6 +21,7 @@ pub struct Header {
     pub natural_tokens: f64,
     pub simulated: bool,
     pub price: Option<(String, f64)>,
+    pub knee: f64,
 }
 
 pub fn describe_pace(p: &Pace, concurrency: usize) -> String {
@@ -159,7 +161,7 @@ pub fn tables(report: &RunReport, h: &Header) -> String {
     let batch: Vec<&PhaseResult> = report
         .phases
         .iter()
-        .filter(|p| p.kind != PhaseKind::Concurrency)
+        .filter(|p| p.kind == PhaseKind::Batch)
         .collect();
     if !batch.is_empty() {
         let _ = writeln!(
@@ -182,12 +184,13 @@ pub fn tables(report: &RunReport, h: &Header) -> String {
             "$/1M",
             "errors"
         );
-        let base = batch
-            .iter()
-            .find(|p| p.batch_size == 1)
-            .map(|p| p.samples_per_s);
+        let sweep = analysis::latest_sweep(&report.phases, PhaseKind::Batch);
+        let knee_row = analysis::knee(&sweep, h.knee).map(|k| sweep[k]);
         for p in &batch {
-            let x = base.filter(|b| *b > 0.0).map(|b| p.samples_per_s / b);
+            let is_knee = knee_row.is_some_and(|k| std::ptr::eq(k, *p));
+            let mark = if is_knee { "  ◀ knee" } else { "" };
+            // ×b=1 is efficiency × batch size: both compare with the same sweep's batch-1 row.
+            let x = p.batch_efficiency.map(|e| e * p.batch_size as f64);
             let _ = writeln!(
                 out,
                 "{:>6} {:>5} {:>7} {:>9.1} {:>9.1} {:>8} {:>9.1} {:>10.1} {:>6} {:>10} {:>8} {:>6}",
@@ -202,6 +205,45 @@ pub fn tables(report: &RunReport, h: &Header) -> String {
                 opt(x, 2),
                 opt(p.batch_efficiency, 2),
                 opt(p.cost_per_1m_usd, 2),
+                errors_of(p)
+            );
+            out.pop();
+            let _ = writeln!(out, "{mark}");
+        }
+        if sweep.len() > 1
+            && let Some(advice) = analysis::batch_advice(&sweep, h.knee)
+        {
+            let _ = writeln!(out, "advice: {advice}");
+        }
+    }
+
+    let live: Vec<&PhaseResult> = report
+        .phases
+        .iter()
+        .filter(|p| p.kind == PhaseKind::Live)
+        .collect();
+    if !live.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nLive phases (as steered from the screen; see the timeline for changes)"
+        );
+        let _ = writeln!(
+            out,
+            "{:>6} {:>5} {:>7} {:>9} {:>9} {:>8} {:>9} {:>10} {:>6}",
+            "batch", "conc", "n", "p50 ms", "p99 ms", "p99/p50", "req/s", "samples/s", "errors"
+        );
+        for p in live {
+            let _ = writeln!(
+                out,
+                "{:>6} {:>5} {:>7} {:>9.1} {:>9.1} {:>8} {:>9.1} {:>10.1} {:>6}",
+                p.batch_size,
+                p.concurrency,
+                p.n,
+                p.latency_ms.p50,
+                p.latency_ms.p99,
+                opt(p.p99_over_p50, 2),
+                p.req_per_s,
+                p.samples_per_s,
                 errors_of(p)
             );
         }
@@ -229,7 +271,11 @@ pub fn tables(report: &RunReport, h: &Header) -> String {
             "$/1M",
             "errors"
         );
+        let sweep = analysis::latest_sweep(&report.phases, PhaseKind::Concurrency);
+        let saturated = analysis::saturation(&sweep).map(|k| sweep[k]);
         for p in &conc {
+            let is_saturated = saturated.is_some_and(|k| std::ptr::eq(k, *p));
+            let mark = if is_saturated { "  ◀ saturated" } else { "" };
             let l = &p.latency_ms;
             let _ = writeln!(
                 out,
@@ -246,6 +292,11 @@ pub fn tables(report: &RunReport, h: &Header) -> String {
                 opt(p.cost_per_1m_usd, 2),
                 errors_of(p)
             );
+            out.pop();
+            let _ = writeln!(out, "{mark}");
+        }
+        if let Some(advice) = analysis::concurrency_advice(&sweep) {
+            let _ = writeln!(out, "advice: {advice}");
         }
     }
 
@@ -330,7 +381,12 @@ pub fn tables(report: &RunReport, h: &Header) -> String {
             }
         }
     }
-    if report.stopped_early {
+    if report.stopped_early
+        && report
+            .phases
+            .last()
+            .is_some_and(|p| p.kind != PhaseKind::Live)
+    {
         let _ = writeln!(
             out,
             "\nstopped before the plan finished: the last phase is partial"

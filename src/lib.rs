@@ -16,3 +16,4 @@ pub mod sweep;
 pub mod target;
 pub mod timing;
 pub mod tokenize;
+pub mod tui;

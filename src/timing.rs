@@ -2,25 +2,35 @@
 //!
 //! tokio's timer wheel has 1 ms granularity, so a 10 ms sleep often takes 11 ms. Both the
 //! dispatcher (intended send times) and the reference endpoint (known service times) need
-//! about 0.1 ms, or the known-answer tests drift by several percent. We sleep coarsely on
-//! tokio until shortly before the deadline, then finish on a blocking thread whose
-//! `nanosleep` lands within tens of microseconds. Nothing spins, so the load generator and
-//! the simulated endpoint do not steal each other's cores.
+//! about 0.1 ms, or the known-answer tests drift by several percent. On Linux each wait is a
+//! `timerfd` registered with tokio's reactor: the kernel wakes the reactor at the deadline,
+//! with no thread hand-off and nothing spinning, so the load generator and the simulated
+//! endpoint do not steal each other's cores. Elsewhere we sleep coarsely on tokio and finish
+//! on a blocking thread.
 
 use std::time::{Duration, Instant};
 
-/// Slack left for the precise phase; larger than tokio's tick so the coarse sleep never
-/// overshoots the deadline.
-const COARSE_SLACK: Duration = Duration::from_micros(2_000);
-/// Below this the cost of handing off to a blocking thread exceeds the error we would fix.
-const NOT_WORTH_IT: Duration = Duration::from_micros(40);
+/// Below this the cost of arming a timer exceeds the error we would fix.
+const NOT_WORTH_IT: Duration = Duration::from_micros(20);
 
 pub async fn sleep_until(deadline: Instant) {
-    let now = Instant::now();
-    if deadline <= now {
+    if deadline.saturating_duration_since(Instant::now()) <= NOT_WORTH_IT {
         return;
     }
-    if deadline - now > COARSE_SLACK {
+    #[cfg(target_os = "linux")]
+    if timerfd::sleep_until(deadline).await.is_ok() {
+        return;
+    }
+    fallback_sleep_until(deadline).await
+}
+
+/// Slack left for the precise phase of the fallback; larger than tokio's tick so the coarse
+/// sleep never overshoots the deadline.
+const COARSE_SLACK: Duration = Duration::from_micros(2_000);
+
+async fn fallback_sleep_until(deadline: Instant) {
+    let now = Instant::now();
+    if deadline > now && deadline - now > COARSE_SLACK {
         tokio::time::sleep_until((deadline - COARSE_SLACK).into()).await;
     }
     if deadline.saturating_duration_since(Instant::now()) > NOT_WORTH_IT {
@@ -29,6 +39,52 @@ pub async fn sleep_until(deadline: Instant) {
             std::thread::sleep(deadline.saturating_duration_since(Instant::now()))
         })
         .await;
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod timerfd {
+    use std::io;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::time::Instant;
+    use tokio::io::Interest;
+    use tokio::io::unix::AsyncFd;
+
+    pub async fn sleep_until(deadline: Instant) -> io::Result<()> {
+        // SAFETY: timerfd_create has no pointer arguments; a negative result is an error.
+        let raw = unsafe {
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
+        };
+        if raw < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `raw` is a fresh descriptor that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        if remaining.is_zero() {
+            return Ok(());
+        }
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: remaining.as_secs() as libc::time_t,
+                tv_nsec: remaining.subsec_nanos() as libc::c_long,
+            },
+        };
+        // SAFETY: `fd` is a valid timerfd and `spec` lives across the call.
+        if unsafe { libc::timerfd_settime(fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: the AsyncFd owns `fd`, which stays open and unchanged until it is dropped.
+        let fd = unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE)? };
+        let _ready = fd.readable().await?;
+        Ok(())
     }
 }
 
@@ -50,6 +106,18 @@ pub async fn sleep(d: Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn never_wakes_early_and_fallback_works_too() {
+        for d in [0u64, 10, 100, 1_000, 3_000] {
+            let start = Instant::now();
+            sleep(Duration::from_micros(d)).await;
+            assert!(start.elapsed() >= Duration::from_micros(d).saturating_sub(NOT_WORTH_IT));
+            let start = Instant::now();
+            fallback_sleep_until(start + Duration::from_micros(d)).await;
+            assert!(start.elapsed() >= Duration::from_micros(d).saturating_sub(NOT_WORTH_IT));
+        }
+    }
 
     async fn median_overshoot(precise: bool) -> Duration {
         let mut over = Vec::new();

@@ -255,12 +255,16 @@ async fn apply(
         // Every sender is gone: nobody can stop us any more, so stop now.
         return Flow::End(PhaseEnd::Stopped);
     };
+    let command = resolve(shared, pace, command);
     match command {
         Command::SetRate(r) => {
             let old = pace.rate_per_s;
             pace.rate_per_s = r;
             let mut live = shared.lock();
             live.pace = *pace;
+            if old.is_some() {
+                live.last_finite_rate = old;
+            }
             live.timeline.event(
                 Instant::now(),
                 format!("request_rate {} -> {}", fmt_rate(old), fmt_rate(r)),
@@ -316,7 +320,55 @@ async fn apply(
         }
         Command::Resume => Flow::Continue,
         Command::Stop => Flow::End(PhaseEnd::Stopped),
-        Command::Pause => pause(ctx, spec, pace, cmds).await,
+        Command::Pause | Command::TogglePause => pause(ctx, spec, pace, cmds).await,
+        // `resolve` turned the relative forms into absolute ones.
+        Command::ScaleRate(_)
+        | Command::ToggleRateInf
+        | Command::ScaleBurstiness(_)
+        | Command::AddConcurrency(_) => Flow::Continue,
+    }
+}
+
+/// Burstiness beyond which "smoother" means a fixed interval, and where dividing inf lands.
+const BURSTINESS_CEILING: f64 = 64.0;
+/// The rate an operator gets when leaving closed loop with nothing measured yet.
+const FALLBACK_RATE: f64 = 10.0;
+
+/// Turns a relative command into the absolute one it means right now.
+fn resolve(shared: &super::Shared, pace: &Pace, command: Command) -> Command {
+    let finite_rate = || {
+        let live = shared.lock();
+        live.last_finite_rate
+            .or_else(|| {
+                let measured = live.recorder.req_per_s();
+                (measured > 0.0).then(|| (measured * 10.0).round() / 10.0)
+            })
+            .unwrap_or(FALLBACK_RATE)
+    };
+    match command {
+        Command::ScaleRate(k) => Command::SetRate(Some(match pace.rate_per_s {
+            Some(r) => r * k,
+            None => finite_rate(),
+        })),
+        Command::ToggleRateInf => match pace.rate_per_s {
+            Some(_) => Command::SetRate(None),
+            None => Command::SetRate(Some(finite_rate())),
+        },
+        Command::ScaleBurstiness(k) => {
+            let b = pace.burstiness;
+            Command::SetBurstiness(if b.is_infinite() {
+                if k < 1.0 { BURSTINESS_CEILING } else { b }
+            } else if b * k > BURSTINESS_CEILING {
+                f64::INFINITY
+            } else {
+                b * k
+            })
+        }
+        Command::AddConcurrency(d) => {
+            let c = shared.lock().concurrency as i64;
+            Command::SetConcurrency((c + d).max(1) as usize)
+        }
+        other => other,
     }
 }
 
@@ -342,7 +394,9 @@ async fn pause(
     }
     let outcome = loop {
         match cmds.recv().await {
-            Some(Command::Resume) | Some(Command::Pause) => break Flow::Resumed,
+            Some(Command::Resume) | Some(Command::Pause) | Some(Command::TogglePause) => {
+                break Flow::Resumed;
+            }
             Some(Command::Stop) | None => break Flow::End(PhaseEnd::Stopped),
             // Other changes made while paused apply at resume, which re-plans anyway.
             Some(other) => {

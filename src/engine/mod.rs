@@ -68,6 +68,10 @@ pub(crate) struct Live {
     accuracy_before: Option<AccuracyReport>,
     accuracy_latest: Option<AccuracyReport>,
     accuracy_running: bool,
+    /// Where `i` returns to when leaving closed loop.
+    last_finite_rate: Option<f64>,
+    /// The live phase's batch size, concurrency and pace, restored after a sweep.
+    live_shape: Option<(usize, usize, Pace)>,
 }
 
 pub(crate) struct Shared {
@@ -216,6 +220,8 @@ impl Engine {
                 accuracy_before: None,
                 accuracy_latest: None,
                 accuracy_running: false,
+                last_finite_rate: setup.pace.rate_per_s,
+                live_shape: None,
             }),
             limiter: Limiter::new(setup.plan.concurrency),
             sent: AtomicU64::new(0),
@@ -358,7 +364,14 @@ async fn run(
         let spec = match queue.pop_front() {
             Some(s) => s,
             None if plan.live => {
-                let live = shared.lock();
+                let mut live = shared.lock();
+                if let Some((b, c, pace)) = live.live_shape.take() {
+                    live.batch_size = b;
+                    live.concurrency = c;
+                    live.pace = pace;
+                    live.timeline
+                        .event(Instant::now(), "sweep done: live settings restored");
+                }
                 plan.live_phase(live.batch_size.max(1), live.concurrency)
             }
             None => break,
@@ -373,7 +386,14 @@ async fn run(
             }
             dispatch::PhaseEnd::Sweep(kind) => {
                 let fixed = {
-                    let live = shared.lock();
+                    let mut live = shared.lock();
+                    // The operator's live settings come back when the sweep is done. A sweep
+                    // measures capacity, so it runs closed loop: at a fixed offered rate every
+                    // batch size would show the same throughput and efficiency would be noise.
+                    live.live_shape = Some((live.batch_size, live.concurrency, live.pace));
+                    live.pace.rate_per_s = None;
+                    live.timeline
+                        .event(Instant::now(), "sweep runs closed loop");
                     match kind {
                         crate::sweep::SweepKind::Batch => live.concurrency,
                         crate::sweep::SweepKind::Concurrency => live.batch_size,

@@ -85,21 +85,32 @@ impl PhaseResult {
 pub fn derive(phases: &mut [PhaseResult], price_per_hour: Option<f64>) {
     for i in 0..phases.len() {
         let p = &phases[i];
-        let base = (p.kind == PhaseKind::Batch)
-            .then(|| {
-                phases.iter().rev().find(|q| {
-                    q.kind == PhaseKind::Batch
-                        && q.batch_size == 1
-                        && q.concurrency == p.concurrency
-                })
-            })
+        let eff = (p.kind == PhaseKind::Batch)
+            .then(|| batch_one_of_sweep(phases, i))
             .flatten()
-            .map(|q| q.samples_per_s);
-        let eff = base.and_then(|b| batch_efficiency(p.samples_per_s, b, p.batch_size));
+            .and_then(|b| batch_efficiency(p.samples_per_s, b, p.batch_size));
         let cost = price_per_hour.and_then(|price| cost_per_million(price, p.samples_per_s));
         phases[i].batch_efficiency = eff;
         phases[i].cost_per_1m_usd = cost;
     }
+}
+
+/// samples/s of the batch-1 row in the same sweep (the run of consecutive batch phases
+/// around row `i`) at the same concurrency.
+fn batch_one_of_sweep(phases: &[PhaseResult], i: usize) -> Option<f64> {
+    let is_batch = |p: &PhaseResult| p.kind == PhaseKind::Batch;
+    let start = phases[..i]
+        .iter()
+        .rposition(|p| !is_batch(p))
+        .map_or(0, |k| k + 1);
+    let end = phases[i..]
+        .iter()
+        .position(|p| !is_batch(p))
+        .map_or(phases.len(), |k| i + k);
+    phases[start..end]
+        .iter()
+        .find(|q| q.batch_size == 1 && q.concurrency == phases[i].concurrency)
+        .map(|q| q.samples_per_s)
 }
 
 /// Everything a run produced; the export is this plus the configuration.
@@ -153,12 +164,16 @@ mod tests {
             row(PhaseKind::Batch, 8, 1, 408.6),
             row(PhaseKind::Batch, 8, 2, 500.0),
             row(PhaseKind::Concurrency, 1, 4, 100.0),
+            row(PhaseKind::Batch, 8, 1, 300.0),
+            row(PhaseKind::Batch, 1, 1, 50.0),
         ];
         derive(&mut rows, Some(1.408));
         assert!((rows[0].batch_efficiency.unwrap() - 1.0).abs() < 1e-12);
         assert!((rows[1].batch_efficiency.unwrap() - 0.925).abs() < 1e-3);
         assert_eq!(rows[2].batch_efficiency, None);
         assert_eq!(rows[3].batch_efficiency, None);
+        // A later sweep compares with its own batch-1 row, wherever it is in the sweep.
+        assert!((rows[4].batch_efficiency.unwrap() - 0.75).abs() < 1e-12);
         assert!((rows[1].cost_per_1m_usd.unwrap() - 1.408 / (408.6 * 3600.0) * 1e6).abs() < 1e-9);
     }
 }

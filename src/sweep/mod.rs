@@ -1,6 +1,8 @@
 //! The phases a run is made of: a plain run is one phase; a batch sweep is one phase per
 //! batch size and a concurrency sweep one per concurrency level, run one after another.
 
+pub mod analysis;
+
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 

@@ -1,0 +1,60 @@
+//! Each verdict of the latest accuracy check, against the one before the load.
+
+use crate::tui::app::App;
+use crate::tui::format::cut;
+use crate::tui::panels::block;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Style};
+use ratatui::text::Line;
+use ratatui::widgets::Paragraph;
+
+pub fn render(f: &mut Frame, area: Rect, app: &App) {
+    let s = &app.snap;
+    let score = |r: &Option<crate::accuracy::AccuracyReport>| {
+        r.as_ref().map(|r| format!("{}/{}", r.passed, r.total))
+    };
+    let mut title = String::from(" accuracy");
+    if let Some(l) = score(&s.accuracy_latest) {
+        title += &format!(" {l}");
+    }
+    if let Some(b) = score(&s.accuracy_before) {
+        title += &format!(" · before {b}");
+    }
+    if s.accuracy_running {
+        title += " · checking…";
+    }
+    title += " ";
+    let b = block(title);
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    let Some(report) = &s.accuracy_latest else {
+        let text = if s.accuracy_running {
+            "checking…"
+        } else {
+            "no check (--no-accuracy)"
+        };
+        f.render_widget(Paragraph::new(text), inner);
+        return;
+    };
+    let width = inner.width as usize;
+    let lines: Vec<Line> = report
+        .samples
+        .iter()
+        .map(|v| {
+            if v.ok {
+                let text = format!("✓ {:<13} {}", v.expected, v.hypothesis);
+                Line::styled(cut(&text, width), Style::default().fg(Color::Green))
+            } else {
+                let got = v
+                    .predicted
+                    .clone()
+                    .or(v.error.clone())
+                    .unwrap_or_else(|| "-".into());
+                let text = format!("✗ expected {} got {} · {}", v.expected, got, v.hypothesis);
+                Line::styled(cut(&text, width), Style::default().fg(Color::Red))
+            }
+        })
+        .collect();
+    f.render_widget(Paragraph::new(lines), inner);
+}

@@ -1,0 +1,39 @@
+//! Errors of the current phase, by kind.
+
+use crate::tui::app::App;
+use crate::tui::format::cut;
+use crate::tui::panels::block;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Style};
+use ratatui::text::Line;
+use ratatui::widgets::Paragraph;
+
+pub fn render(f: &mut Frame, area: Rect, app: &App) {
+    let c = &app.snap.current;
+    let total: u64 = c.errors.values().sum();
+    let b = block(format!(" errors · {total} "));
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    let lines: Vec<Line> = if c.errors.is_empty() {
+        vec![Line::styled("none", Style::default().fg(Color::Green))]
+    } else {
+        let mut kinds: Vec<(&String, &u64)> = c.errors.iter().collect();
+        kinds.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let width = inner.width as usize;
+        kinds
+            .into_iter()
+            .map(|(k, n)| {
+                let share = *n as f64 / c.n.max(1) as f64 * 100.0;
+                let count = format!(" {n} ({share:.1}%)");
+                let name = cut(k, width.saturating_sub(count.chars().count()));
+                let pad = width.saturating_sub(name.chars().count() + count.chars().count());
+                Line::styled(
+                    format!("{name}{}{count}", " ".repeat(pad)),
+                    Style::default().fg(Color::Red),
+                )
+            })
+            .collect()
+    };
+    f.render_widget(Paragraph::new(lines), inner);
+}

@@ -1,0 +1,44 @@
+//! The current phase's percentiles, tail ratio, mean and max, always with n beside them.
+
+use crate::tui::app::App;
+use crate::tui::format::{ms, opt};
+use crate::tui::panels::block;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::Paragraph;
+
+pub fn render(f: &mut Frame, area: Rect, app: &App) {
+    let c = &app.snap.current;
+    let l = &c.latency;
+    let b = block(format!(" percentiles · n {} ", c.n));
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    let tail = (l.p50 > 0.0).then(|| l.p99 / l.p50);
+    let pair = |a: &str, x: String, b: &str, y: String| {
+        Line::from(format!("{a:<5}{x:>6} ms  {b:<7}{y:>7}"))
+    };
+    let mut lines = vec![
+        pair("p50", ms(l.p50), "p99.9", format!("{} ms", ms(l.p999))),
+        pair("p90", ms(l.p90), "max", format!("{} ms", ms(l.max))),
+        pair("p95", ms(l.p95), "mean", format!("{} ms", ms(l.mean))),
+        pair("p99", ms(l.p99), "p99/p50", opt(tail, 2)),
+    ];
+    let errors: u64 = c.errors.values().sum();
+    lines.push(Line::from(format!(
+        "n {}  ok {}  errors {}",
+        c.n, c.ok, errors
+    )));
+    lines.push(Line::from(format!(
+        "ms: service p50 {} · dispatch p99 {}",
+        ms(c.service.p50),
+        ms(c.dispatch_delay.p99)
+    )));
+    if c.n > 0 && c.n < 100 {
+        lines.push(Line::from(format!(
+            "n={}: p99 is close to the maximum",
+            c.n
+        )));
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}

@@ -1,0 +1,134 @@
+//! Sweep results as phases finish: batch rows with efficiency and cost, concurrency rows with
+//! the tail ratio, the knee and the saturation point marked, and one line of advice.
+
+use crate::engine::PhaseResult;
+use crate::sweep::PhaseKind;
+use crate::sweep::analysis;
+use crate::tui::app::App;
+use crate::tui::format::{ms, opt};
+use crate::tui::panels::block;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::Line;
+use ratatui::widgets::Paragraph;
+
+fn batch_lines(rows: &[&PhaseResult], knee_at: f64) -> Vec<Line<'static>> {
+    let knee = analysis::knee(rows, knee_at);
+    let mut out = vec![Line::styled(
+        format!(
+            "{:>3} {:>5} {:>5} {:>7} {:>4} {:>4} {:>5}",
+            "b", "p50", "p99", "smp/s", "×b=1", "eff", "$/1M"
+        ),
+        Style::default().add_modifier(Modifier::BOLD),
+    )];
+    for (i, p) in rows.iter().enumerate() {
+        let text = format!(
+            "{:>3} {:>5} {:>5} {:>7.1} {:>4} {:>4} {:>5}",
+            p.batch_size,
+            ms(p.latency_ms.p50),
+            ms(p.latency_ms.p99),
+            p.samples_per_s,
+            opt(p.batch_efficiency.map(|e| e * p.batch_size as f64), 1),
+            opt(p.batch_efficiency, 2).trim_start_matches('0'),
+            opt(p.cost_per_1m_usd, 2),
+        );
+        out.push(if knee == Some(i) {
+            Line::styled(format!("{text} ◀ knee"), Style::default().fg(Color::Yellow))
+        } else {
+            Line::from(text)
+        });
+    }
+    out
+}
+
+fn concurrency_lines(rows: &[&PhaseResult]) -> Vec<Line<'static>> {
+    let saturated = analysis::saturation(rows);
+    let mut out = vec![Line::styled(
+        format!(
+            "{:>4} {:>6} {:>6} {:>7} {:>7}",
+            "conc", "p50", "p99", "req/s", "p99/p50"
+        ),
+        Style::default().add_modifier(Modifier::BOLD),
+    )];
+    for (i, p) in rows.iter().enumerate() {
+        let text = format!(
+            "{:>4} {:>6} {:>6} {:>7.1} {:>7}",
+            p.concurrency,
+            ms(p.latency_ms.p50),
+            ms(p.latency_ms.p99),
+            p.req_per_s,
+            opt(p.p99_over_p50, 2)
+        );
+        out.push(if saturated == Some(i) {
+            Line::styled(
+                format!("{text} ◀ saturated"),
+                Style::default().fg(Color::Yellow),
+            )
+        } else {
+            Line::from(text)
+        });
+    }
+    out
+}
+
+pub fn render(f: &mut Frame, area: Rect, app: &App) {
+    let s = &app.snap;
+    let running = s
+        .phase
+        .as_ref()
+        .filter(|p| p.kind != PhaseKind::Live)
+        .map(|p| {
+            let of = p.planned.map(|n| format!("/{n}")).unwrap_or_default();
+            format!(" · running {}{of}", p.index)
+        });
+    let b = block(format!(
+        " sweeps{} (b: batch, s: concurrency) ",
+        running.unwrap_or_default()
+    ));
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+
+    let batch = analysis::latest_sweep(&s.phases, PhaseKind::Batch);
+    let conc = analysis::latest_sweep(&s.phases, PhaseKind::Concurrency);
+    let mut lines = Vec::new();
+    let mut advice = Vec::new();
+    // The most recent sweep goes first; the other follows if there is room.
+    let batch_last = s
+        .phases
+        .iter()
+        .rev()
+        .find(|p| p.kind != PhaseKind::Live)
+        .is_none_or(|p| p.kind == PhaseKind::Batch);
+    let mut parts: Vec<(bool, Vec<Line>)> = Vec::new();
+    if !batch.is_empty() {
+        parts.push((true, batch_lines(&batch, app.info.knee)));
+        advice.extend(analysis::batch_advice(&batch, app.info.knee).filter(|_| batch.len() > 1));
+    }
+    if !conc.is_empty() {
+        parts.push((false, concurrency_lines(&conc)));
+        advice.extend(analysis::concurrency_advice(&conc));
+    }
+    parts.sort_by_key(|(is_batch, _)| *is_batch != batch_last);
+    for (_, part) in parts {
+        if !lines.is_empty() {
+            lines.push(Line::raw(""));
+        }
+        lines.extend(part);
+    }
+    if lines.is_empty() {
+        lines.push(Line::raw(
+            "no sweep yet: b batch sizes, s concurrency levels",
+        ));
+    }
+    // Advice stays visible at the bottom, whatever the table's length.
+    let room = (inner.height as usize).saturating_sub(advice.len());
+    lines.truncate(room);
+    for a in advice {
+        lines.push(Line::styled(
+            format!("» {a}"),
+            Style::default().fg(Color::Cyan),
+        ));
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}

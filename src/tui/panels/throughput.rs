@@ -1,0 +1,71 @@
+//! Sparklines of req/s and samples/s per second, with the target rate.
+
+use crate::stats::TimelineEntry;
+use crate::tui::app::App;
+use crate::tui::format;
+use crate::tui::panels::block;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Style};
+use ratatui::text::Line;
+use ratatui::widgets::{Paragraph, Sparkline};
+
+pub fn render(f: &mut Frame, area: Rect, app: &App) {
+    let s = &app.snap;
+    let target = match s.pace.rate_per_s {
+        Some(r) => format!("target {} req/s", format::rate(Some(r))),
+        None => format!("closed loop at {}", s.concurrency),
+    };
+    let b = block(format!(" throughput · {target} "));
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    let points: Vec<(f64, f64)> = s
+        .timeline_tail
+        .iter()
+        .filter_map(|e| match e {
+            TimelineEntry::Point {
+                req_per_s,
+                samples_per_s,
+                ..
+            } => Some((*req_per_s, *samples_per_s)),
+            TimelineEntry::Event { .. } => None,
+        })
+        .collect();
+    // The rightmost columns are the latest seconds.
+    let width = inner.width as usize;
+    let recent = &points[points.len().saturating_sub(width)..];
+    let req: Vec<u64> = recent.iter().map(|p| p.0.round() as u64).collect();
+    let samples: Vec<u64> = recent.iter().map(|p| p.1.round() as u64).collect();
+    let last = recent.last().copied().unwrap_or((0.0, 0.0));
+    let spark_h = inner.height.saturating_sub(2) / 2;
+    let [l1, s1, l2, s2] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(spark_h.max(1)),
+        Constraint::Length(1),
+        Constraint::Length(spark_h.max(1)),
+    ])
+    .areas(inner);
+    let label = |name: &str, now: f64, phase: f64| {
+        Line::from(format!("{name} {now:.1} now · {phase:.1} phase avg"))
+    };
+    f.render_widget(
+        Paragraph::new(label("req/s", last.0, s.current.req_per_s)),
+        l1,
+    );
+    f.render_widget(
+        Sparkline::default()
+            .data(&req)
+            .style(Style::default().fg(Color::Green)),
+        s1,
+    );
+    f.render_widget(
+        Paragraph::new(label("samples/s", last.1, s.current.samples_per_s)),
+        l2,
+    );
+    f.render_widget(
+        Sparkline::default()
+            .data(&samples)
+            .style(Style::default().fg(Color::Blue)),
+        s2,
+    );
+}

@@ -1,0 +1,135 @@
+//! Screen snapshots from a fixed engine snapshot (ratatui TestBackend + insta).
+
+use super::app::App;
+use super::{fixture, panels, screen};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::layout::Rect;
+use std::sync::Arc;
+
+fn app() -> App {
+    App::new(fixture::info(), Arc::new(fixture::snapshot()))
+}
+
+fn render(
+    w: u16,
+    h: u16,
+    app: &App,
+    draw: impl Fn(&mut ratatui::Frame, Rect, &App),
+) -> Terminal<TestBackend> {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| draw(f, f.area(), app)).unwrap();
+    t
+}
+
+#[test]
+fn whole_screen_80x24() {
+    let t = render(80, 24, &app(), |f, _, a| screen::draw(f, a));
+    insta::assert_snapshot!(t.backend());
+}
+
+#[test]
+fn whole_screen_160x48() {
+    let t = render(160, 48, &app(), |f, _, a| screen::draw(f, a));
+    insta::assert_snapshot!(t.backend());
+}
+
+#[test]
+fn help_overlay_80x24() {
+    let mut a = app();
+    a.show_help = true;
+    let t = render(80, 24, &a, |f, _, a| screen::draw(f, a));
+    insta::assert_snapshot!(t.backend());
+}
+
+#[test]
+fn too_small_terminal_gets_a_message() {
+    let t = render(60, 20, &app(), |f, _, a| screen::draw(f, a));
+    let text = format!("{}", t.backend());
+    assert!(text.contains("terminal too small: 60×20"), "{text}");
+}
+
+#[test]
+fn tiny_and_odd_sizes_do_not_panic() {
+    for (w, h) in [
+        (1, 1),
+        (0, 0),
+        (80, 24),
+        (81, 25),
+        (200, 24),
+        (80, 100),
+        (300, 80),
+    ] {
+        let _ = render(w, h, &app(), |f, _, a| screen::draw(f, a));
+    }
+}
+
+#[test]
+fn panel_header() {
+    insta::assert_snapshot!(render(100, 2, &app(), panels::header::render).backend());
+}
+
+#[test]
+fn panel_histogram_recent_and_whole_run() {
+    insta::assert_snapshot!(
+        "histogram_recent",
+        render(60, 8, &app(), panels::histogram::render).backend()
+    );
+    let mut a = app();
+    a.whole_run = true;
+    insta::assert_snapshot!(
+        "histogram_whole_run",
+        render(60, 8, &a, panels::histogram::render).backend()
+    );
+}
+
+#[test]
+fn panel_percentiles() {
+    insta::assert_snapshot!(render(44, 9, &app(), panels::percentiles::render).backend());
+}
+
+#[test]
+fn panel_throughput() {
+    insta::assert_snapshot!(render(60, 8, &app(), panels::throughput::render).backend());
+}
+
+#[test]
+fn panel_errors() {
+    insta::assert_snapshot!(render(44, 6, &app(), panels::errors::render).backend());
+}
+
+#[test]
+fn panel_sweep_with_knee_saturation_and_advice() {
+    let t = render(64, 16, &app(), panels::sweep::render);
+    let text = format!("{}", t.backend());
+    assert!(
+        text.contains("◀ knee") && text.contains("◀ saturated"),
+        "{text}"
+    );
+    assert!(
+        text.contains("» batch cap 1: efficiency 1.00 → 0.25 at 8"),
+        "{text}"
+    );
+    assert!(
+        text.contains("» concurrency cap 4: at 8 req/s +2%, p99 ×2.0"),
+        "{text}"
+    );
+    insta::assert_snapshot!(t.backend());
+}
+
+#[test]
+fn panel_accuracy() {
+    insta::assert_snapshot!(render(60, 7, &app(), panels::accuracy::render).backend());
+}
+
+#[test]
+fn panel_footer_long_and_short() {
+    insta::assert_snapshot!(
+        "footer_wide",
+        render(160, 1, &app(), panels::footer::render).backend()
+    );
+    insta::assert_snapshot!(
+        "footer_narrow",
+        render(80, 1, &app(), panels::footer::render).backend()
+    );
+}

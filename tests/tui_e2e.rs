@@ -1,0 +1,179 @@
+//! The live screen end to end: the real binary in tmux against `serve`, steered with keys,
+//! read back with capture-pane; then the export it leaves behind.
+
+mod common;
+
+use common::{BIN, Serve, tmp_path};
+use serde_json::Value;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// A private tmux server, so the test never touches the user's sessions.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn new() -> Tmux {
+        let ok = Command::new("tmux")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(ok, "tmux is required for this test (apt-get install tmux)");
+        Tmux {
+            socket: format!("encbench-test-{}", std::process::id()),
+        }
+    }
+
+    fn cmd(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("run tmux");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.cmd(&["capture-pane", "-p", "-t", "ui"])
+    }
+
+    fn keys(&self, keys: &str) {
+        self.cmd(&["send-keys", "-t", "ui", keys]);
+    }
+
+    /// Polls the screen until `cond` holds; panics with the last screen after `secs`.
+    fn wait_for(&self, what: &str, secs: u64, cond: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let s = self.screen();
+            if cond(&s) {
+                return s;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; screen:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn pane_dead(&self) -> bool {
+        self.cmd(&["display-message", "-p", "-t", "ui", "#{pane_dead}"])
+            .trim()
+            == "1"
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        self.cmd(&["kill-server"]);
+    }
+}
+
+fn phase_n(screen: &str) -> u64 {
+    screen
+        .split("percentiles · n ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn operator_session_through_keys() {
+    let _t = common::timed();
+    let server = Serve::start(&["--workers", "4"]);
+    let export = tmp_path("tui-export.json");
+    let tmux = Tmux::new();
+    let command = format!(
+        "{BIN} --url {} --request-rate 20 --concurrency 2 --batch-sizes 1 8 -n 20 --warmup 2 --export {}",
+        server.url,
+        export.display()
+    );
+    tmux.cmd(&["new-session", "-d", "-s", "ui", "-x", "120", "-y", "40"]);
+    tmux.cmd(&["set-option", "-t", "ui", "remain-on-exit", "on"]);
+    tmux.cmd(&["respawn-pane", "-k", "-t", "ui", &command]);
+
+    let s = tmux.wait_for("live numbers", 20, |s| phase_n(s) >= 5);
+    assert!(s.contains("open loop 20.0 req/s Poisson"), "{s}");
+
+    tmux.keys("Up");
+    tmux.wait_for("rate 25", 5, |s| s.contains("open loop 25.0 req/s"));
+    tmux.keys("Right");
+    tmux.wait_for("burstiness 2", 5, |s| s.contains("burstiness 2"));
+    tmux.keys("c");
+    tmux.wait_for("concurrency 1", 5, |s| s.contains("conc 1 ·"));
+
+    tmux.keys("b");
+    let s = tmux.wait_for("the batch sweep's rows and the live phase back", 60, |s| {
+        let rows = s
+            .lines()
+            .filter(|l| l.contains("│  1 ") || l.contains("│  8 "))
+            .count();
+        rows >= 2 && s.contains("phase 4 live")
+    });
+    assert!(s.contains("smp/s"), "{s}");
+    assert!(s.contains("accuracy 4/4"), "{s}");
+    // The live settings come back after the (closed-loop) sweep.
+    assert!(s.contains("open loop 25.0 req/s burstiness 2"), "{s}");
+
+    tmux.wait_for("live numbers again", 20, |s| phase_n(s) >= 3);
+    tmux.keys("Space");
+    tmux.wait_for("paused", 5, |s| s.contains(" paused ·"));
+
+    tmux.keys("q");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !tmux.pane_dead() {
+        assert!(
+            Instant::now() < deadline,
+            "did not quit; screen:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The terminal is restored: the tables are printed on the normal screen.
+    let after = tmux.screen();
+    assert!(after.contains("Batch (n = measured"), "{after}");
+    assert!(
+        !after.contains("╭ latency"),
+        "alternate screen left behind:\n{after}"
+    );
+
+    let text = std::fs::read_to_string(&export).expect("export written on quit");
+    let e: Value = serde_json::from_str(&text).unwrap();
+    let schema: Value = serde_json::from_str(encbench::assets::EXPORT_SCHEMA).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&e)
+        .map(|er| format!("{}: {er}", er.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let events: Vec<&str> = e["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["event"].as_str())
+        .collect();
+    for want in [
+        "request_rate 20.0 -> 25.0",
+        "burstiness 1 -> 2",
+        "concurrency 2 -> 1",
+        "batch sweep requested",
+        "paused",
+    ] {
+        assert!(
+            events.contains(&want),
+            "timeline lacks {want:?}: {events:?}"
+        );
+    }
+    let kinds: Vec<&str> = e["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["live", "batch", "batch", "live"]);
+    assert_eq!(e["accuracy"]["passed"], 4);
+}
