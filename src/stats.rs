@@ -87,6 +87,11 @@ pub struct PhaseRecorder {
     last_done: Option<Instant>,
     /// Time spent paused inside the measured interval, which throughput must not count.
     paused: Duration,
+    /// When successful warmup requests completed. Those that complete inside the measured
+    /// interval count towards throughput: leaving them out would charge the interval with
+    /// their service time and undercount a closed loop by about concurrency × service / 2.
+    /// Bounded by the warmup count.
+    warmup_done: Vec<(Instant, usize)>,
 }
 
 impl Default for PhaseRecorder {
@@ -101,12 +106,20 @@ impl Default for PhaseRecorder {
             first_intended: None,
             last_done: None,
             paused: Duration::ZERO,
+            warmup_done: Vec::new(),
         }
     }
 }
 
 impl PhaseRecorder {
+    /// Records a measured completion; a warmup one only counts towards throughput.
     pub fn record(&mut self, c: &Completion) {
+        if !c.measured {
+            if c.error.is_none() {
+                self.warmup_done.push((c.done, c.batch_size));
+            }
+            return;
+        }
         self.first_intended = Some(match self.first_intended {
             Some(t) => t.min(c.intended),
             None => c.intended,
@@ -143,24 +156,33 @@ impl PhaseRecorder {
         }
     }
 
-    /// Completed requests per second over the measured interval.
+    /// Warmup requests and samples that completed inside the measured interval.
+    fn warmup_inside(&self) -> (u64, u64) {
+        let Some(start) = self.first_intended else {
+            return (0, 0);
+        };
+        self.warmup_done
+            .iter()
+            .filter(|(done, _)| *done >= start)
+            .fold((0, 0), |(r, s), (_, b)| (r + 1, s + *b as u64))
+    }
+
+    /// Requests completed successfully per second over the measured interval.
     pub fn req_per_s(&self) -> f64 {
-        let secs = self.measured_interval().as_secs_f64();
-        if secs > 0.0 {
-            self.ok as f64 / secs
-        } else {
-            0.0
-        }
+        per_second(self.ok + self.warmup_inside().0, self.measured_interval())
     }
 
     pub fn samples_per_s(&self) -> f64 {
-        let secs = self.measured_interval().as_secs_f64();
-        if secs > 0.0 {
-            self.samples as f64 / secs
-        } else {
-            0.0
-        }
+        per_second(
+            self.samples + self.warmup_inside().1,
+            self.measured_interval(),
+        )
     }
+}
+
+fn per_second(count: u64, over: Duration) -> f64 {
+    let secs = over.as_secs_f64();
+    if secs > 0.0 { count as f64 / secs } else { 0.0 }
 }
 
 /// One line of the run's timeline: a per-second point or a logged event.
@@ -313,6 +335,30 @@ mod tests {
         assert!((r.samples_per_s() - 20.0).abs() < 1e-9);
         r.add_paused(Duration::from_millis(500));
         assert!((r.req_per_s() - 20.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn warmup_completions_inside_the_interval_count_towards_throughput() {
+        let t0 = Instant::now();
+        let mut r = PhaseRecorder::default();
+        // Two warmup requests: one done before measuring starts, one inside the interval.
+        let mut w = completion(t0, 0, 0, 50);
+        w.measured = false;
+        r.record(&w);
+        let mut w2 = completion(t0, 0, 0, 150);
+        w2.measured = false;
+        r.record(&w2);
+        for i in 1..=9 {
+            r.record(&completion(t0, 100 + (i - 1) * 100, 100, 100 + i * 100));
+        }
+        // Interval 100 ms → 1000 ms: 9 measured + 1 warmup completion in 0.9 s.
+        assert!(
+            (r.req_per_s() - 10.0 / 0.9).abs() < 1e-9,
+            "{}",
+            r.req_per_s()
+        );
+        assert_eq!(r.completed(), 9);
+        assert_eq!(r.scheduled.len(), 9, "warmup latencies stay out");
     }
 
     #[test]

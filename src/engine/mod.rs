@@ -92,9 +92,9 @@ impl Shared {
     fn record(&self, c: &Completion, generation: u64) {
         let mut live = self.lock();
         live.timeline.record(c);
-        if c.measured && generation == live.generation {
+        if generation == live.generation {
             live.recorder.record(c);
-            if c.error.is_none() {
+            if c.measured && c.error.is_none() {
                 live.run_latency
                     .saturating_record((c.done - c.intended).as_micros().max(1) as u64);
             }

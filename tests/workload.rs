@@ -1,0 +1,127 @@
+//! Workload options through the real binary: duration stops, timeouts, tokenizer and texts
+//! files, concurrency sweeps.
+
+mod common;
+
+use common::{Serve, f, run_export, stdout, tmp_path};
+
+#[test]
+fn duration_stops_each_phase_after_that_many_measured_seconds() {
+    let _t = common::timed();
+    let s = Serve::start(&["--base-ms", "2", "--per-token-ms", "0", "--workers", "2"]);
+    let (_, e) = run_export(
+        &s.url,
+        &[
+            "--duration",
+            "1.5",
+            "--request-rate",
+            "40",
+            "--burstiness",
+            "inf",
+            "--no-accuracy",
+        ],
+    );
+    let p = &e["phases"][0];
+    let n = p["n"].as_u64().unwrap();
+    assert!(
+        (55..=65).contains(&n),
+        "1.5 s at 40/s is 60 requests, got {n}"
+    );
+    assert!(
+        (f(&p["duration_s"]) - 1.5).abs() < 0.1,
+        "{}",
+        p["duration_s"]
+    );
+    assert_eq!(e["config"]["duration_s"], 1.5);
+}
+
+#[test]
+fn slow_responses_past_the_timeout_count_as_timeouts_and_the_run_goes_on() {
+    let s = Serve::start(&["--base-ms", "300", "--per-token-ms", "0", "--workers", "4"]);
+    let (out, e) = run_export(
+        &s.url,
+        &[
+            "-n",
+            "4",
+            "--warmup",
+            "0",
+            "--timeout",
+            "0.1",
+            "--no-accuracy",
+            "--concurrency",
+            "4",
+        ],
+    );
+    let p = &e["phases"][0];
+    assert_eq!(p["errors"]["Timeout"], 4, "{}", p["errors"]);
+    assert_eq!(p["ok"], 0);
+    assert!(stdout(&out).contains("Timeout 4"));
+}
+
+#[test]
+fn tokenizer_and_texts_files_are_used() {
+    let s = Serve::start(&["--base-ms", "1", "--per-token-ms", "0"]);
+    let shipped = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/tokenizer.json");
+    let texts = tmp_path("texts.jsonl");
+    std::fs::write(
+        &texts,
+        "\"a short text\"\n{\"premise\": \"one two three\", \"hypothesis\": \"four\"}\n",
+    )
+    .unwrap();
+    let (_, e) = run_export(
+        &s.url,
+        &[
+            "-n",
+            "5",
+            "--no-accuracy",
+            "--tokenizer",
+            shipped,
+            "--texts",
+            texts.to_str().unwrap(),
+        ],
+    );
+    // [CLS] a short text [SEP] = 5; [CLS] one two three [SEP] four [SEP] = 7.
+    assert_eq!(e["config"]["natural_tokens_per_input"], 6.0);
+    assert_eq!(e["config"]["tokenizer"], shipped);
+    assert_eq!(e["phases"][0]["ok"], 5);
+}
+
+#[test]
+fn concurrency_sweep_rows_and_saturation() {
+    let _t = common::timed();
+    // Two workers of 10 ms: at most 200 req/s. Closed loop at 1 loses the round trip between
+    // requests; from 4 on requests queue at the workers and throughput is flat while p99
+    // doubles.
+    let s = Serve::start(&["--base-ms", "10", "--per-token-ms", "0", "--workers", "2"]);
+    let (out, e) = run_export(
+        &s.url,
+        &[
+            "--sweep-concurrency",
+            "--concurrency-levels",
+            "1",
+            "4",
+            "8",
+            "-n",
+            "200",
+            "--warmup",
+            "8",
+            "--no-accuracy",
+        ],
+    );
+    let rows = e["phases"].as_array().unwrap();
+    let rps: Vec<f64> = rows.iter().map(|p| f(&p["req_per_s"])).collect();
+    let p99: Vec<f64> = rows.iter().map(|p| f(&p["latency_ms"]["p99"])).collect();
+    assert_eq!(
+        rows.iter()
+            .map(|p| p["concurrency"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        [1, 4, 8]
+    );
+    assert!(rps[0] > 80.0 && rps[0] <= 101.0, "{rps:?}");
+    assert!((rps[1] / 200.0 - 1.0).abs() < 0.03, "{rps:?}");
+    assert!((rps[2] / 200.0 - 1.0).abs() < 0.03, "{rps:?}");
+    assert!(p99[2] > 1.6 * p99[1], "queueing doubles the tail: {p99:?}");
+    let text = stdout(&out);
+    assert!(text.contains("◀ saturated"), "{text}");
+    assert!(text.contains("advice: concurrency cap 4: at 8"), "{text}");
+}
