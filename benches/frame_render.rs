@@ -40,6 +40,7 @@ fn simulate(secs: u64) -> (Snapshot, Duration) {
             done: intended + Duration::from_micros(lat_us),
             batch_size: 1,
             error: None,
+            variant: None,
             measured: true,
         };
         timeline.record(&c);

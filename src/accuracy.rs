@@ -180,7 +180,7 @@ pub async fn check(
         let input = s.input();
         let expected = labels.normalize(&s.expected);
         let (predicted, error) = match target.invoke(hf_body(&[&input], shape)).await {
-            Ok(body) => match hf_labels(&body) {
+            Ok(reply) => match hf_labels(&reply.body) {
                 Ok(l) => (Some(labels.normalize(&l[0])), None),
                 Err(e) => (None, Some(e)),
             },

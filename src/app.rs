@@ -3,16 +3,18 @@
 
 use crate::accuracy::{LabelMap, load_samples};
 use crate::arrival::Pace;
-use crate::cli::{Cli, RunArgs, ServeArgs, Sub};
+use crate::cli::{Cli, ColdStartArgs, RunArgs, SageMakerArgs, ServeArgs, Sub};
+use crate::cold_start::ColdStartProbe;
 use crate::engine::{AccuracySetup, Engine, EngineSetup, RunReport};
 use crate::export::{Export, write_atomic};
 use crate::headless::{self, Header};
 use crate::metrics::{instance_price, known_instance_types};
-use crate::payload::{Input, Shape, load_texts};
+use crate::payload::{Input, Shape, batch_bodies, hf_body, load_texts};
 use crate::serve::{self, ServeConfig, model::ServiceModel};
 use crate::sweep::{StopAt, SweepPlan};
 use crate::target::Target;
 use crate::target::local::LocalTarget;
+use crate::target::sagemaker::{MAX_BODY_BYTES, SageMakerConfig, SageMakerTarget};
 use crate::tokenize::TokenCounter;
 use crate::tui::{self, app::Info};
 use serde_json::{Value, json};
@@ -46,6 +48,7 @@ fn usage(flag: &str, msg: impl std::fmt::Display) -> AppError {
 pub async fn main(cli: Cli) -> Result<(), AppError> {
     match cli.command {
         Some(Sub::Serve(args)) => serve_forever(args).await,
+        Some(Sub::ColdStart(args)) => cold_start(args).await,
         None => run(cli.run).await,
     }
 }
@@ -69,6 +72,8 @@ async fn serve_forever(a: ServeArgs) -> Result<(), AppError> {
         flip_labels: a.flip_labels,
         label_ids: a.label_ids,
         seed: a.seed,
+        credentials: a.access_key.clone().zip(a.secret_key.clone()),
+        unhealthy_for: Duration::from_secs_f64(a.unhealthy_for_ms / 1000.0),
     };
     let server = serve::start(cfg, tokenizer).await.map_err(|e| {
         usage(
@@ -82,6 +87,88 @@ async fn serve_forever(a: ServeArgs) -> Result<(), AppError> {
         server.url()
     );
     headless::wait_for_signal().await;
+    Ok(())
+}
+
+async fn cold_start(a: ColdStartArgs) -> Result<(), AppError> {
+    let shape = Shape {
+        pad_to_max: a.pad_to_max,
+        max_len: a.max_len,
+    };
+    let samples = crate::accuracy::shipped_samples();
+    let body = hf_body(&[&samples[0].input()], shape);
+    let target = SageMakerTarget::new(
+        sagemaker_config(&a.endpoint, &a.sagemaker),
+        1,
+        Duration::from_secs_f64(a.timeout),
+        body.clone(),
+    )
+    .await;
+    let probe = ColdStartProbe {
+        idle_wait: Duration::from_secs_f64(a.idle_wait),
+        retry_interval: Duration::from_secs_f64(a.retry_interval),
+        give_up: Duration::from_secs_f64(a.give_up),
+        steady_n: a.n,
+    };
+    let result = crate::cold_start::run(&target, body, &probe).await;
+    print!("{}", crate::cold_start::table(&target.describe(), &result));
+    if let Some(path) = &a.export {
+        let export = crate::cold_start::export(&target.describe(), &probe, &result);
+        write_atomic(path, &export).map_err(|e| {
+            AppError::Failed(format!("--export {}: cannot write: {e}", path.display()))
+        })?;
+        eprintln!("results written to {}", path.display());
+    }
+    match result.first_success {
+        Some(_) => Ok(()),
+        None => Err(AppError::Failed(format!(
+            "no success within --give-up {} s ({} attempts)",
+            a.give_up, result.attempts
+        ))),
+    }
+}
+
+fn sagemaker_config(endpoint: &str, s: &SageMakerArgs) -> SageMakerConfig {
+    SageMakerConfig {
+        endpoint: endpoint.to_string(),
+        region: s.region.clone(),
+        profile: s.profile.clone(),
+        endpoint_url: s.endpoint_url.clone(),
+        target_container: s.target_container.clone(),
+        inference_component: s.inference_component.clone(),
+        target_model: s.target_model.clone(),
+        target_variant: s.target_variant.clone(),
+        content_type: "application/json".into(),
+    }
+}
+
+/// SageMaker refuses bodies over 6 MiB: say so before sending anything.
+fn check_body_limit(a: &RunArgs, texts: &[Input], shape: Shape) -> Result<(), AppError> {
+    let mut sizes: Vec<usize> = vec![a.batch_size];
+    if a.sweep_batch {
+        sizes.extend(&a.batch_sizes);
+    }
+    for b in sizes {
+        let largest = batch_bodies(texts, b, shape)
+            .iter()
+            .map(|body| body.len())
+            .max()
+            .unwrap_or(0);
+        if largest > MAX_BODY_BYTES {
+            let mib = largest as f64 / (1024.0 * 1024.0);
+            let flag = if b == a.batch_size {
+                "--batch-size"
+            } else {
+                "--batch-sizes"
+            };
+            return Err(usage(
+                flag,
+                format!(
+                    "batch {b} makes a {mib:.1} MiB request body, over SageMaker's 6 MiB limit"
+                ),
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -128,7 +215,19 @@ fn config_json(
 ) -> Value {
     let path = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
     json!({
-        "target": { "url": url, "engine": a.engine, "demo": a.demo },
+        "target": {
+            "url": a.endpoint.is_none().then_some(url),
+            "engine": a.engine,
+            "demo": a.demo,
+            "endpoint": a.endpoint,
+            "region": a.sagemaker.region,
+            "profile": a.sagemaker.profile,
+            "endpoint_url": a.sagemaker.endpoint_url.as_deref().map(redact),
+            "target_container": a.sagemaker.target_container,
+            "inference_component": a.sagemaker.inference_component,
+            "target_model": a.sagemaker.target_model,
+            "target_variant": a.sagemaker.target_variant,
+        },
         "n": a.n,
         "warmup": a.warmup,
         "duration_s": a.duration,
@@ -209,9 +308,10 @@ async fn run(a: RunArgs) -> Result<(), AppError> {
     } else {
         a.url.clone()
     };
-    let shown_url = redact(&url);
-    let config = config_json(&a, &shown_url, seed, natural_tokens, &price);
-
+    let shape = Shape {
+        pad_to_max: a.pad_to_max,
+        max_len: a.max_len,
+    };
     let max_concurrency = a
         .concurrency_levels
         .iter()
@@ -219,11 +319,23 @@ async fn run(a: RunArgs) -> Result<(), AppError> {
         .chain([a.concurrency])
         .max()
         .unwrap_or(1);
-    let target: Arc<dyn Target> = Arc::new(LocalTarget::new(
-        &url,
-        max_concurrency,
-        Duration::from_secs_f64(a.timeout),
-    ));
+    let timeout = Duration::from_secs_f64(a.timeout);
+    let (target, shown_url, flag): (Arc<dyn Target>, String, &str) = match &a.endpoint {
+        Some(name) => {
+            check_body_limit(&a, &texts, shape)?;
+            let cfg = sagemaker_config(name, &a.sagemaker);
+            let probe = hf_body(&[&texts[0]], shape);
+            let t = SageMakerTarget::new(cfg, max_concurrency, timeout, probe).await;
+            let shown = t.describe();
+            (Arc::new(t), shown, "--endpoint")
+        }
+        None => {
+            let t = LocalTarget::new(&url, max_concurrency, timeout)
+                .with_ready_timeout(Duration::from_secs_f64(a.ready_timeout));
+            (Arc::new(t), redact(&url), "--url")
+        }
+    };
+    let config = config_json(&a, &shown_url, seed, natural_tokens, &price);
     if let Err(e) = target.check_ready().await {
         let started = SystemTime::now();
         let report = RunReport {
@@ -237,7 +349,7 @@ async fn run(a: RunArgs) -> Result<(), AppError> {
             error: Some(e.to_string()),
         };
         write_export(&a, &report, config)?;
-        return Err(usage("--url", e));
+        return Err(usage(flag, e));
     }
 
     let live = !a.headless && std::io::stdout().is_terminal();
@@ -259,10 +371,6 @@ async fn run(a: RunArgs) -> Result<(), AppError> {
         batch_sizes: a.batch_sizes.clone(),
         concurrency_levels: a.concurrency_levels.clone(),
         live,
-    };
-    let shape = Shape {
-        pad_to_max: a.pad_to_max,
-        max_len: a.max_len,
     };
     let engine = Engine::start(EngineSetup {
         target,

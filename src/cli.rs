@@ -25,6 +25,41 @@ pub struct Cli {
 pub enum Sub {
     /// Run the reference endpoint alone (a simulated encoder with a known service model).
     Serve(ServeArgs),
+    /// First-request latency after idleness: retries until the first success, then the
+    /// steady-state p50 and the ratio.
+    ColdStart(ColdStartArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ColdStartArgs {
+    /// SageMaker endpoint to probe.
+    #[arg(long)]
+    pub endpoint: String,
+    #[command(flatten)]
+    pub sagemaker: SageMakerArgs,
+    /// Seconds to leave the endpoint idle before the first request (scale-to-zero needs
+    /// its idle period to pass).
+    #[arg(long, default_value = "0", value_parser = non_negative_f64)]
+    pub idle_wait: f64,
+    /// Seconds between attempts while the endpoint is not ready.
+    #[arg(long, default_value = "5", value_parser = positive_secs)]
+    pub retry_interval: f64,
+    /// Stop retrying after this many seconds.
+    #[arg(long, default_value = "900", value_parser = positive_secs)]
+    pub give_up: f64,
+    /// Requests after the first success that give the steady-state p50.
+    #[arg(short = 'n', long = "requests", default_value_t = 20, value_parser = positive_u64)]
+    pub n: u64,
+    /// Per-request timeout in seconds (a cold start can take minutes).
+    #[arg(long, default_value = "70", value_parser = positive_secs)]
+    pub timeout: f64,
+    #[arg(long)]
+    pub pad_to_max: bool,
+    #[arg(long, default_value_t = 512, value_parser = positive_usize)]
+    pub max_len: usize,
+    /// Write the result as JSON here.
+    #[arg(long, short = 'o')]
+    pub export: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
@@ -103,9 +138,14 @@ fn non_negative_f64(s: &str) -> Result<f64, String> {
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
     // Target selection
+    /// SageMaker endpoint to invoke through the AWS SDK (standard credential chain).
+    #[arg(long, conflicts_with = "demo", help_heading = "Target")]
+    pub endpoint: Option<String>,
     /// Local server speaking the SageMaker container contract (GET /ping, POST /invocations).
     #[arg(long, default_value = "http://localhost:8080", help_heading = "Target")]
     pub url: String,
+    #[command(flatten)]
+    pub sagemaker: SageMakerArgs,
     /// Payload format.
     #[arg(long, value_enum, default_value_t = EngineKind::Hf, help_heading = "Target")]
     pub engine: EngineKind,
@@ -159,6 +199,9 @@ pub struct RunArgs {
     /// Per-request timeout in seconds.
     #[arg(long, default_value = "70", value_parser = positive_secs, help_heading = "Workload")]
     pub timeout: f64,
+    /// Seconds to wait for a local server's /ping to say healthy before giving up.
+    #[arg(long, default_value = "60", value_parser = positive_secs, help_heading = "Workload")]
+    pub ready_timeout: f64,
     /// Seed for the arrival process (default: random, recorded in the export).
     #[arg(long, help_heading = "Workload")]
     pub seed: Option<u64>,
@@ -203,6 +246,32 @@ pub struct RunArgs {
     pub window: usize,
 }
 
+/// Where a SageMaker endpoint is and how requests are routed inside it.
+#[derive(Args, Debug, Clone, Default)]
+pub struct SageMakerArgs {
+    /// AWS region (default: from the environment or profile).
+    #[arg(long, help_heading = "SageMaker")]
+    pub region: Option<String>,
+    /// Named profile from ~/.aws/config.
+    #[arg(long, help_heading = "SageMaker")]
+    pub profile: Option<String>,
+    /// Runtime API URL override (also AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME).
+    #[arg(long, help_heading = "SageMaker")]
+    pub endpoint_url: Option<String>,
+    /// Multi-container endpoint with direct invocation: the container's hostname.
+    #[arg(long, help_heading = "SageMaker")]
+    pub target_container: Option<String>,
+    /// Inference component to invoke.
+    #[arg(long, help_heading = "SageMaker")]
+    pub inference_component: Option<String>,
+    /// Multi-model endpoint: the model artefact to invoke.
+    #[arg(long, help_heading = "SageMaker")]
+    pub target_model: Option<String>,
+    /// Production variant to invoke.
+    #[arg(long, help_heading = "SageMaker")]
+    pub target_variant: Option<String>,
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct ServeArgs {
     /// Port on 127.0.0.1; 0 picks a free one and prints it.
@@ -233,6 +302,10 @@ pub struct ServeArgs {
     /// How long the freeze lasts.
     #[arg(long, value_parser = non_negative_f64, requires = "stall_at")]
     pub stall_ms: Option<f64>,
+    /// /ping answers 200 {"status": "Unhealthy"} for this long after start, as
+    /// multi-model-server does while its workers come up.
+    #[arg(long, default_value = "0", value_parser = non_negative_f64)]
+    pub unhealthy_for_ms: f64,
     /// Give wrong verdicts, to show an accuracy mismatch.
     #[arg(long)]
     pub flip_labels: bool,
@@ -242,6 +315,17 @@ pub struct ServeArgs {
     /// tokenizer.json for token counts (default: shipped).
     #[arg(long)]
     pub tokenizer: Option<PathBuf>,
+    /// Access key id SageMaker-API requests must be signed with (SigV4 is then verified).
+    #[arg(long, requires = "secret_key", env = "ENCBENCH_SERVE_ACCESS_KEY")]
+    pub access_key: Option<String>,
+    /// The secret that goes with --access-key.
+    #[arg(
+        long,
+        requires = "access_key",
+        env = "ENCBENCH_SERVE_SECRET_KEY",
+        hide_env_values = true
+    )]
+    pub secret_key: Option<String>,
     /// Seed for the error-rate draws.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,

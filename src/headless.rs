@@ -340,6 +340,25 @@ pub fn tables(report: &RunReport, h: &Header) -> String {
         }
     }
 
+    let with_variants: Vec<&PhaseResult> = report
+        .phases
+        .iter()
+        .filter(|p| !p.variants.is_empty())
+        .collect();
+    if !with_variants.is_empty() {
+        let _ = writeln!(out, "\nInvoked production variants");
+        for p in with_variants {
+            let v: Vec<String> = p.variants.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            let _ = writeln!(
+                out,
+                "  batch {} conc {}: {}",
+                p.batch_size,
+                p.concurrency,
+                v.join(", ")
+            );
+        }
+    }
+
     if report.accuracy_before.is_some() || report.accuracy_after.is_some() {
         let _ = writeln!(out);
         let line = |label: &str, r: &Option<AccuracyReport>| {

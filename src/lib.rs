@@ -5,6 +5,7 @@ pub mod app;
 pub mod arrival;
 pub mod assets;
 pub mod cli;
+pub mod cold_start;
 pub mod engine;
 pub mod export;
 pub mod headless;

@@ -70,6 +70,8 @@ pub struct Completion {
     pub batch_size: usize,
     /// `None` on success, else the error kind's key.
     pub error: Option<String>,
+    /// The production variant that served it, where the target says.
+    pub variant: Option<String>,
     /// Warmup requests are counted in the timeline but never in phase results.
     pub measured: bool,
 }
@@ -83,6 +85,8 @@ pub struct PhaseRecorder {
     pub ok: u64,
     pub errors: BTreeMap<String, u64>,
     pub samples: u64,
+    /// Successful measured requests by invoked production variant.
+    pub variants: BTreeMap<String, u64>,
     first_intended: Option<Instant>,
     last_done: Option<Instant>,
     /// Time spent paused inside the measured interval, which throughput must not count.
@@ -103,6 +107,7 @@ impl Default for PhaseRecorder {
             ok: 0,
             errors: BTreeMap::new(),
             samples: 0,
+            variants: BTreeMap::new(),
             first_intended: None,
             last_done: None,
             paused: Duration::ZERO,
@@ -133,6 +138,9 @@ impl PhaseRecorder {
                 self.service.saturating_record(us(c.done - c.sent));
                 self.dispatch_delay
                     .saturating_record(us(c.sent.saturating_duration_since(c.intended)));
+                if let Some(v) = &c.variant {
+                    *self.variants.entry(v.clone()).or_default() += 1;
+                }
             }
             Some(kind) => *self.errors.entry(kind.clone()).or_default() += 1,
         }
@@ -309,6 +317,7 @@ mod tests {
             done: start + Duration::from_millis(done_ms),
             batch_size: 2,
             error: None,
+            variant: None,
             measured: true,
         }
     }

@@ -125,3 +125,34 @@ fn concurrency_sweep_rows_and_saturation() {
     assert!(text.contains("◀ saturated"), "{text}");
     assert!(text.contains("advice: concurrency cap 4: at 8"), "{text}");
 }
+
+#[test]
+fn an_unhealthy_ping_is_waited_for_then_given_up_on() {
+    let s = Serve::start(&[
+        "--base-ms",
+        "1",
+        "--per-token-ms",
+        "0",
+        "--unhealthy-for-ms",
+        "1200",
+    ]);
+    let started = std::time::Instant::now();
+    let (out, e) = run_export(&s.url, &["-n", "5", "--no-accuracy"]);
+    assert!(started.elapsed() >= std::time::Duration::from_millis(1100));
+    assert!(
+        common::stderr(&out).contains("waiting for"),
+        "{}",
+        common::stderr(&out)
+    );
+    assert_eq!(e["phases"][0]["ok"], 5);
+
+    let s = Serve::start(&["--unhealthy-for-ms", "60000"]);
+    let out = common::run(&["--headless", "--url", &s.url, "--ready-timeout", "0.5"]);
+    let err = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("--url") && last.contains("not healthy") && last.contains("Unhealthy"),
+        "{err}"
+    );
+}

@@ -217,12 +217,17 @@ pub(crate) async fn run_phase(
         tokio::spawn(async move {
             let result = target.invoke(body).await;
             let done = Instant::now();
+            let (variant, error) = match result {
+                Ok(reply) => (reply.variant, None),
+                Err(e) => (None, Some(e.key())),
+            };
             let c = Completion {
                 intended,
                 sent,
                 done,
                 batch_size,
-                error: result.err().map(|e| e.key()),
+                error,
+                variant,
                 measured,
             };
             task_shared.record(&c, gen_at_send);

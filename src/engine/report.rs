@@ -30,6 +30,9 @@ pub struct PhaseResult {
     pub n: u64,
     pub ok: u64,
     pub errors: BTreeMap<String, u64>,
+    /// Successful requests by SageMaker's invoked production variant (SageMaker targets).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub variants: BTreeMap<String, u64>,
     pub latency_ms: LatencySummary,
     pub service_ms: LatencySummary,
     pub dispatch_delay_ms: LatencySummary,
@@ -67,6 +70,7 @@ impl PhaseResult {
             n: rec.completed(),
             ok: rec.ok,
             errors: rec.errors.clone(),
+            variants: rec.variants.clone(),
             latency_ms: latency,
             service_ms: LatencySummary::of(&rec.service),
             dispatch_delay_ms: LatencySummary::of(&rec.dispatch_delay),

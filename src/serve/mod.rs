@@ -2,10 +2,13 @@
 //! with a known service model, for demos and for exact, known-answer tests. It sleeps rather
 //! than computes, so it does not steal the load generator's cores.
 //!
-//! This module speaks the SageMaker container contract (`GET /ping`, `POST /invocations`
-//! with Hugging Face payloads).
+//! It speaks the SageMaker container contract (`GET /ping`, `POST /invocations` with
+//! Hugging Face payloads) and the SageMaker runtime API (`sagemaker`). `GET /_encbench/counters`
+//! tells tests what the server saw.
 
 pub mod model;
+mod sagemaker;
+mod sigv4;
 mod workers;
 
 use crate::payload::Input;
@@ -21,8 +24,9 @@ use model::{Lengths, ServiceModel, Verdicts};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use workers::{Slot, Workers};
@@ -45,6 +49,11 @@ pub struct ServeConfig {
     /// Answer `LABEL_n` instead of class names, like a model exported without id2label.
     pub label_ids: bool,
     pub seed: u64,
+    /// Access key id and secret that SageMaker-API requests must be signed with (SigV4);
+    /// without them signatures are not checked.
+    pub credentials: Option<(String, String)>,
+    /// `/ping` says Unhealthy for this long after start.
+    pub unhealthy_for: Duration,
 }
 
 impl Default for ServeConfig {
@@ -66,6 +75,8 @@ impl Default for ServeConfig {
             flip_labels: false,
             label_ids: false,
             seed: 0,
+            credentials: None,
+            unhealthy_for: Duration::ZERO,
         }
     }
 }
@@ -73,12 +84,32 @@ impl Default for ServeConfig {
 const SIMULATOR_NOTE: &str =
     "encbench-tui reference endpoint: simulated service times, table verdicts";
 
+/// Why a request was not answered with verdicts; each protocol words it its own way.
+enum Fault {
+    Throttled(String),
+    Invalid(String),
+    /// The model failed (the container answers 500).
+    ModelError,
+    /// The worker's model is still loading (SageMaker API only).
+    NotReady,
+}
+
+/// What the server saw, for tests (`GET /_encbench/counters`).
+#[derive(Default)]
+struct Counters {
+    invocations: AtomicU64,
+    throttled: AtomicU64,
+    last_routing: Mutex<BTreeMap<String, String>>,
+}
+
 struct Server {
     cfg: ServeConfig,
-    workers: Workers,
+    workers: Arc<Workers>,
+    counters: Counters,
     lengths: Lengths,
     verdicts: Verdicts,
     in_flight: AtomicUsize,
+    started: Instant,
     first_request: OnceLock<Instant>,
     rng: Mutex<Xoshiro256PlusPlus>,
 }
@@ -96,6 +127,55 @@ impl Server {
             return true;
         }
         false
+    }
+
+    /// The shared path of every protocol: throttle, parse, queue at a worker, serve, answer.
+    /// `wait_for_load` is the container's behaviour (a request waits while its worker loads);
+    /// the SageMaker API refuses instead.
+    async fn infer(&self, body: &[u8], wait_for_load: bool) -> Result<Vec<Value>, Fault> {
+        let arrived = Instant::now();
+        self.first_request.get_or_init(|| arrived);
+        self.counters.invocations.fetch_add(1, Ordering::Relaxed);
+        let n = self.in_flight.fetch_add(1, Ordering::AcqRel) + 1;
+        let _guard = InFlight(&self.in_flight);
+        if let Some(limit) = self.cfg.throttle_above
+            && n > limit
+        {
+            self.counters.throttled.fetch_add(1, Ordering::Relaxed);
+            return Err(Fault::Throttled(format!(
+                "{n} requests in flight, limit {limit}"
+            )));
+        }
+        let (inputs, parameters) = parse_hf(body).map_err(Fault::Invalid)?;
+        let service = self
+            .lengths
+            .plan(&inputs, &parameters)
+            .service_time(&self.cfg.service);
+
+        let mut slot = if wait_for_load {
+            self.workers.acquire(arrived).await
+        } else {
+            self.workers
+                .try_acquire(arrived)
+                .await
+                .ok_or(Fault::NotReady)?
+        };
+        if self.wait_out_stall().await {
+            slot = Slot::restart(slot);
+        }
+        slot.serve(service).await;
+        if self.wait_out_stall().await {
+            slot.held_until_now();
+        }
+        drop(slot);
+
+        if self.model_error() {
+            return Err(Fault::ModelError);
+        }
+        Ok(inputs
+            .iter()
+            .map(|i| json!({ "label": self.verdicts.label(i), "score": 0.97 }))
+            .collect())
     }
 
     fn model_error(&self) -> bool {
@@ -133,10 +213,12 @@ pub async fn start(cfg: ServeConfig, tokenizer: TokenCounter) -> std::io::Result
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", cfg.port)).await?;
     let addr = listener.local_addr()?;
     let server = Arc::new(Server {
-        workers: Workers::new(cfg.workers, cfg.model_load),
+        workers: Arc::new(Workers::new(cfg.workers, cfg.model_load)),
+        counters: Counters::default(),
         lengths: Lengths::new(tokenizer),
         verdicts: Verdicts::new(cfg.flip_labels, cfg.label_ids),
         in_flight: AtomicUsize::new(0),
+        started: Instant::now(),
         first_request: OnceLock::new(),
         rng: Mutex::new(Xoshiro256PlusPlus::seed_from_u64(cfg.seed)),
         cfg,
@@ -144,6 +226,8 @@ pub async fn start(cfg: ServeConfig, tokenizer: TokenCounter) -> std::io::Result
     let app = Router::new()
         .route("/ping", get(ping))
         .route("/invocations", post(invocations))
+        .route("/endpoints/{name}/invocations", post(sagemaker::invoke))
+        .route("/_encbench/counters", get(counters))
         .with_state(server);
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     // Without TCP_NODELAY small responses wait on delayed ACKs (about 40 ms on Linux).
@@ -164,7 +248,9 @@ pub async fn start(cfg: ServeConfig, tokenizer: TokenCounter) -> std::io::Result
 }
 
 async fn ping(State(s): State<Arc<Server>>) -> Response {
-    let status = if s.workers.loading() {
+    let status = if s.started.elapsed() < s.cfg.unhealthy_for {
+        "Unhealthy"
+    } else if s.workers.loading() {
         "Healthy (workers loading on first request)"
     } else {
         "Healthy"
@@ -214,48 +300,34 @@ fn parse_hf(body: &[u8]) -> Result<(Vec<Input>, Value), String> {
 }
 
 async fn invocations(State(s): State<Arc<Server>>, body: Bytes) -> Response {
-    let arrived = Instant::now();
-    s.first_request.get_or_init(|| arrived);
-    let n = s.in_flight.fetch_add(1, Ordering::AcqRel) + 1;
-    let _guard = InFlight(&s.in_flight);
-    if let Some(limit) = s.cfg.throttle_above
-        && n > limit
-    {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "ThrottlingException",
-            format!("{n} requests in flight, limit {limit}"),
-        );
-    }
-    let (inputs, parameters) = match parse_hf(&body) {
-        Ok(x) => x,
-        Err(e) => return error(StatusCode::BAD_REQUEST, "ValidationError", e),
-    };
-    let service = s
-        .lengths
-        .plan(&inputs, &parameters)
-        .service_time(&s.cfg.service);
-
-    let mut slot = s.workers.acquire(arrived).await;
-    if s.wait_out_stall().await {
-        slot = Slot::restart(slot);
-    }
-    slot.serve(service).await;
-    if s.wait_out_stall().await {
-        slot.held_until_now();
-    }
-    drop(slot);
-
-    if s.model_error() {
-        return error(
+    match s.infer(&body, true).await {
+        Ok(out) => axum::Json(Value::Array(out)).into_response(),
+        Err(Fault::Throttled(m)) => error(StatusCode::BAD_REQUEST, "ThrottlingException", m),
+        Err(Fault::Invalid(m)) => error(StatusCode::BAD_REQUEST, "ValidationError", m),
+        Err(Fault::ModelError) => error(
             StatusCode::INTERNAL_SERVER_ERROR,
             "ModelError",
             "simulated model error".into(),
-        );
+        ),
+        Err(Fault::NotReady) => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ServiceUnavailable",
+            "model loading".into(),
+        ),
     }
-    let out: Vec<Value> = inputs
-        .iter()
-        .map(|i| json!({ "label": s.verdicts.label(i), "score": 0.97 }))
-        .collect();
-    axum::Json(Value::Array(out)).into_response()
+}
+
+async fn counters(State(s): State<Arc<Server>>) -> Response {
+    let c = &s.counters;
+    let routing = c
+        .last_routing
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    axum::Json(json!({
+        "invocations": c.invocations.load(Ordering::Relaxed),
+        "throttled": c.throttled.load(Ordering::Relaxed),
+        "last_routing": routing,
+    }))
+    .into_response()
 }

@@ -9,6 +9,7 @@
 //! requests costs no simulated time and the known answers hold to about 0.1 ms.
 
 use crate::timing;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::{Mutex, MutexGuard};
@@ -18,6 +19,8 @@ struct Worker {
     /// the deadline of the worker's last request.
     busy: Mutex<Option<Instant>>,
     loaded: AtomicBool,
+    /// Set once a load has been started in the background (SageMaker API path).
+    load_started: AtomicBool,
 }
 
 pub struct Workers {
@@ -61,6 +64,7 @@ impl Workers {
                 .map(|_| Worker {
                     busy: Mutex::new(None),
                     loaded: AtomicBool::new(loaded),
+                    load_started: AtomicBool::new(loaded),
                 })
                 .collect(),
             next: AtomicUsize::new(0),
@@ -80,12 +84,38 @@ impl Workers {
             None => arrived,
         };
         if !w.loaded.load(Ordering::Acquire) {
+            w.load_started.store(true, Ordering::Release);
             let _one_at_a_time = self.loading.lock().await;
-            timing::sleep(self.load_time).await;
-            w.loaded.store(true, Ordering::Release);
+            // A background load (SageMaker path) may have finished while we queued.
+            if !w.loaded.load(Ordering::Acquire) {
+                timing::sleep(self.load_time).await;
+                w.loaded.store(true, Ordering::Release);
+            }
             start = Instant::now();
         }
         Slot { busy, start }
+    }
+
+    /// Like `acquire`, but a worker whose model is not loaded yet starts loading in the
+    /// background and the request is refused (SageMaker answers ModelNotReadyException).
+    pub async fn try_acquire(self: &Arc<Self>, arrived: Instant) -> Option<Slot<'_>> {
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.workers.len();
+        let w = &self.workers[i];
+        if !w.loaded.load(Ordering::Acquire) {
+            if !w.load_started.swap(true, Ordering::AcqRel) {
+                let me = self.clone();
+                tokio::spawn(async move {
+                    let w = &me.workers[i];
+                    let _one_at_a_time = me.loading.lock().await;
+                    timing::sleep(me.load_time).await;
+                    w.loaded.store(true, Ordering::Release);
+                });
+            }
+            return None;
+        }
+        let busy = w.busy.lock().await;
+        let start = busy.map_or(arrived, |prev| prev.max(arrived));
+        Some(Slot { busy, start })
     }
 
     pub fn loading(&self) -> bool {

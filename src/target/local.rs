@@ -1,6 +1,6 @@
 //! A local server speaking the SageMaker container contract: `GET /ping`, `POST /invocations`.
 
-use super::{BoxFuture, ErrorKind, Target, TargetError};
+use super::{BoxFuture, ErrorKind, Reply, Target, TargetError};
 use bytes::Bytes;
 use reqwest::StatusCode;
 use std::time::Duration;
@@ -8,6 +8,8 @@ use std::time::Duration;
 pub struct LocalTarget {
     base: String,
     client: reqwest::Client,
+    /// How long to wait for `/ping` to say healthy before giving up.
+    ready_timeout: Duration,
 }
 
 impl LocalTarget {
@@ -24,6 +26,39 @@ impl LocalTarget {
         LocalTarget {
             base: url.trim_end_matches('/').to_string(),
             client,
+            ready_timeout: Duration::from_secs(60),
+        }
+    }
+
+    pub fn with_ready_timeout(mut self, d: Duration) -> LocalTarget {
+        self.ready_timeout = d;
+        self
+    }
+
+    /// One `/ping`: `Ok(body)` when healthy, `Err(Ok(reason))` when up but not healthy,
+    /// `Err(Err(reason))` when unreachable.
+    async fn ping(&self) -> Result<String, Result<String, String>> {
+        let url = format!("{}/ping", self.base);
+        let resp = self
+            .client
+            .get(&url)
+            .send()
+            .await
+            .map_err(|e| Err(short_reason(&e)))?;
+        let status = resp.status();
+        let body = resp.text().await.unwrap_or_default();
+        if !status.is_success() {
+            return Err(Ok(format!("GET /ping answered {status}")));
+        }
+        // multi-model-server answers 200 {"status": "Unhealthy"} while no worker is up.
+        let said = serde_json::from_str::<serde_json::Value>(&body)
+            .ok()
+            .and_then(|v| v.get("status").and_then(|s| s.as_str()).map(str::to_owned));
+        match said {
+            Some(s) if s.to_ascii_lowercase().starts_with("unhealthy") => {
+                Err(Ok(format!("GET /ping says {s:?}")))
+            }
+            _ => Ok(body),
         }
     }
 }
@@ -72,31 +107,39 @@ impl Target for LocalTarget {
         self.base.clone()
     }
 
+    /// Waits (up to the ready timeout) while the server says it is not healthy; an
+    /// unreachable server is an error at once.
     fn check_ready(&self) -> BoxFuture<'_, Result<String, TargetError>> {
         Box::pin(async move {
-            let url = format!("{}/ping", self.base);
-            let resp =
-                self.client
-                    .get(&url)
-                    .send()
-                    .await
-                    .map_err(|e| TargetError::Unreachable {
+            let deadline = tokio::time::Instant::now() + self.ready_timeout;
+            let mut told = false;
+            loop {
+                let reason = match self.ping().await {
+                    Ok(body) => return Ok(body),
+                    Err(Err(reason)) => {
+                        return Err(TargetError::Unreachable {
+                            target: self.base.clone(),
+                            reason,
+                        });
+                    }
+                    Err(Ok(reason)) => reason,
+                };
+                if tokio::time::Instant::now() >= deadline {
+                    return Err(TargetError::Unhealthy {
                         target: self.base.clone(),
-                        reason: short_reason(&e),
-                    })?;
-            let status = resp.status();
-            let body = resp.text().await.unwrap_or_default();
-            if !status.is_success() {
-                return Err(TargetError::Unhealthy {
-                    target: self.base.clone(),
-                    reason: format!("GET /ping answered {status}"),
-                });
+                        reason: format!("{reason} after {:.0} s", self.ready_timeout.as_secs_f64()),
+                    });
+                }
+                if !told {
+                    eprintln!("waiting for {} to become healthy ({reason})", self.base);
+                    told = true;
+                }
+                tokio::time::sleep(Duration::from_millis(250)).await;
             }
-            Ok(body)
         })
     }
 
-    fn invoke(&self, body: Bytes) -> BoxFuture<'_, Result<Bytes, ErrorKind>> {
+    fn invoke(&self, body: Bytes) -> BoxFuture<'_, Result<Reply, ErrorKind>> {
         Box::pin(async move {
             let resp = self
                 .client
@@ -116,7 +159,7 @@ impl Target for LocalTarget {
             // Latency ends at the last byte, so the body is always read in full.
             let bytes = resp.bytes().await.map_err(|e| classify_transport(&e))?;
             if status.is_success() {
-                Ok(bytes)
+                Ok(Reply::body(bytes))
             } else {
                 Err(classify_status(status, error_type.as_deref(), &bytes))
             }

@@ -2,6 +2,7 @@
 //! last byte, and classifies failures into the error kinds the tables and exports count.
 
 pub mod local;
+pub mod sagemaker;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -27,6 +28,10 @@ pub enum ErrorKind {
     Http(u16),
     /// A 2xx whose body could not be read to the end.
     BadResponse,
+    /// A service error with no kind of its own, by its error code.
+    Service(String),
+    /// Refused before sending (a body over the 6 MiB limit).
+    TooLarge,
 }
 
 impl ErrorKind {
@@ -49,6 +54,8 @@ impl ErrorKind {
             ErrorKind::Auth => "AuthFailure".into(),
             ErrorKind::Http(s) => format!("HTTP {s}"),
             ErrorKind::BadResponse => "BadResponse".into(),
+            ErrorKind::Service(code) => code.clone(),
+            ErrorKind::TooLarge => "RequestTooLarge".into(),
         }
     }
 }
@@ -60,6 +67,27 @@ pub enum TargetError {
     Unreachable { target: String, reason: String },
     #[error("{target}: not healthy ({reason})")]
     Unhealthy { target: String, reason: String },
+    #[error("{target}: authentication failed ({reason})")]
+    Auth { target: String, reason: String },
+    #[error("{target}: {reason}")]
+    Config { target: String, reason: String },
+}
+
+/// A successful response, read to its last byte.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    pub body: bytes::Bytes,
+    /// SageMaker's invoked production variant, where the target reports one.
+    pub variant: Option<String>,
+}
+
+impl Reply {
+    pub fn body(body: bytes::Bytes) -> Reply {
+        Reply {
+            body,
+            variant: None,
+        }
+    }
 }
 
 pub trait Target: Send + Sync {
@@ -70,5 +98,5 @@ pub trait Target: Send + Sync {
     fn check_ready(&self) -> BoxFuture<'_, Result<String, TargetError>>;
 
     /// One request; the body is already serialized for this target's wire format.
-    fn invoke(&self, body: bytes::Bytes) -> BoxFuture<'_, Result<bytes::Bytes, ErrorKind>>;
+    fn invoke(&self, body: bytes::Bytes) -> BoxFuture<'_, Result<Reply, ErrorKind>>;
 }

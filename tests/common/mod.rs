@@ -67,11 +67,59 @@ pub fn tmp_path(name: &str) -> PathBuf {
 }
 
 pub fn run(args: &[&str]) -> Output {
-    Command::new(BIN)
+    run_env(args, &[])
+}
+
+/// Runs the binary with `env` added, and without any AWS settings from this machine: no
+/// AWS_* variables, no ~/.aws, no instance metadata lookups.
+pub fn run_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(BIN);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("AWS_") {
+            cmd.env_remove(k);
+        }
+    }
+    let home = tmp_path("home");
+    std::fs::create_dir_all(&home).unwrap();
+    cmd.env("HOME", &home)
+        .env("AWS_EC2_METADATA_DISABLED", "true");
+    cmd.envs(env.iter().copied())
         .args(args)
         .stdin(Stdio::null())
         .output()
         .expect("run encbench-tui")
+}
+
+/// Like `run_export`, with the target given in `args` and extra environment.
+pub fn run_export_env(args: &[&str], env: &[(&str, &str)]) -> (Output, Value) {
+    let path = tmp_path("export.json");
+    let mut all = vec!["--headless", "--export", path.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = run_env(&all, env);
+    assert!(
+        out.status.success(),
+        "run failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let text = std::fs::read_to_string(&path).expect("export written");
+    (out, serde_json::from_str(&text).expect("export is JSON"))
+}
+
+/// GET a JSON document over plain HTTP (the reference endpoint's counters).
+pub fn get_json(url: &str) -> Value {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        reqwest::get(url)
+            .await
+            .unwrap()
+            .json::<Value>()
+            .await
+            .unwrap()
+    })
 }
 
 /// Runs a headless run against `url` with `args` and returns its output and parsed export.
@@ -103,4 +151,18 @@ pub fn stderr(o: &Output) -> String {
 
 pub fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// GET a body as text over plain HTTP; connection failures read as an empty body.
+pub fn get_text(url: &str) -> String {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        match reqwest::get(url).await {
+            Ok(r) => r.text().await.unwrap_or_default(),
+            Err(_) => String::new(),
+        }
+    })
 }

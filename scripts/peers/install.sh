@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Install the real third-party peer servers used by the integration tests, each in its own venv under
+# $ENCBENCH_PEERS_HOME (default <repo>/target/peers). Idempotent: a venv whose stamp matches the pins below
+# is left alone; a missing, half-built or differently pinned one is (re)built.
+# Usage: scripts/peers/install.sh [moto] [smhf]      (no argument: both)
+# Env:   ENCBENCH_PEERS_HOME  cache folder;  ENCBENCH_PEERS_PYTHON  interpreter for the venvs (default python3, needs >= 3.9)
+set -euo pipefail
+. "$(dirname "$0")/_common.sh"
+
+PYTHON=${ENCBENCH_PEERS_PYTHON:-python3}
+
+# Pinned specs. Change a pin -> the stamp changes -> the next install rebuilds that venv.
+# moto: 5.2.5 is the version measured (SageMaker runtime mock + IAM auth mode). boto3/requests are used by
+#   moto.sh --auth to create the IAM user/key, and by the probes.
+MOTO_SPEC=("moto[server]==5.2.5" "boto3==1.44.8" "requests==2.34.2")
+# smhf: HF SageMaker inference toolkit 2.6.0 on multi-model-server 1.1.11 (Java frontend), no torch.
+#   GOTCHA: the toolkit needs transformers<5 (5.x breaks its imports); 4.57.6 is what "<5" resolved to and was measured.
+SMHF_SPEC=("sagemaker-huggingface-inference-toolkit[mms]==2.6.0" "multi-model-server==1.1.11" "transformers==4.57.6" "requests==2.34.2")
+
+install_peer() {
+  local name=$1; shift
+  local venv="$ENCBENCH_PEERS_HOME/venv-$name" stamp="$ENCBENCH_PEERS_HOME/venv-$name/.encbench-stamp"
+  local want; want="$($PYTHON -c 'import sys; print("%d.%d" % sys.version_info[:2])') $*"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$venv/bin/python" ]; then
+    log "$name: already installed in $venv ($want)"
+    return 0
+  fi
+  [ -e "$venv" ] && { log "$name: removing stale/partial venv $venv"; rm -rf "$venv"; }
+  local t0=$SECONDS plog="$ENCBENCH_PEERS_HOME/install-$name.log"
+  log "$name: $PYTHON -m venv $venv"
+  "$PYTHON" -m venv "$venv"
+  log "$name: pip install $* (log: $plog)"
+  if ! "$venv/bin/pip" install --disable-pip-version-check --no-input --progress-bar off "$@" >"$plog" 2>&1; then
+    tail -40 "$plog" >&2
+    die "$name: pip install failed (full log: $plog)"
+  fi
+  "$venv/bin/pip" freeze --disable-pip-version-check >"$venv/.encbench-freeze.txt"
+  echo "$want" >"$stamp"
+  log "$name: installed in $((SECONDS - t0)) s, $(du -sh "$venv" | cut -f1)"
+}
+
+ensure_java() {
+  if command -v java >/dev/null 2>&1; then
+    log "java present: $(java -version 2>&1 | head -1)"
+    return 0
+  fi
+  command -v apt-get >/dev/null 2>&1 || die "java is missing and apt-get is unavailable: install a Java 11+ runtime"
+  log "java missing: apt-get install -y openjdk-17-jre-headless"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq openjdk-17-jre-headless
+  command -v java >/dev/null 2>&1 || die "java still missing after apt-get install"
+}
+
+want=("$@")
+[ ${#want[@]} -gt 0 ] || want=(moto smhf)
+for p in "${want[@]}"; do
+  case $p in
+    moto|smhf) ;;
+    *) die "unknown peer '$p' (known: moto smhf)";;
+  esac
+done
+log "cache: $ENCBENCH_PEERS_HOME"
+for p in "${want[@]}"; do
+  case $p in
+    moto) install_peer moto "${MOTO_SPEC[@]}" ;;
+    smhf) ensure_java; install_peer smhf "${SMHF_SPEC[@]}" ;;
+  esac
+done
+log "done: $(du -sh "$ENCBENCH_PEERS_HOME" | cut -f1) in $ENCBENCH_PEERS_HOME"

@@ -1,0 +1,264 @@
+//! A SageMaker endpoint through the AWS SDK: the standard credential chain, SigV4 by the SDK,
+//! routing headers for multi-container, inference-component, multi-model and variant targets.
+//!
+//! Client-side traps are switched off: retries are disabled (a throttle is a throttle, not a
+//! silent resend), the connection pool and the timeouts are sized from the run's concurrency
+//! and `--timeout` (botocore's 10-connection pool and 60 s read timeout distort both).
+
+use super::{BoxFuture, ErrorKind, Reply, Target, TargetError};
+use aws_config::BehaviorVersion;
+use aws_config::retry::RetryConfig;
+use aws_config::timeout::TimeoutConfig;
+use aws_sdk_sagemakerruntime::Client;
+use aws_sdk_sagemakerruntime::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_sagemakerruntime::operation::invoke_endpoint::InvokeEndpointError;
+use aws_sdk_sagemakerruntime::primitives::Blob;
+use bytes::Bytes;
+use std::time::Duration;
+
+/// SageMaker refuses request bodies above 6 MiB; we refuse them before sending.
+pub const MAX_BODY_BYTES: usize = 6 * 1024 * 1024;
+
+/// Where and how to invoke. Credentials are never held here: the SDK resolves them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SageMakerConfig {
+    pub endpoint: String,
+    pub region: Option<String>,
+    pub profile: Option<String>,
+    pub endpoint_url: Option<String>,
+    pub target_container: Option<String>,
+    pub inference_component: Option<String>,
+    pub target_model: Option<String>,
+    pub target_variant: Option<String>,
+    pub content_type: String,
+}
+
+pub struct SageMakerTarget {
+    cfg: SageMakerConfig,
+    client: Client,
+    /// A real request for the pre-flight check (there is no ping in the runtime API).
+    probe: Bytes,
+    credentials: Option<aws_credential_types::provider::SharedCredentialsProvider>,
+}
+
+impl SageMakerTarget {
+    pub async fn new(
+        cfg: SageMakerConfig,
+        concurrency: usize,
+        timeout: Duration,
+        probe: Bytes,
+    ) -> SageMakerTarget {
+        let http = aws_smithy_http_client::Builder::new()
+            .pool_max_idle_per_host(concurrency.max(1))
+            .tls_provider(aws_smithy_http_client::tls::Provider::Rustls(
+                aws_smithy_http_client::tls::rustls_provider::CryptoMode::AwsLc,
+            ))
+            .build_https();
+        let timeouts = TimeoutConfig::builder()
+            .connect_timeout(timeout.min(Duration::from_secs(10)))
+            .read_timeout(timeout)
+            .operation_attempt_timeout(timeout)
+            .operation_timeout(timeout)
+            .build();
+        let mut loader = aws_config::defaults(BehaviorVersion::latest())
+            .http_client(http)
+            .retry_config(RetryConfig::disabled())
+            .timeout_config(timeouts);
+        if let Some(r) = &cfg.region {
+            loader = loader.region(aws_config::Region::new(r.clone()));
+        }
+        if let Some(p) = &cfg.profile {
+            loader = loader.profile_name(p);
+        }
+        if let Some(u) = &cfg.endpoint_url {
+            loader = loader.endpoint_url(u);
+        }
+        let sdk = loader.load().await;
+        SageMakerTarget {
+            client: Client::new(&sdk),
+            cfg,
+            probe,
+            credentials: sdk.credentials_provider(),
+        }
+    }
+
+    fn name(&self) -> String {
+        let mut s = format!("sagemaker:{}", self.cfg.endpoint);
+        for (label, v) in [
+            ("container", &self.cfg.target_container),
+            ("component", &self.cfg.inference_component),
+            ("model", &self.cfg.target_model),
+            ("variant", &self.cfg.target_variant),
+        ] {
+            if let Some(v) = v {
+                s += &format!(" {label}={v}");
+            }
+        }
+        s
+    }
+
+    async fn call(&self, body: Bytes) -> Result<Reply, (ErrorKind, String)> {
+        if body.len() > MAX_BODY_BYTES {
+            return Err((
+                ErrorKind::TooLarge,
+                format!("body of {} bytes is over the 6 MiB limit", body.len()),
+            ));
+        }
+        let out = self
+            .client
+            .invoke_endpoint()
+            .endpoint_name(&self.cfg.endpoint)
+            .content_type(&self.cfg.content_type)
+            .accept("application/json")
+            .set_target_container_hostname(self.cfg.target_container.clone())
+            .set_inference_component_name(self.cfg.inference_component.clone())
+            .set_target_model(self.cfg.target_model.clone())
+            .set_target_variant(self.cfg.target_variant.clone())
+            .body(Blob::new(body.to_vec()))
+            .send()
+            .await
+            .map_err(|e| classify(&e))?;
+        Ok(Reply {
+            variant: out.invoked_production_variant().map(str::to_owned),
+            body: Bytes::from(out.body.map(Blob::into_inner).unwrap_or_default()),
+        })
+    }
+}
+
+/// Error codes of a request that was not accepted as signed by a known identity.
+const AUTH_CODES: &[&str] = &[
+    "UnrecognizedClientException",
+    "InvalidSignatureException",
+    "SignatureDoesNotMatch",
+    "IncompleteSignature",
+    "InvalidClientTokenId",
+    "AccessDeniedException",
+    "ExpiredTokenException",
+    "MissingAuthenticationToken",
+];
+
+/// Maps an SDK error to the kind counted in tables, with a message for one-off reports.
+pub fn classify(e: &SdkError<InvokeEndpointError>) -> (ErrorKind, String) {
+    let message = match e {
+        SdkError::ServiceError(se) => {
+            let err = se.err();
+            let status = se.raw().status().as_u16();
+            match (
+                known_code(err.code()),
+                se.raw().body().bytes().and_then(xml_error_code),
+            ) {
+                (Some(code), _) => format!("{code}: {}", err.message().unwrap_or("")),
+                (None, Some(code)) => format!("{code} (HTTP {status})"),
+                (None, None) => format!("HTTP {status}"),
+            }
+        }
+        other => {
+            let mut source: &dyn std::error::Error = other;
+            while let Some(next) = source.source() {
+                source = next;
+            }
+            source.to_string()
+        }
+    };
+    let kind = match e {
+        SdkError::ServiceError(se) => match se.err() {
+            InvokeEndpointError::ModelError(m) => ErrorKind::ModelError {
+                original_status: m.original_status_code().and_then(|s| u16::try_from(s).ok()),
+            },
+            InvokeEndpointError::ModelNotReadyException(_) => ErrorKind::ModelNotReady,
+            InvokeEndpointError::ServiceUnavailable(_) => ErrorKind::ServiceUnavailable,
+            InvokeEndpointError::ValidationError(_) => ErrorKind::Validation,
+            InvokeEndpointError::InternalFailure(_)
+            | InvokeEndpointError::InternalDependencyException(_) => ErrorKind::InternalFailure,
+            other => {
+                let raw = se.raw();
+                // Some implementations (moto) answer auth failures in AWS's XML error form,
+                // which the JSON protocol parser leaves without a code.
+                let xml_code = raw.body().bytes().and_then(xml_error_code);
+                match known_code(other.code()).or(xml_code.as_deref()) {
+                    Some("ThrottlingException") => ErrorKind::Throttling,
+                    Some(code) if AUTH_CODES.contains(&code) => ErrorKind::Auth,
+                    _ if matches!(raw.status().as_u16(), 401 | 403) => ErrorKind::Auth,
+                    Some(code) => ErrorKind::Service(code.to_string()),
+                    None => ErrorKind::Http(raw.status().as_u16()),
+                }
+            }
+        },
+        SdkError::TimeoutError(_) => ErrorKind::Timeout,
+        SdkError::DispatchFailure(d) if d.is_timeout() => ErrorKind::Timeout,
+        SdkError::DispatchFailure(_) => ErrorKind::Connection,
+        SdkError::ResponseError(_) => ErrorKind::BadResponse,
+        // Raised before sending, e.g. when no credentials could be found.
+        _ => ErrorKind::Auth,
+    };
+    (kind, message)
+}
+
+/// The JSON error parser reports "unknown" when the body carried no code it understood.
+fn known_code(code: Option<&str>) -> Option<&str> {
+    code.filter(|c| !c.is_empty() && *c != "unknown")
+}
+
+/// `<Code>SignatureDoesNotMatch</Code>` from an AWS XML error body.
+fn xml_error_code(body: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(body).ok()?;
+    let start = text.find("<Code>")? + "<Code>".len();
+    let end = start + text[start..].find("</Code>")?;
+    Some(text[start..end].trim().to_string())
+}
+
+impl Target for SageMakerTarget {
+    fn describe(&self) -> String {
+        self.name()
+    }
+
+    /// One real invocation: an authentication or connection failure ends the run before it
+    /// starts; any other answer means the endpoint is there (its errors will be counted).
+    fn check_ready(&self) -> BoxFuture<'_, Result<String, TargetError>> {
+        Box::pin(async move {
+            let target = self.name();
+            use aws_credential_types::provider::ProvideCredentials;
+            let found = match &self.credentials {
+                Some(p) => p.provide_credentials().await.map_err(|e| e.to_string()),
+                None => Err("no credentials provider".into()),
+            };
+            if let Err(e) = found {
+                return Err(TargetError::Auth {
+                    target,
+                    reason: format!(
+                        "no AWS credentials (environment, --profile, SSO or role): {e}"
+                    ),
+                });
+            }
+            match self.call(self.probe.clone()).await {
+                Ok(_) => Ok("invoked".into()),
+                Err((ErrorKind::Auth, reason)) => Err(TargetError::Auth { target, reason }),
+                Err((ErrorKind::Connection, reason)) => {
+                    Err(TargetError::Unreachable { target, reason })
+                }
+                Err((ErrorKind::TooLarge, reason)) => Err(TargetError::Config { target, reason }),
+                Err((kind, reason)) => Ok(format!("answered {}: {reason}", kind.key())),
+            }
+        })
+    }
+
+    fn invoke(&self, body: Bytes) -> BoxFuture<'_, Result<Reply, ErrorKind>> {
+        Box::pin(async move { self.call(body).await.map_err(|(kind, _)| kind) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xml_error_codes_are_found() {
+        let body = b"<?xml version=\"1.0\"?><ErrorResponse><Errors><Error><Code>SignatureDoesNotMatch</Code></Error></Errors></ErrorResponse>";
+        assert_eq!(
+            xml_error_code(body).as_deref(),
+            Some("SignatureDoesNotMatch")
+        );
+        assert_eq!(xml_error_code(b"{}"), None);
+        assert_eq!(xml_error_code(b"<Code>unterminated"), None);
+    }
+}

@@ -1,0 +1,279 @@
+//! SageMaker mode through the real AWS SDK against the reference endpoint's runtime API, with
+//! SigV4 verified by the server.
+
+mod common;
+
+use common::{Serve, f, get_json, run_env, run_export_env, stderr, stdout, tmp_path};
+
+const KEY: &str = "AKIDENCBENCHTEST";
+const SECRET: &str = "reference-endpoint-secret";
+
+fn serve(extra: &[&str]) -> Serve {
+    let mut args = vec![
+        "--access-key",
+        KEY,
+        "--secret-key",
+        SECRET,
+        "--per-token-ms",
+        "0",
+    ];
+    args.extend_from_slice(extra);
+    Serve::start(&args)
+}
+
+fn creds(secret: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("AWS_ACCESS_KEY_ID", KEY.to_string()),
+        ("AWS_SECRET_ACCESS_KEY", secret.to_string()),
+        ("AWS_REGION", "us-east-1".to_string()),
+    ]
+}
+
+fn env<'a>(c: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    c.iter().map(|(k, v)| (*k, v.as_str())).collect()
+}
+
+#[test]
+fn run_through_the_sdk_with_verified_signatures() {
+    let s = serve(&["--base-ms", "2", "--workers", "2"]);
+    let c = creds(SECRET);
+    let (out, e) = run_export_env(
+        &["--endpoint", "nli-ep", "--endpoint-url", &s.url, "-n", "40"],
+        &env(&c),
+    );
+    let p = &e["phases"][0];
+    assert_eq!(p["ok"], 40);
+    assert_eq!(
+        p["variants"]["AllTraffic"], 40,
+        "invoked production variant recorded"
+    );
+    assert_eq!(e["accuracy"]["passed"], 4);
+    assert_eq!(e["config"]["target"]["endpoint"], "nli-ep");
+    assert!(stdout(&out).contains("sagemaker:nli-ep"));
+    let text = serde_json::to_string(&e).unwrap();
+    assert!(
+        !text.contains(SECRET),
+        "the secret must never reach an export"
+    );
+}
+
+#[test]
+fn a_wrong_secret_ends_with_a_clear_authentication_error() {
+    let s = serve(&["--base-ms", "1"]);
+    let c = creds("not-the-secret");
+    let out = run_env(
+        &[
+            "--headless",
+            "--endpoint",
+            "nli-ep",
+            "--endpoint-url",
+            &s.url,
+        ],
+        &env(&c),
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("authentication failed") && err.contains("InvalidSignatureException"),
+        "{err}"
+    );
+    assert!(!err.contains("not-the-secret"));
+}
+
+#[test]
+fn no_credentials_at_all_is_a_clear_error() {
+    let s = serve(&["--base-ms", "1"]);
+    let out = run_env(
+        &[
+            "--headless",
+            "--endpoint",
+            "nli-ep",
+            "--endpoint-url",
+            &s.url,
+            "--region",
+            "us-east-1",
+        ],
+        &[],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no AWS credentials"), "{err}");
+}
+
+#[test]
+fn each_routing_flag_arrives_as_its_header() {
+    let s = serve(&["--base-ms", "1"]);
+    let c = creds(SECRET);
+    let (_, e) = run_export_env(
+        &[
+            "--endpoint",
+            "multi",
+            "--endpoint-url",
+            &s.url,
+            "-n",
+            "5",
+            "--no-accuracy",
+            "--target-container",
+            "container-2",
+            "--inference-component",
+            "ic-mdeberta",
+            "--target-model",
+            "mdeberta.tar.gz",
+            "--target-variant",
+            "canary",
+        ],
+        &env(&c),
+    );
+    let seen = get_json(&format!("{}/_encbench/counters", s.url));
+    let r = &seen["last_routing"];
+    assert_eq!(
+        r["x-amzn-sagemaker-target-container-hostname"],
+        "container-2"
+    );
+    assert_eq!(r["x-amzn-sagemaker-inference-component"], "ic-mdeberta");
+    assert_eq!(r["x-amzn-sagemaker-target-model"], "mdeberta.tar.gz");
+    assert_eq!(r["x-amzn-sagemaker-target-variant"], "canary");
+    assert_eq!(e["phases"][0]["variants"]["canary"], 5);
+    assert_eq!(e["config"]["target"]["inference_component"], "ic-mdeberta");
+}
+
+#[test]
+fn throttles_are_counted_and_never_retried() {
+    let s = serve(&["--base-ms", "5", "--workers", "8", "--throttle-above", "1"]);
+    let c = creds(SECRET);
+    let (_, e) = run_export_env(
+        &[
+            "--endpoint",
+            "busy",
+            "--endpoint-url",
+            &s.url,
+            "-n",
+            "150",
+            "--warmup",
+            "3",
+            "--concurrency",
+            "6",
+            "--request-rate",
+            "400",
+            "--seed",
+            "3",
+            "--no-accuracy",
+        ],
+        &env(&c),
+    );
+    let p = &e["phases"][0];
+    let throttled = p["errors"]["ThrottlingException"].as_u64().unwrap_or(0);
+    assert!(throttled > 0, "{}", p["errors"]);
+    assert_eq!(p["n"], 150);
+    assert_eq!(p["ok"].as_u64().unwrap() + throttled, 150);
+    let seen = get_json(&format!("{}/_encbench/counters", s.url));
+    // One pre-flight request, the warmup and the measured ones: nothing was sent twice.
+    assert_eq!(seen["invocations"], 1 + 3 + 150, "server saw {seen}");
+    assert!(seen["throttled"].as_u64().unwrap() >= throttled);
+}
+
+#[test]
+fn model_error_424_is_parsed_with_its_original_status() {
+    let s = serve(&["--base-ms", "1", "--error-rate", "1"]);
+    let c = creds(SECRET);
+    let (out, e) = run_export_env(
+        &[
+            "--endpoint",
+            "broken",
+            "--endpoint-url",
+            &s.url,
+            "-n",
+            "10",
+            "--no-accuracy",
+        ],
+        &env(&c),
+    );
+    let p = &e["phases"][0];
+    assert_eq!(p["errors"]["ModelError(500)"], 10, "{}", p["errors"]);
+    assert_eq!(p["ok"], 0);
+    assert!(stdout(&out).contains("ModelError(500) 10"));
+}
+
+#[test]
+fn cold_start_reports_attempts_and_time_to_first_success() {
+    let _t = common::timed();
+    let s = serve(&[
+        "--base-ms",
+        "3",
+        "--workers",
+        "1",
+        "--model-load-ms",
+        "1500",
+    ]);
+    let c = creds(SECRET);
+    let path = tmp_path("cold.json");
+    let out = run_env(
+        &[
+            "cold-start",
+            "--endpoint",
+            "scale-to-zero",
+            "--endpoint-url",
+            &s.url,
+            "--retry-interval",
+            "0.2",
+            "--give-up",
+            "20",
+            "-n",
+            "10",
+            "--export",
+            path.to_str().unwrap(),
+        ],
+        &env(&c),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("time to first success") && text.contains("ModelNotReadyException"),
+        "{text}"
+    );
+    let e: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let cs = &e["cold_start"];
+    let first = f(&cs["first_success"]);
+    assert!(
+        (1.4..4.0).contains(&first),
+        "first success after {first} s, model load is 1.5 s"
+    );
+    assert!(cs["attempts"].as_u64().unwrap() >= 5, "{cs}");
+    assert_eq!(
+        cs["failures"]["ModelNotReadyException"].as_u64().unwrap() + 1,
+        cs["attempts"].as_u64().unwrap()
+    );
+    let steady = f(&cs["steady_ms"]["p50"]);
+    assert!((3.0..10.0).contains(&steady), "{steady}");
+    assert!((f(&cs["ratio"]) - first * 1000.0 / steady).abs() < 1e-6);
+}
+
+#[test]
+fn a_body_over_six_mib_is_refused_before_sending() {
+    let s = serve(&["--base-ms", "1"]);
+    let c = creds(SECRET);
+    let out = run_env(
+        &[
+            "--headless",
+            "--endpoint",
+            "big",
+            "--endpoint-url",
+            &s.url,
+            "--batch-size",
+            "40000",
+        ],
+        &env(&c),
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--batch-size") && err.contains("6 MiB"),
+        "{err}"
+    );
+    assert_eq!(
+        get_json(&format!("{}/_encbench/counters", s.url))["invocations"],
+        0
+    );
+}
