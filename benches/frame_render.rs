@@ -41,6 +41,7 @@ fn simulate(secs: u64) -> (Snapshot, Duration) {
             batch_size: 1,
             error: None,
             variant: None,
+            tokenize: None,
             measured: true,
         };
         timeline.record(&c);

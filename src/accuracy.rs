@@ -1,7 +1,7 @@
 //! Proof that the deployment still gives the model's verdicts: known NLI pairs are sent
 //! before and after the load and each predicted label is compared with the expected one.
 
-use crate::payload::{Input, Shape, hf_body};
+use crate::payload::{Format, Input};
 use crate::target::Target;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -169,18 +169,13 @@ impl AccuracyReport {
 
 /// One request per sample, sent one after another, shaped as the load is shaped (a padded
 /// load is checked padded), so the verdicts are the deployment's as it is being measured.
-pub async fn check(
-    target: &dyn Target,
-    samples: &[NliSample],
-    labels: &LabelMap,
-    shape: Shape,
-) -> AccuracyReport {
+pub async fn check(target: &dyn Target, format: &dyn Format, samples: &[NliSample], labels: &LabelMap) -> AccuracyReport {
     let mut verdicts = Vec::with_capacity(samples.len());
     for s in samples {
         let input = s.input();
         let expected = labels.normalize(&s.expected);
-        let (predicted, error) = match target.invoke(hf_body(&[&input], shape)).await {
-            Ok(reply) => match hf_labels(&reply.body) {
+        let (predicted, error) = match target.invoke(&format.prepare(&[&input])).await {
+            Ok(reply) => match format.verdicts(&reply) {
                 Ok(l) => (Some(labels.normalize(&l[0])), None),
                 Err(e) => (None, Some(e)),
             },

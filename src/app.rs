@@ -9,7 +9,10 @@ use crate::engine::{AccuracySetup, Engine, EngineSetup, RunReport};
 use crate::export::{Export, write_atomic};
 use crate::headless::{self, Header};
 use crate::metrics::{instance_price, known_instance_types};
-use crate::payload::{Input, Shape, batch_bodies, hf_body, load_texts};
+use crate::cli::EngineKind;
+use crate::payload::kserve::{KServeFormat, TensorNames};
+use crate::payload::vllm::VllmFormat;
+use crate::payload::{Format, HfFormat, Input, Shape, batch_inputs, load_texts};
 use crate::serve::{self, ServeConfig, model::ServiceModel};
 use crate::sweep::{StopAt, SweepPlan};
 use crate::target::Target;
@@ -96,7 +99,7 @@ async fn cold_start(a: ColdStartArgs) -> Result<(), AppError> {
         max_len: a.max_len,
     };
     let samples = crate::accuracy::shipped_samples();
-    let body = hf_body(&[&samples[0].input()], shape);
+    let body = HfFormat { shape }.prepare(&[&samples[0].input()]);
     let target = SageMakerTarget::new(
         sagemaker_config(&a.endpoint, &a.sagemaker),
         1,
@@ -142,16 +145,46 @@ fn sagemaker_config(endpoint: &str, s: &SageMakerArgs) -> SageMakerConfig {
     }
 }
 
+/// The payload side of `--engine`, with tensor names from the server's model config where it
+/// offers one (KServe v2 `/config`) and from flags otherwise.
+async fn build_format(a: &RunArgs, tokenizer: &TokenCounter, shape: Shape, url: &str) -> Result<Arc<dyn Format>, AppError> {
+    let model = || a.model.clone().ok_or_else(|| usage("--model", format!("required with --engine {:?}", a.engine).to_lowercase()));
+    let encoder = || tokenizer.encoder(shape.max_len).map_err(|e| usage("--tokenizer", e));
+    Ok(match a.engine {
+        EngineKind::Hf => Arc::new(HfFormat { shape }),
+        EngineKind::Vllm => Arc::new(VllmFormat { model: model()?, api: a.vllm_api, encoder: encoder()?, pad_to_max: shape.pad_to_max }),
+        EngineKind::Triton => {
+            let model = model()?;
+            let from_server = if a.endpoint.is_none() && a.input_ids_name.is_none() {
+                let config_url = format!("{}/v2/models/{model}/config", url.trim_end_matches('/'));
+                match reqwest::get(&config_url).await {
+                    Ok(r) if r.status().is_success() => r.json::<Value>().await.ok().and_then(|c| TensorNames::from_config(&c)),
+                    _ => None,
+                }
+            } else {
+                None
+            };
+            let defaults = TensorNames::default();
+            let names = from_server.unwrap_or(TensorNames {
+                input_ids: a.input_ids_name.clone().unwrap_or(defaults.input_ids),
+                attention_mask: a.attention_mask_name.clone().unwrap_or(defaults.attention_mask),
+                token_type_ids: a.token_type_ids_name.clone(),
+                output: a.output_name.clone().unwrap_or(defaults.output),
+            });
+            Arc::new(KServeFormat { model, names, encoder: encoder()?, pad_to_max: shape.pad_to_max, binary: a.binary })
+        }
+    })
+}
+
 /// SageMaker refuses bodies over 6 MiB: say so before sending anything.
-fn check_body_limit(a: &RunArgs, texts: &[Input], shape: Shape) -> Result<(), AppError> {
+fn check_body_limit(a: &RunArgs, texts: &[Input], format: &dyn Format) -> Result<(), AppError> {
     let mut sizes: Vec<usize> = vec![a.batch_size];
     if a.sweep_batch {
         sizes.extend(&a.batch_sizes);
     }
     for b in sizes {
-        let largest = batch_bodies(texts, b, shape)
-            .iter()
-            .map(|body| body.len())
+        let largest = (0..texts.len().min(8))
+            .map(|k| format.prepare(&batch_inputs(texts, b, k)).body.len())
             .max()
             .unwrap_or(0);
         if largest > MAX_BODY_BYTES {
@@ -320,17 +353,18 @@ async fn run(a: RunArgs) -> Result<(), AppError> {
         .max()
         .unwrap_or(1);
     let timeout = Duration::from_secs_f64(a.timeout);
+    let format = build_format(&a, &tokenizer, shape, &url).await?;
     let (target, shown_url, flag): (Arc<dyn Target>, String, &str) = match &a.endpoint {
         Some(name) => {
-            check_body_limit(&a, &texts, shape)?;
+            check_body_limit(&a, &texts, format.as_ref())?;
             let cfg = sagemaker_config(name, &a.sagemaker);
-            let probe = hf_body(&[&texts[0]], shape);
+            let probe = format.prepare(&[&texts[0]]);
             let t = SageMakerTarget::new(cfg, max_concurrency, timeout, probe).await;
             let shown = t.describe();
             (Arc::new(t), shown, "--endpoint")
         }
         None => {
-            let t = LocalTarget::new(&url, max_concurrency, timeout)
+            let t = LocalTarget::new(&url, format.as_ref(), max_concurrency, timeout)
                 .with_ready_timeout(Duration::from_secs_f64(a.ready_timeout));
             (Arc::new(t), redact(&url), "--url")
         }
@@ -372,9 +406,12 @@ async fn run(a: RunArgs) -> Result<(), AppError> {
         concurrency_levels: a.concurrency_levels.clone(),
         live,
     };
+    let engine_name = format.name().to_string();
     let engine = Engine::start(EngineSetup {
         target,
         texts,
+        format,
+        warmup_timeout: Duration::from_secs_f64(a.warmup_timeout),
         shape,
         pace,
         plan,
@@ -386,7 +423,7 @@ async fn run(a: RunArgs) -> Result<(), AppError> {
     });
     let header = Header {
         target: shown_url,
-        engine: "hf".into(),
+        engine: engine_name,
         pace,
         pad_to_max: a.pad_to_max,
         max_len: a.max_len,

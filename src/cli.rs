@@ -67,6 +67,10 @@ pub struct ColdStartArgs {
 pub enum EngineKind {
     /// Hugging Face inference toolkit payloads: {"inputs": [...], "parameters": {...}}.
     Hf,
+    /// KServe v2 tensors (Triton), tokenized on the client.
+    Triton,
+    /// vLLM pooling server: /classify or /v1/embeddings.
+    Vllm,
 }
 
 /// A request rate; `None` is `inf` (closed loop).
@@ -146,6 +150,25 @@ pub struct RunArgs {
     pub url: String,
     #[command(flatten)]
     pub sagemaker: SageMakerArgs,
+    /// Model name (triton: the KServe model; vllm: the served model).
+    #[arg(long, help_heading = "Target")]
+    pub model: Option<String>,
+    /// Triton: send tensors with the binary tensor extension instead of JSON.
+    #[arg(long, help_heading = "Target")]
+    pub binary: bool,
+    /// Triton: input tensor names when the server does not offer /config.
+    #[arg(long, help_heading = "Target")]
+    pub input_ids_name: Option<String>,
+    #[arg(long, help_heading = "Target")]
+    pub attention_mask_name: Option<String>,
+    /// Triton: the model takes token type ids under this name.
+    #[arg(long, help_heading = "Target")]
+    pub token_type_ids_name: Option<String>,
+    #[arg(long, help_heading = "Target")]
+    pub output_name: Option<String>,
+    /// vLLM: which pooling API to call.
+    #[arg(long, value_enum, default_value_t = crate::payload::vllm::VllmApi::Classify, help_heading = "Target")]
+    pub vllm_api: crate::payload::vllm::VllmApi,
     /// Payload format.
     #[arg(long, value_enum, default_value_t = EngineKind::Hf, help_heading = "Target")]
     pub engine: EngineKind,
@@ -160,6 +183,10 @@ pub struct RunArgs {
     /// Requests sent before measuring, per phase (excluded from results).
     #[arg(long, default_value_t = 3, help_heading = "Workload")]
     pub warmup: u64,
+    /// Per-request timeout of warmup requests: a new batch shape can take long the first
+    /// time (TensorRT compiles it).
+    #[arg(long, default_value = "600", value_parser = positive_secs, help_heading = "Workload")]
+    pub warmup_timeout: f64,
     /// Measure each phase for this many seconds instead of -n requests.
     #[arg(long, value_parser = positive_secs, help_heading = "Workload")]
     pub duration: Option<f64>,

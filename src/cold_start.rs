@@ -5,7 +5,7 @@
 use crate::export::rfc3339;
 use crate::stats::{LatencySummary, phase_histogram};
 use crate::target::Target;
-use bytes::Bytes;
+use crate::payload::Prepared;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -44,7 +44,7 @@ pub struct ColdStartResult {
     pub ratio: Option<f64>,
 }
 
-pub async fn run(target: &dyn Target, body: Bytes, p: &ColdStartProbe) -> ColdStartResult {
+pub async fn run(target: &dyn Target, body: Prepared, p: &ColdStartProbe) -> ColdStartResult {
     countdown(p.idle_wait).await;
     let started_at = rfc3339(SystemTime::now());
     let t0 = Instant::now();
@@ -53,7 +53,7 @@ pub async fn run(target: &dyn Target, body: Bytes, p: &ColdStartProbe) -> ColdSt
     while t0.elapsed() < p.give_up {
         attempts += 1;
         let sent = Instant::now();
-        match target.invoke(body.clone()).await {
+        match target.invoke(&body).await {
             Ok(_) => {
                 first = Some((t0.elapsed(), sent.elapsed()));
                 break;
@@ -86,7 +86,7 @@ pub async fn run(target: &dyn Target, body: Bytes, p: &ColdStartProbe) -> ColdSt
     let mut h = phase_histogram();
     for _ in 0..p.steady_n {
         let sent = Instant::now();
-        if target.invoke(body.clone()).await.is_ok() {
+        if target.invoke(&body).await.is_ok() {
             h.saturating_record((sent.elapsed().as_micros() as u64).max(1));
         }
     }

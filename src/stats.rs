@@ -72,6 +72,8 @@ pub struct Completion {
     pub error: Option<String>,
     /// The production variant that served it, where the target says.
     pub variant: Option<String>,
+    /// Client-side tokenization time, inside the latency (formats that tokenize).
+    pub tokenize: Option<Duration>,
     /// Warmup requests are counted in the timeline but never in phase results.
     pub measured: bool,
 }
@@ -82,6 +84,8 @@ pub struct PhaseRecorder {
     pub scheduled: Histogram<u64>,
     pub service: Histogram<u64>,
     pub dispatch_delay: Histogram<u64>,
+    /// Client-side tokenization, for formats that tokenize (empty otherwise).
+    pub tokenize: Histogram<u64>,
     pub ok: u64,
     pub errors: BTreeMap<String, u64>,
     pub samples: u64,
@@ -104,6 +108,7 @@ impl Default for PhaseRecorder {
             scheduled: phase_histogram(),
             service: phase_histogram(),
             dispatch_delay: phase_histogram(),
+            tokenize: phase_histogram(),
             ok: 0,
             errors: BTreeMap::new(),
             samples: 0,
@@ -138,6 +143,9 @@ impl PhaseRecorder {
                 self.service.saturating_record(us(c.done - c.sent));
                 self.dispatch_delay
                     .saturating_record(us(c.sent.saturating_duration_since(c.intended)));
+                if let Some(t) = c.tokenize {
+                    self.tokenize.saturating_record(us(t));
+                }
                 if let Some(v) = &c.variant {
                     *self.variants.entry(v.clone()).or_default() += 1;
                 }
@@ -318,6 +326,7 @@ mod tests {
             batch_size: 2,
             error: None,
             variant: None,
+            tokenize: None,
             measured: true,
         }
     }

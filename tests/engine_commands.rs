@@ -4,7 +4,7 @@
 use encbench::accuracy::{LabelMap, shipped_samples};
 use encbench::arrival::Pace;
 use encbench::engine::{AccuracySetup, Command, Engine, EngineSetup, RunState, Snapshot};
-use encbench::payload::Shape;
+use encbench::payload::{HfFormat, Shape};
 use encbench::serve::{self, ServeConfig, model::ServiceModel};
 use encbench::stats::TimelineEntry;
 use encbench::sweep::{PhaseKind, StopAt, SweepKind, SweepPlan};
@@ -55,9 +55,12 @@ async fn live_commands_take_effect_and_are_logged() {
     )
     .await
     .unwrap();
+    let shape = Shape { pad_to_max: false, max_len: 512 };
     let engine = Engine::start(EngineSetup {
-        target: Arc::new(LocalTarget::new(&server.url(), 8, Duration::from_secs(5))),
+        target: Arc::new(LocalTarget::new(&server.url(), &HfFormat { shape }, 8, Duration::from_secs(5))),
         texts: shipped_samples().iter().map(|s| s.input()).collect(),
+        format: Arc::new(HfFormat { shape }),
+        warmup_timeout: Duration::from_secs(5),
         shape: Shape {
             pad_to_max: false,
             max_len: 512,
@@ -175,6 +178,7 @@ async fn live_commands_take_effect_and_are_logged() {
     assert!(s.phases[2].batch_efficiency.is_some() && s.phases[2].cost_per_1m_usd.is_some());
     assert!(s.phases[1..].iter().all(|p| p.n == 100 && p.warmup == 2));
 
+    wait_for(&engine, "live traffic again", |s| s.current.ok >= 3).await;
     engine.send(Command::Stop);
     let report = engine.finish().await;
     assert!(report.stopped_early);

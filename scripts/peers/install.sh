@@ -2,7 +2,7 @@
 # Install the real third-party peer servers used by the integration tests, each in its own venv under
 # $ENCBENCH_PEERS_HOME (default <repo>/target/peers). Idempotent: a venv whose stamp matches the pins below
 # is left alone; a missing, half-built or differently pinned one is (re)built.
-# Usage: scripts/peers/install.sh [moto] [smhf]      (no argument: both)
+# Usage: scripts/peers/install.sh [moto] [smhf] [triton]      (no argument: all three)
 # Env:   ENCBENCH_PEERS_HOME  cache folder;  ENCBENCH_PEERS_PYTHON  interpreter for the venvs (default python3, needs >= 3.9)
 set -euo pipefail
 . "$(dirname "$0")/_common.sh"
@@ -16,6 +16,10 @@ MOTO_SPEC=("moto[server]==5.2.5" "boto3==1.44.8" "requests==2.34.2")
 # smhf: HF SageMaker inference toolkit 2.6.0 on multi-model-server 1.1.11 (Java frontend), no torch.
 #   GOTCHA: the toolkit needs transformers<5 (5.x breaks its imports); 4.57.6 is what "<5" resolved to and was measured.
 SMHF_SPEC=("sagemaker-huggingface-inference-toolkit[mms]==2.6.0" "multi-model-server==1.1.11" "transformers==4.57.6" "requests==2.34.2")
+# triton: real Triton Inference Server 2.51 (C++ tritonserver binary + python backend, CPU) bundled in the
+#   nvidia-pytriton 0.7.0 wheel (manylinux_2_35 x86_64: needs glibc >= 2.35). pytriton needs numpy<2; 1.26.4 is what
+#   that resolved to and was measured. It also pulls tritonclient[all] (unpinned; the probe does not use it).
+TRITON_SPEC=("nvidia-pytriton==0.7.0" "numpy==1.26.4")
 
 install_peer() {
   local name=$1; shift
@@ -53,11 +57,11 @@ ensure_java() {
 }
 
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(moto smhf)
+[ ${#want[@]} -gt 0 ] || want=(moto smhf triton)
 for p in "${want[@]}"; do
   case $p in
-    moto|smhf) ;;
-    *) die "unknown peer '$p' (known: moto smhf)";;
+    moto|smhf|triton) ;;
+    *) die "unknown peer '$p' (known: moto smhf triton)";;
   esac
 done
 log "cache: $ENCBENCH_PEERS_HOME"
@@ -65,6 +69,7 @@ for p in "${want[@]}"; do
   case $p in
     moto) install_peer moto "${MOTO_SPEC[@]}" ;;
     smhf) ensure_java; install_peer smhf "${SMHF_SPEC[@]}" ;;
+    triton) install_peer triton "${TRITON_SPEC[@]}" ;;
   esac
 done
 log "done: $(du -sh "$ENCBENCH_PEERS_HOME" | cut -f1) in $ENCBENCH_PEERS_HOME"

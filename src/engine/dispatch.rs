@@ -5,9 +5,11 @@
 //! concurrency slot, so a slow endpoint shows up as dispatch delay and scheduled latency
 //! instead of silently lowering the offered rate (coordinated omission).
 
+use super::report::ServerBreakdown;
 use super::{Command, Ctx, PhaseResult, PhaseView, RunState, report};
+use crate::payload::kserve::ServerStats;
 use crate::arrival::{Arrivals, Pace, phase_seed};
-use crate::payload::batch_bodies;
+use crate::payload::{Prepared, batch_inputs, prepared_ring};
 use crate::stats::{Completion, PhaseRecorder};
 use crate::sweep::{PhaseKind, PhaseSpec, StopAt, SweepKind};
 use crate::timing;
@@ -93,7 +95,10 @@ pub(crate) async fn run_phase(
     cmds: &mut UnboundedReceiver<Command>,
 ) -> PhaseEnd {
     let shared = &ctx.shared;
-    let bodies = Arc::new(batch_bodies(&ctx.texts, spec.batch_size, ctx.shape));
+    // Formats that tokenize prepare each request as it is sent, so the time is measured.
+    let ring: Option<Arc<Vec<Prepared>>> = (!ctx.format.tokenizes())
+        .then(|| Arc::new(prepared_ring(ctx.format.as_ref(), &ctx.texts, spec.batch_size)));
+    let stats_before = ctx.target.server_stats().await;
     let mut generation;
     let mut pace;
     {
@@ -210,12 +215,23 @@ pub(crate) async fn run_phase(
         if idx == spec.warmup && measure_start.is_none() {
             measure_start = Some(intended);
         }
-        let body = bodies[(idx as usize) % bodies.len()].clone();
-        let (target, task_shared, batch_size) =
-            (ctx.target.clone(), shared.clone(), spec.batch_size);
+        let ready = ring.as_ref().map(|r| r[(idx as usize) % r.len()].clone());
+        let (target, task_shared, batch_size) = (ctx.target.clone(), shared.clone(), spec.batch_size);
+        let (format, texts, k) = (ctx.format.clone(), ctx.texts.clone(), idx as usize);
         let gen_at_send = generation;
+        let warmup_timeout = ctx.warmup_timeout;
         tokio::spawn(async move {
-            let result = target.invoke(body).await;
+            let prepared = match ready {
+                Some(p) => p,
+                // Tokenizing is CPU work: off the reactor, so other requests' timing is not
+                // held up behind it.
+                None => match tokio::task::spawn_blocking(move || format.prepare(&batch_inputs(&texts, batch_size, k))).await {
+                    Ok(p) => p,
+                    Err(_) => return,
+                },
+            };
+            let prepared = Prepared { timeout: (!measured).then_some(warmup_timeout), ..prepared };
+            let result = target.invoke(&prepared).await;
             let done = Instant::now();
             let (variant, error) = match result {
                 Ok(reply) => (reply.variant, None),
@@ -228,6 +244,7 @@ pub(crate) async fn run_phase(
                 batch_size,
                 error,
                 variant,
+                tokenize: prepared.tokenize,
                 measured,
             };
             task_shared.record(&c, gen_at_send);
@@ -243,7 +260,11 @@ pub(crate) async fn run_phase(
     };
 
     drain(ctx, &end, cmds).await;
-    finish(ctx, &spec, pace, generation);
+    let server = match (stats_before, ctx.target.server_stats().await) {
+        (Some(before), Some(after)) => Some(after.since(&before)),
+        _ => None,
+    };
+    finish(ctx, &spec, pace, generation, server);
     end
 }
 
@@ -445,7 +466,7 @@ async fn drain(ctx: &Ctx, end: &PhaseEnd, cmds: &mut UnboundedReceiver<Command>)
     }
 }
 
-fn finish(ctx: &Ctx, spec: &PhaseSpec, pace: Pace, generation: u64) {
+fn finish(ctx: &Ctx, spec: &PhaseSpec, pace: Pace, generation: u64, server: Option<ServerStats>) {
     let mut live = ctx.shared.lock();
     // Later completions of this phase (after a stop's grace) no longer count anywhere.
     live.generation = generation + 1;
@@ -457,7 +478,8 @@ fn finish(ctx: &Ctx, spec: &PhaseSpec, pace: Pace, generation: u64) {
         concurrency: live.concurrency,
         ..*spec
     };
-    let result = PhaseResult::new(&spec, pace, ctx.shape, &rec);
+    let mut result = PhaseResult::new(&spec, pace, ctx.shape, &rec);
+    result.server = server.map(|s| ServerBreakdown::from_stats(&s));
     let index = live.phase.as_ref().map_or(0, |p| p.index);
     let results = Arc::make_mut(&mut live.results);
     results.push(result);

@@ -13,7 +13,7 @@ pub use snapshot::{LiveStats, PhaseView, RunState, Snapshot};
 
 use crate::accuracy::{self, AccuracyReport, LabelMap, NliSample};
 use crate::arrival::Pace;
-use crate::payload::{Input, Shape};
+use crate::payload::{Format, Input, Shape};
 use crate::stats::{Completion, LatencySummary, PhaseRecorder, Timeline, view_histogram};
 use crate::sweep::{PhaseSpec, SweepPlan};
 use crate::target::Target;
@@ -34,7 +34,10 @@ pub struct AccuracySetup {
 pub struct EngineSetup {
     pub target: Arc<dyn Target>,
     pub texts: Vec<Input>,
+    pub format: Arc<dyn Format>,
     pub shape: Shape,
+    /// Per-request timeout of warmup requests.
+    pub warmup_timeout: Duration,
     pub pace: Pace,
     pub plan: SweepPlan,
     pub seed: u64,
@@ -154,8 +157,10 @@ impl Shared {
 /// Everything a phase's dispatch loop needs besides the command channel.
 pub(crate) struct Ctx {
     target: Arc<dyn Target>,
-    texts: Vec<Input>,
+    texts: Arc<Vec<Input>>,
+    format: Arc<dyn Format>,
     shape: Shape,
+    warmup_timeout: Duration,
     seed: u64,
     shared: Arc<Shared>,
     accuracy: Option<Arc<AccuracySetup>>,
@@ -177,10 +182,10 @@ impl Ctx {
             live.timeline
                 .event(Instant::now(), "accuracy check started");
         }
-        let (target, shared, shape) = (self.target.clone(), self.shared.clone(), self.shape);
+        let (target, shared, format) = (self.target.clone(), self.shared.clone(), self.format.clone());
         tokio::spawn(async move {
             let report =
-                accuracy::check(target.as_ref(), &setup.samples, &setup.labels, shape).await;
+                accuracy::check(target.as_ref(), format.as_ref(), &setup.samples, &setup.labels).await;
             let mut live = shared.lock();
             live.timeline.event(
                 Instant::now(),
@@ -332,8 +337,10 @@ async fn run(
 ) -> RunReport {
     let ctx = Ctx {
         target: setup.target,
-        texts: setup.texts,
+        texts: Arc::new(setup.texts),
+        format: setup.format,
         shape: setup.shape,
+        warmup_timeout: setup.warmup_timeout,
         seed: setup.seed,
         shared: shared.clone(),
         accuracy: setup.accuracy.map(Arc::new),
@@ -344,7 +351,7 @@ async fn run(
     let accuracy_before = match &ctx.accuracy {
         Some(a) => {
             shared.lock().state = RunState::CheckingAccuracy;
-            let r = accuracy::check(ctx.target.as_ref(), &a.samples, &a.labels, ctx.shape).await;
+            let r = accuracy::check(ctx.target.as_ref(), ctx.format.as_ref(), &a.samples, &a.labels).await;
             let mut live = shared.lock();
             live.timeline.event(
                 Instant::now(),
@@ -408,7 +415,7 @@ async fn run(
     let accuracy_after = match (&ctx.accuracy, stopped) {
         (Some(a), false) => {
             shared.lock().state = RunState::CheckingAccuracy;
-            let r = accuracy::check(ctx.target.as_ref(), &a.samples, &a.labels, ctx.shape).await;
+            let r = accuracy::check(ctx.target.as_ref(), ctx.format.as_ref(), &a.samples, &a.labels).await;
             let mut live = shared.lock();
             live.timeline.event(
                 Instant::now(),

@@ -36,6 +36,12 @@ pub struct PhaseResult {
     pub latency_ms: LatencySummary,
     pub service_ms: LatencySummary,
     pub dispatch_delay_ms: LatencySummary,
+    /// Client-side tokenization (triton, vllm), part of the latency above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokenize_ms: Option<LatencySummary>,
+    /// Server-side breakdown from KServe v2 statistics, diffed around the phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerBreakdown>,
     pub p99_over_p50: Option<f64>,
     pub duration_s: f64,
     pub req_per_s: f64,
@@ -74,6 +80,8 @@ impl PhaseResult {
             latency_ms: latency,
             service_ms: LatencySummary::of(&rec.service),
             dispatch_delay_ms: LatencySummary::of(&rec.dispatch_delay),
+            tokenize_ms: (!rec.tokenize.is_empty()).then(|| LatencySummary::of(&rec.tokenize)),
+            server: None,
             p99_over_p50: tail_ratio(latency.p50, latency.p99),
             duration_s: round3(rec.measured_interval().as_secs_f64()),
             req_per_s: rec.req_per_s(),
@@ -81,6 +89,35 @@ impl PhaseResult {
             batch_efficiency: None,
             cost_per_1m_usd: None,
             histogram_hdr_b64: base64::engine::general_purpose::STANDARD.encode(&buf),
+        }
+    }
+}
+
+/// Where a request's time went inside the server (Triton's statistics), per request, in
+/// milliseconds; warmup requests of the phase are included.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ServerBreakdown {
+    pub inference_count: u64,
+    pub execution_count: u64,
+    /// Inputs per model execution: how much the server's batcher merged.
+    pub batch_factor: Option<f64>,
+    pub queue_ms: f64,
+    pub compute_input_ms: f64,
+    pub compute_infer_ms: f64,
+    pub compute_output_ms: f64,
+}
+
+impl ServerBreakdown {
+    pub fn from_stats(s: &crate::payload::kserve::ServerStats) -> ServerBreakdown {
+        let per = |ns: u64| if s.success_count > 0 { ns as f64 / s.success_count as f64 / 1e6 } else { 0.0 };
+        ServerBreakdown {
+            inference_count: s.inference_count,
+            execution_count: s.execution_count,
+            batch_factor: (s.execution_count > 0).then(|| s.inference_count as f64 / s.execution_count as f64),
+            queue_ms: per(s.queue_ns),
+            compute_input_ms: per(s.compute_input_ns),
+            compute_infer_ms: per(s.compute_infer_ns),
+            compute_output_ms: per(s.compute_output_ns),
         }
     }
 }

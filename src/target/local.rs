@@ -1,21 +1,26 @@
-//! A local server speaking the SageMaker container contract: `GET /ping`, `POST /invocations`.
+//! A server on a URL: the SageMaker container contract (`/ping`, `/invocations`), KServe v2
+//! (`/v2/models/{m}/infer`) or a vLLM pooling server, as the format says.
 
 use super::{BoxFuture, ErrorKind, Reply, Target, TargetError};
-use bytes::Bytes;
+use crate::payload::kserve::ServerStats;
+use crate::payload::{BodyKind, Format, Prepared};
 use reqwest::StatusCode;
 use std::time::Duration;
 
 pub struct LocalTarget {
     base: String,
+    invoke_url: String,
+    ready_url: String,
+    stats_url: Option<String>,
     client: reqwest::Client,
-    /// How long to wait for `/ping` to say healthy before giving up.
+    /// How long to wait for the ready path to say healthy before giving up.
     ready_timeout: Duration,
 }
 
 impl LocalTarget {
     /// The pool is sized to the concurrency cap so requests never queue inside the client
     /// (botocore's fixed pool of 10 does exactly that, and the wait is invisible).
-    pub fn new(url: &str, concurrency: usize, timeout: Duration) -> LocalTarget {
+    pub fn new(url: &str, format: &dyn Format, concurrency: usize, timeout: Duration) -> LocalTarget {
         let client = reqwest::Client::builder()
             .pool_max_idle_per_host(concurrency.max(1))
             .timeout(timeout)
@@ -23,8 +28,12 @@ impl LocalTarget {
             .tcp_nodelay(true)
             .build()
             .expect("reqwest client with static settings");
+        let base = url.trim_end_matches('/').to_string();
         LocalTarget {
-            base: url.trim_end_matches('/').to_string(),
+            invoke_url: format!("{base}{}", format.path()),
+            ready_url: format!("{base}{}", format.ready_path()),
+            stats_url: format.stats_path().map(|p| format!("{base}{p}")),
+            base,
             client,
             ready_timeout: Duration::from_secs(60),
         }
@@ -35,29 +44,22 @@ impl LocalTarget {
         self
     }
 
-    /// One `/ping`: `Ok(body)` when healthy, `Err(Ok(reason))` when up but not healthy,
+    /// One readiness probe: `Ok(body)` when ready, `Err(Ok(reason))` when up but not ready,
     /// `Err(Err(reason))` when unreachable.
-    async fn ping(&self) -> Result<String, Result<String, String>> {
-        let url = format!("{}/ping", self.base);
-        let resp = self
-            .client
-            .get(&url)
-            .send()
-            .await
-            .map_err(|e| Err(short_reason(&e)))?;
+    async fn probe(&self) -> Result<String, Result<String, String>> {
+        let resp = self.client.get(&self.ready_url).send().await.map_err(|e| Err(short_reason(&e)))?;
         let status = resp.status();
         let body = resp.text().await.unwrap_or_default();
+        let path = self.ready_url.trim_start_matches(&self.base);
         if !status.is_success() {
-            return Err(Ok(format!("GET /ping answered {status}")));
+            return Err(Ok(format!("GET {path} answered {status}")));
         }
         // multi-model-server answers 200 {"status": "Unhealthy"} while no worker is up.
         let said = serde_json::from_str::<serde_json::Value>(&body)
             .ok()
             .and_then(|v| v.get("status").and_then(|s| s.as_str()).map(str::to_owned));
         match said {
-            Some(s) if s.to_ascii_lowercase().starts_with("unhealthy") => {
-                Err(Ok(format!("GET /ping says {s:?}")))
-            }
+            Some(s) if s.to_ascii_lowercase().starts_with("unhealthy") => Err(Ok(format!("GET {path} says {s:?}"))),
             _ => Ok(body),
         }
     }
@@ -65,11 +67,7 @@ impl LocalTarget {
 
 /// Container errors arrive with whatever body the server chose; SageMaker-style error
 /// types travel in `x-amzn-ErrorType` or a JSON `__type`/`type` field.
-pub(crate) fn classify_status(
-    status: StatusCode,
-    error_type: Option<&str>,
-    body: &[u8],
-) -> ErrorKind {
+pub(crate) fn classify_status(status: StatusCode, error_type: Option<&str>, body: &[u8]) -> ErrorKind {
     let text = String::from_utf8_lossy(&body[..body.len().min(2048)]);
     let named = |name: &str| error_type.is_some_and(|t| t.starts_with(name)) || text.contains(name);
     if named("ThrottlingException") {
@@ -79,15 +77,11 @@ pub(crate) fn classify_status(
         return ErrorKind::ModelNotReady;
     }
     match status.as_u16() {
-        424 => ErrorKind::ModelError {
-            original_status: None,
-        },
+        424 => ErrorKind::ModelError { original_status: None },
         503 => ErrorKind::ServiceUnavailable,
         401 | 403 => ErrorKind::Auth,
         // A container's own 5xx is what SageMaker reports as a ModelError.
-        s @ 500..=599 => ErrorKind::ModelError {
-            original_status: Some(s),
-        },
+        s @ 500..=599 => ErrorKind::ModelError { original_status: Some(s) },
         s => ErrorKind::Http(s),
     }
 }
@@ -107,21 +101,16 @@ impl Target for LocalTarget {
         self.base.clone()
     }
 
-    /// Waits (up to the ready timeout) while the server says it is not healthy; an
+    /// Waits (up to the ready timeout) while the server says it is not ready; an
     /// unreachable server is an error at once.
     fn check_ready(&self) -> BoxFuture<'_, Result<String, TargetError>> {
         Box::pin(async move {
             let deadline = tokio::time::Instant::now() + self.ready_timeout;
             let mut told = false;
             loop {
-                let reason = match self.ping().await {
+                let reason = match self.probe().await {
                     Ok(body) => return Ok(body),
-                    Err(Err(reason)) => {
-                        return Err(TargetError::Unreachable {
-                            target: self.base.clone(),
-                            reason,
-                        });
-                    }
+                    Err(Err(reason)) => return Err(TargetError::Unreachable { target: self.base.clone(), reason }),
                     Err(Ok(reason)) => reason,
                 };
                 if tokio::time::Instant::now() >= deadline {
@@ -131,7 +120,7 @@ impl Target for LocalTarget {
                     });
                 }
                 if !told {
-                    eprintln!("waiting for {} to become healthy ({reason})", self.base);
+                    eprintln!("waiting for {} to become ready ({reason})", self.base);
                     told = true;
                 }
                 tokio::time::sleep(Duration::from_millis(250)).await;
@@ -139,30 +128,38 @@ impl Target for LocalTarget {
         })
     }
 
-    fn invoke(&self, body: Bytes) -> BoxFuture<'_, Result<Reply, ErrorKind>> {
+    fn invoke<'a>(&'a self, req: &'a Prepared) -> BoxFuture<'a, Result<Reply, ErrorKind>> {
         Box::pin(async move {
-            let resp = self
-                .client
-                .post(format!("{}/invocations", self.base))
-                .header("content-type", "application/json")
-                .header("accept", "application/json")
-                .body(body)
-                .send()
-                .await
-                .map_err(|e| classify_transport(&e))?;
-            let status = resp.status();
-            let error_type = resp
-                .headers()
-                .get("x-amzn-errortype")
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
-            // Latency ends at the last byte, so the body is always read in full.
-            let bytes = resp.bytes().await.map_err(|e| classify_transport(&e))?;
-            if status.is_success() {
-                Ok(Reply::body(bytes))
-            } else {
-                Err(classify_status(status, error_type.as_deref(), &bytes))
+            let mut builder = self.client.post(&self.invoke_url).header("accept", "application/json");
+            builder = match req.kind {
+                BodyKind::Json => builder.header("content-type", "application/json"),
+                BodyKind::Binary { json_len } => builder
+                    .header("content-type", "application/octet-stream")
+                    .header("inference-header-content-length", json_len),
+            };
+            if let Some(t) = req.timeout {
+                builder = builder.timeout(t);
             }
+            let resp = builder.body(req.body.clone()).send().await.map_err(|e| classify_transport(&e))?;
+            let status = resp.status();
+            let header = |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+            let error_type = header("x-amzn-errortype");
+            let json_len = header("inference-header-content-length").and_then(|v| v.parse().ok());
+            // Latency ends at the last byte, so the body is always read in full.
+            let body = resp.bytes().await.map_err(|e| classify_transport(&e))?;
+            if status.is_success() {
+                Ok(Reply { body, variant: None, json_len })
+            } else {
+                Err(classify_status(status, error_type.as_deref(), &body))
+            }
+        })
+    }
+
+    fn server_stats(&self) -> BoxFuture<'_, Option<ServerStats>> {
+        Box::pin(async move {
+            let url = self.stats_url.as_ref()?;
+            let v: serde_json::Value = self.client.get(url).send().await.ok()?.json().await.ok()?;
+            ServerStats::parse(&v)
         })
     }
 }
@@ -174,11 +171,7 @@ pub(crate) fn short_reason(e: &reqwest::Error) -> String {
         source = next;
     }
     let inner = source.to_string();
-    if e.is_timeout() {
-        format!("timed out: {inner}")
-    } else {
-        inner
-    }
+    if e.is_timeout() { format!("timed out: {inner}") } else { inner }
 }
 
 #[cfg(test)]
@@ -187,23 +180,10 @@ mod tests {
 
     #[test]
     fn statuses_map_to_sagemaker_kinds() {
-        let c = |s: u16, t: Option<&str>, b: &str| {
-            classify_status(StatusCode::from_u16(s).unwrap(), t, b.as_bytes())
-        };
-        assert_eq!(
-            c(400, Some("ThrottlingException"), ""),
-            ErrorKind::Throttling
-        );
-        assert_eq!(
-            c(400, None, r#"{"__type":"ThrottlingException"}"#),
-            ErrorKind::Throttling
-        );
-        assert_eq!(
-            c(500, None, "boom"),
-            ErrorKind::ModelError {
-                original_status: Some(500)
-            }
-        );
+        let c = |s: u16, t: Option<&str>, b: &str| classify_status(StatusCode::from_u16(s).unwrap(), t, b.as_bytes());
+        assert_eq!(c(400, Some("ThrottlingException"), ""), ErrorKind::Throttling);
+        assert_eq!(c(400, None, r#"{"__type":"ThrottlingException"}"#), ErrorKind::Throttling);
+        assert_eq!(c(500, None, "boom"), ErrorKind::ModelError { original_status: Some(500) });
         assert_eq!(c(503, None, ""), ErrorKind::ServiceUnavailable);
         assert_eq!(c(404, None, ""), ErrorKind::Http(404));
         assert_eq!(c(403, None, ""), ErrorKind::Auth);

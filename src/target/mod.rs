@@ -4,6 +4,8 @@
 pub mod local;
 pub mod sagemaker;
 
+use crate::payload::Prepared;
+use crate::payload::kserve::ServerStats;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -79,14 +81,13 @@ pub struct Reply {
     pub body: bytes::Bytes,
     /// SageMaker's invoked production variant, where the target reports one.
     pub variant: Option<String>,
+    /// Length of the JSON header of a KServe v2 binary reply.
+    pub json_len: Option<usize>,
 }
 
 impl Reply {
     pub fn body(body: bytes::Bytes) -> Reply {
-        Reply {
-            body,
-            variant: None,
-        }
+        Reply { body, variant: None, json_len: None }
     }
 }
 
@@ -97,6 +98,11 @@ pub trait Target: Send + Sync {
     /// Health check before the run; returns what the endpoint said about itself.
     fn check_ready(&self) -> BoxFuture<'_, Result<String, TargetError>>;
 
-    /// One request; the body is already serialized for this target's wire format.
-    fn invoke(&self, body: bytes::Bytes) -> BoxFuture<'_, Result<Reply, ErrorKind>>;
+    /// One request, already prepared in the engine's wire format.
+    fn invoke<'a>(&'a self, req: &'a Prepared) -> BoxFuture<'a, Result<Reply, ErrorKind>>;
+
+    /// Server-side counters where the server offers them (KServe v2 stats).
+    fn server_stats(&self) -> BoxFuture<'_, Option<ServerStats>> {
+        Box::pin(async { None })
+    }
 }

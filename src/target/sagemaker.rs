@@ -6,6 +6,7 @@
 //! and `--timeout` (botocore's 10-connection pool and 60 s read timeout distort both).
 
 use super::{BoxFuture, ErrorKind, Reply, Target, TargetError};
+use crate::payload::{BodyKind, Prepared};
 use aws_config::BehaviorVersion;
 use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;
@@ -37,7 +38,7 @@ pub struct SageMakerTarget {
     cfg: SageMakerConfig,
     client: Client,
     /// A real request for the pre-flight check (there is no ping in the runtime API).
-    probe: Bytes,
+    probe: Prepared,
     credentials: Option<aws_credential_types::provider::SharedCredentialsProvider>,
 }
 
@@ -46,7 +47,7 @@ impl SageMakerTarget {
         cfg: SageMakerConfig,
         concurrency: usize,
         timeout: Duration,
-        probe: Bytes,
+        probe: Prepared,
     ) -> SageMakerTarget {
         let http = aws_smithy_http_client::Builder::new()
             .pool_max_idle_per_host(concurrency.max(1))
@@ -97,18 +98,26 @@ impl SageMakerTarget {
         s
     }
 
-    async fn call(&self, body: Bytes) -> Result<Reply, (ErrorKind, String)> {
+    async fn call(&self, req: &Prepared) -> Result<Reply, (ErrorKind, String)> {
+        let body = &req.body;
         if body.len() > MAX_BODY_BYTES {
             return Err((
                 ErrorKind::TooLarge,
                 format!("body of {} bytes is over the 6 MiB limit", body.len()),
             ));
         }
+        // Triton behind SageMaker takes the binary tensor extension under its own media type.
+        let content_type = match req.kind {
+            BodyKind::Json => self.cfg.content_type.clone(),
+            BodyKind::Binary { json_len } => {
+                format!("application/vnd.sagemaker-triton.binary+json;json-header-size={json_len}")
+            }
+        };
         let out = self
             .client
             .invoke_endpoint()
             .endpoint_name(&self.cfg.endpoint)
-            .content_type(&self.cfg.content_type)
+            .content_type(content_type)
             .accept("application/json")
             .set_target_container_hostname(self.cfg.target_container.clone())
             .set_inference_component_name(self.cfg.inference_component.clone())
@@ -118,8 +127,13 @@ impl SageMakerTarget {
             .send()
             .await
             .map_err(|e| classify(&e))?;
+        let json_len = out
+            .content_type()
+            .and_then(|t| t.split("json-header-size=").nth(1))
+            .and_then(|n| n.trim().parse().ok());
         Ok(Reply {
             variant: out.invoked_production_variant().map(str::to_owned),
+            json_len,
             body: Bytes::from(out.body.map(Blob::into_inner).unwrap_or_default()),
         })
     }
@@ -230,7 +244,7 @@ impl Target for SageMakerTarget {
                     ),
                 });
             }
-            match self.call(self.probe.clone()).await {
+            match self.call(&self.probe).await {
                 Ok(_) => Ok("invoked".into()),
                 Err((ErrorKind::Auth, reason)) => Err(TargetError::Auth { target, reason }),
                 Err((ErrorKind::Connection, reason)) => {
@@ -242,8 +256,8 @@ impl Target for SageMakerTarget {
         })
     }
 
-    fn invoke(&self, body: Bytes) -> BoxFuture<'_, Result<Reply, ErrorKind>> {
-        Box::pin(async move { self.call(body).await.map_err(|(kind, _)| kind) })
+    fn invoke<'a>(&'a self, req: &'a Prepared) -> BoxFuture<'a, Result<Reply, ErrorKind>> {
+        Box::pin(async move { self.call(req).await.map_err(|(kind, _)| kind) })
     }
 }
 

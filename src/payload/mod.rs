@@ -1,6 +1,15 @@
-//! Inputs and the request bodies built from them.
+//! Inputs, the wire formats they are sent in, and the verdicts read back.
+//!
+//! A `Format` is the payload side of an engine (hf, triton, vllm); where the request goes is
+//! the target's business. Formats that tokenize on the client prepare each request when it is
+//! sent, so tokenization time is part of the latency and is reported on its own.
 
+pub mod kserve;
+pub mod vllm;
+
+use crate::target::Reply;
 use bytes::Bytes;
+use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -118,15 +127,92 @@ const MAX_BODIES: usize = 256;
 /// Bodies for a phase, built once so the dispatch loop only clones reference-counted bytes.
 /// Request k takes the inputs after request k-1's, cycling through the texts.
 pub fn batch_bodies(texts: &[Input], batch_size: usize, shape: Shape) -> Vec<Bytes> {
-    let n_bodies = texts.len().clamp(1, MAX_BODIES);
-    (0..n_bodies)
-        .map(|k| {
-            let batch: Vec<&Input> = (0..batch_size)
-                .map(|j| &texts[(k * batch_size + j) % texts.len()])
-                .collect();
-            hf_body(&batch, shape)
-        })
-        .collect()
+    (0..texts.len().clamp(1, MAX_BODIES)).map(|k| hf_body(&batch_inputs(texts, batch_size, k), shape)).collect()
+}
+
+/// How a request body is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyKind {
+    Json,
+    /// KServe v2 binary tensor extension: a JSON header of this many bytes, then raw tensors.
+    Binary { json_len: usize },
+}
+
+/// A request ready to send.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prepared {
+    pub body: Bytes,
+    pub kind: BodyKind,
+    /// Client-side tokenization time, for formats that tokenize.
+    pub tokenize: Option<Duration>,
+    /// A timeout for this request instead of the target's (warmup of a new shape).
+    pub timeout: Option<Duration>,
+}
+
+impl Prepared {
+    pub fn json(body: Bytes) -> Prepared {
+        Prepared { body, kind: BodyKind::Json, tokenize: None, timeout: None }
+    }
+}
+
+/// The payload side of an engine.
+pub trait Format: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// Path of the invocation on a local server.
+    fn path(&self) -> String;
+    /// Path that answers 200 once the model can serve.
+    fn ready_path(&self) -> String;
+    /// Path of server-side statistics (KServe v2), if the format has them.
+    fn stats_path(&self) -> Option<String> {
+        None
+    }
+    /// Whether `prepare` tokenizes (and must run per request, timed).
+    fn tokenizes(&self) -> bool;
+    fn prepare(&self, inputs: &[&Input]) -> Prepared;
+    /// The class each input was given, as the endpoint names it (`LABEL_n` for indices).
+    fn verdicts(&self, reply: &Reply) -> Result<Vec<String>, String>;
+}
+
+/// Hugging Face inference toolkit payloads; the server tokenizes.
+pub struct HfFormat {
+    pub shape: Shape,
+}
+
+impl Format for HfFormat {
+    fn name(&self) -> &'static str {
+        "hf"
+    }
+
+    fn path(&self) -> String {
+        "/invocations".into()
+    }
+
+    fn ready_path(&self) -> String {
+        "/ping".into()
+    }
+
+    fn tokenizes(&self) -> bool {
+        false
+    }
+
+    fn prepare(&self, inputs: &[&Input]) -> Prepared {
+        Prepared::json(hf_body(inputs, self.shape))
+    }
+
+    fn verdicts(&self, reply: &Reply) -> Result<Vec<String>, String> {
+        crate::accuracy::hf_labels(&reply.body)
+    }
+}
+
+/// The inputs of request `k` of a phase: the batch after request k-1's, cycling through the texts.
+pub fn batch_inputs(texts: &[Input], batch_size: usize, k: usize) -> Vec<&Input> {
+    (0..batch_size).map(|j| &texts[(k * batch_size + j) % texts.len()]).collect()
+}
+
+/// Requests prepared once per phase, for formats that do not tokenize: the dispatch loop
+/// then only clones reference-counted bytes.
+pub fn prepared_ring(format: &dyn Format, texts: &[Input], batch_size: usize) -> Vec<Prepared> {
+    (0..texts.len().clamp(1, MAX_BODIES)).map(|k| format.prepare(&batch_inputs(texts, batch_size, k))).collect()
 }
 
 #[cfg(test)]

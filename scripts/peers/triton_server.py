@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Real Triton Inference Server (tritonserver + python backend, bundled in nvidia-pytriton 0.7.0) on CPU, serving a
+stand-in "encoder" model. Started by scripts/peers/triton.sh (run it with the venv-triton python and the
+LD_LIBRARY_PATH fix that script sets).
+
+Model "encoder" (version 1), max_batch_size MAX_BATCH, dynamic batcher:
+  inputs   input_ids       INT64 [-1]   (requests send [batch, seq])
+           attention_mask  INT64 [-1]
+           token_type_ids  INT64 [-1]   only when TOKEN_TYPE_IDS=1 (then required; its values are not used)
+  output   logits          FP32  [3]    (responses carry [batch, 3])
+  logits[i] = [sum(attention_mask_i), mean(input_ids_i over the mask), rows in the server-side batch this row was in]
+  The 3rd value shows whether Triton's dynamic batcher merged requests (> the request's own batch size when it did).
+
+Env: HTTP_PORT (required)   GRPC_PORT (HTTP_PORT+1)   METRICS_PORT (HTTP_PORT+2)   all bound to 127.0.0.1
+     PYTRITON_WORKSPACE (required; must not exist yet; pytriton creates it and deletes it on a clean stop)
+     MAX_BATCH (64)  QUEUE_DELAY_US (2000)  DELAY_MS (0: sleep per server-side batch)  TOKEN_TYPE_IDS (0)
+     LOG_VERBOSE (0: tritonserver --log-verbose)
+     TRITON_ACCESS_TOKEN (unset: no endpoint is restricted, as with a plain tritonserver; set: pytriton's default
+       restriction — shared-memory, model-repository, statistics, trace, logging need header triton-access-token: TOKEN)
+Stop with SIGTERM or SIGINT: both unwind the Triton context, which stops tritonserver (SIGINT to it) and deletes the
+workspace. SIGKILL leaves the workspace behind (tritonserver itself gets SIGTERM via PR_SET_PDEATHSIG).
+"""
+import logging
+import os
+import signal
+import sys
+import time
+
+import numpy as np
+from pytriton.model_config import DynamicBatcher, ModelConfig, Tensor
+from pytriton.triton import Triton, TritonConfig, TritonSecurityConfig
+
+logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+LOG = logging.getLogger("encbench.triton")
+
+
+def env_int(name, default=None):
+    v = os.environ.get(name, "")
+    if v == "":
+        if default is None:
+            sys.exit(f"triton_server.py: env {name} is required")
+        return default
+    try:
+        return int(v)
+    except ValueError:
+        sys.exit(f"triton_server.py: env {name} must be an integer, got {v!r}")
+
+
+HTTP_PORT = env_int("HTTP_PORT")
+GRPC_PORT = env_int("GRPC_PORT", HTTP_PORT + 1)
+METRICS_PORT = env_int("METRICS_PORT", HTTP_PORT + 2)
+MAX_BATCH = env_int("MAX_BATCH", 64)
+QUEUE_DELAY_US = env_int("QUEUE_DELAY_US", 2000)
+DELAY_S = float(os.environ.get("DELAY_MS") or "0") / 1000.0
+TOKEN_TYPE_IDS = os.environ.get("TOKEN_TYPE_IDS", "0") == "1"
+WORKSPACE = os.environ.get("PYTRITON_WORKSPACE") or sys.exit("triton_server.py: env PYTRITON_WORKSPACE is required")
+
+
+def infer_fn(requests):
+    """One call per server-side batch: `requests` are the (possibly several) client requests Triton's dynamic batcher
+    merged. Not using pytriton's @batch: it np.concatenate()s the requests, which fails when they have different
+    sequence lengths; here each request is computed on its own and only the row count is shared."""
+    rows = sum(int(r["input_ids"].shape[0]) for r in requests)
+    if DELAY_S:
+        time.sleep(DELAY_S)
+    out = []
+    for r in requests:
+        ids, mask = r["input_ids"], r["attention_mask"]
+        if ids.shape != mask.shape:
+            raise ValueError(f"input_ids shape {list(ids.shape)} != attention_mask shape {list(mask.shape)}")
+        if TOKEN_TYPE_IDS and r["token_type_ids"].shape != ids.shape:
+            raise ValueError(f"token_type_ids shape {list(r['token_type_ids'].shape)} != input_ids shape {list(ids.shape)}")
+        m = mask.astype(np.float32)
+        s = m.sum(axis=1)
+        mean = (ids.astype(np.float32) * m).sum(axis=1) / np.maximum(s, 1)
+        out.append({"logits": np.stack([s, mean, np.full(ids.shape[0], rows, np.float32)], axis=1).astype(np.float32)})
+    return out
+
+
+inputs = [Tensor(name="input_ids", dtype=np.int64, shape=(-1,)),
+          Tensor(name="attention_mask", dtype=np.int64, shape=(-1,))]
+if TOKEN_TYPE_IDS:
+    inputs.append(Tensor(name="token_type_ids", dtype=np.int64, shape=(-1,)))
+
+cfg = TritonConfig(
+    http_address="127.0.0.1", http_port=HTTP_PORT,
+    grpc_address="127.0.0.1", grpc_port=GRPC_PORT,
+    metrics_address="127.0.0.1", metrics_port=METRICS_PORT,
+    # Triton's SageMaker frontend binds 0.0.0.0 (no address option): keep it (and Vertex AI) off.
+    allow_sagemaker=False, allow_vertex_ai=False,
+    log_verbose=env_int("LOG_VERBOSE", 0),
+)
+
+
+# GOTCHA: pytriton 0.7.0 by default protects shared-memory, model-repository, statistics, trace and logging with a
+# random token (403 {"error":"This API is restricted, expecting header 'triton-access-token'"}), so
+# /v2/models/encoder/stats would be unreadable. A plain tritonserver restricts nothing unless told to.
+ACCESS_TOKEN = os.environ.get("TRITON_ACCESS_TOKEN") or None
+security = TritonSecurityConfig(access_token=ACCESS_TOKEN) if ACCESS_TOKEN else TritonSecurityConfig(restricted_endpoints=[])
+
+
+def _on_signal(signum, _frame):
+    LOG.info("signal %d: stopping Triton", signum)
+    sys.exit(0)  # unwinds `with Triton(...)`: stops tritonserver, deletes the workspace
+
+
+for _sig in (signal.SIGTERM, signal.SIGINT):
+    signal.signal(_sig, _on_signal)
+
+t0 = time.time()
+with Triton(config=cfg, workspace=WORKSPACE, security_config=security) as triton:
+    triton.bind(
+        model_name="encoder",
+        infer_func=infer_fn,
+        inputs=inputs,
+        outputs=[Tensor(name="logits", dtype=np.float32, shape=(3,))],
+        config=ModelConfig(max_batch_size=MAX_BATCH,
+                           batcher=DynamicBatcher(max_queue_delay_microseconds=QUEUE_DELAY_US)),
+        strict=True,
+    )
+    LOG.info("encoder bound after %.1f s (http 127.0.0.1:%d grpc :%d metrics :%d, MAX_BATCH=%d QUEUE_DELAY_US=%d "
+             "DELAY_MS=%g TOKEN_TYPE_IDS=%d, access token %s)", time.time() - t0, HTTP_PORT, GRPC_PORT, METRICS_PORT,
+             MAX_BATCH, QUEUE_DELAY_US, DELAY_S * 1000, TOKEN_TYPE_IDS, "set" if ACCESS_TOKEN else "off")
+    triton.serve()
+LOG.info("stopped")

@@ -1,0 +1,285 @@
+//! KServe v2 (Triton): INT64 `input_ids`, `attention_mask` (and `token_type_ids` where the
+//! model takes them), shape [batch, len], as JSON or with the binary tensor extension;
+//! logits back, argmax for the verdict.
+
+use super::{BodyKind, Format, Input, Prepared};
+use crate::target::Reply;
+use crate::tokenize::Encoder;
+use bytes::{BufMut, Bytes, BytesMut};
+use serde_json::{Value, json};
+use std::time::Instant;
+
+/// The model's tensor names (from its config where the server offers it, else flags).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorNames {
+    pub input_ids: String,
+    pub attention_mask: String,
+    /// `None` when the model takes no token type ids.
+    pub token_type_ids: Option<String>,
+    pub output: String,
+}
+
+impl Default for TensorNames {
+    fn default() -> Self {
+        TensorNames {
+            input_ids: "input_ids".into(),
+            attention_mask: "attention_mask".into(),
+            token_type_ids: None,
+            output: "logits".into(),
+        }
+    }
+}
+
+impl TensorNames {
+    /// Reads names from `GET /v2/models/{m}/config`: the inputs whose names mention ids,
+    /// mask and type; the first output.
+    pub fn from_config(config: &Value) -> Option<TensorNames> {
+        let names = |key: &str| -> Vec<String> {
+            config[key].as_array().map(|a| a.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect()).unwrap_or_default()
+        };
+        let inputs = names("input");
+        let find = |needle: &str| inputs.iter().find(|n| n.to_lowercase().contains(needle)).cloned();
+        Some(TensorNames {
+            input_ids: find("input_ids").or_else(|| find("ids"))?,
+            attention_mask: find("mask")?,
+            token_type_ids: find("type"),
+            output: names("output").into_iter().next()?,
+        })
+    }
+}
+
+pub struct KServeFormat {
+    pub model: String,
+    pub names: TensorNames,
+    pub encoder: Encoder,
+    pub pad_to_max: bool,
+    pub binary: bool,
+}
+
+fn tensors<'a>(names: &'a TensorNames, e: &'a crate::tokenize::Encoded) -> Vec<(&'a str, &'a [i64])> {
+    let mut t = vec![(names.input_ids.as_str(), &e.input_ids[..]), (names.attention_mask.as_str(), &e.attention_mask[..])];
+    if let Some(tt) = &names.token_type_ids {
+        t.push((tt.as_str(), &e.token_type_ids[..]));
+    }
+    t
+}
+
+impl Format for KServeFormat {
+    fn name(&self) -> &'static str {
+        "triton"
+    }
+
+    fn path(&self) -> String {
+        format!("/v2/models/{}/infer", self.model)
+    }
+
+    fn ready_path(&self) -> String {
+        // /v2/health/ready answers before the model is loaded; the model's own does not.
+        format!("/v2/models/{}/ready", self.model)
+    }
+
+    fn stats_path(&self) -> Option<String> {
+        Some(format!("/v2/models/{}/stats", self.model))
+    }
+
+    fn tokenizes(&self) -> bool {
+        true
+    }
+
+    fn prepare(&self, inputs: &[&Input]) -> Prepared {
+        let started = Instant::now();
+        let e = self.encoder.encode(inputs, self.pad_to_max);
+        let shape = [e.batch, e.len];
+        let t = tensors(&self.names, &e);
+        let prepared = if self.binary {
+            let header = json!({
+                "inputs": t.iter().map(|(name, data)| json!({
+                    "name": name, "datatype": "INT64", "shape": shape,
+                    "parameters": { "binary_data_size": data.len() * 8 },
+                })).collect::<Vec<_>>(),
+                "outputs": [{ "name": self.names.output, "parameters": { "binary_data": true } }],
+            });
+            let header = serde_json::to_vec(&header).expect("JSON values serialize");
+            let mut body = BytesMut::with_capacity(header.len() + t.iter().map(|(_, d)| d.len() * 8).sum::<usize>());
+            body.put_slice(&header);
+            for (_, data) in &t {
+                for v in *data {
+                    body.put_i64_le(*v);
+                }
+            }
+            Prepared {
+                body: body.freeze(),
+                kind: BodyKind::Binary { json_len: header.len() },
+                tokenize: None,
+                timeout: None,
+            }
+        } else {
+            let body = json!({
+                "inputs": t.iter().map(|(name, data)| json!({
+                    "name": name, "datatype": "INT64", "shape": shape, "data": data,
+                })).collect::<Vec<_>>(),
+                "outputs": [{ "name": self.names.output }],
+            });
+            Prepared::json(Bytes::from(serde_json::to_vec(&body).expect("JSON values serialize")))
+        };
+        Prepared { tokenize: Some(started.elapsed()), ..prepared }
+    }
+
+    fn verdicts(&self, reply: &Reply) -> Result<Vec<String>, String> {
+        let (rows, cols, data) = output_f32(reply, &self.names.output)?;
+        Ok((0..rows)
+            .map(|r| {
+                let row = &data[r * cols..(r + 1) * cols];
+                let best = row.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).map_or(0, |(i, _)| i);
+                format!("LABEL_{best}")
+            })
+            .collect())
+    }
+}
+
+/// The named FP32 output as (rows, columns, row-major values), from a JSON or binary reply.
+pub fn output_f32(reply: &Reply, name: &str) -> Result<(usize, usize, Vec<f32>), String> {
+    let json_len = reply.json_len.unwrap_or(reply.body.len()).min(reply.body.len());
+    let header: Value = serde_json::from_slice(&reply.body[..json_len]).map_err(|e| format!("response is not KServe v2 JSON: {e}"))?;
+    let outputs = header["outputs"].as_array().ok_or("response has no outputs")?;
+    let mut offset = json_len;
+    for o in outputs {
+        let shape: Vec<usize> = o["shape"].as_array().map(|s| s.iter().filter_map(|d| d.as_u64().map(|d| d as usize)).collect()).unwrap_or_default();
+        let binary_size = o["parameters"]["binary_data_size"].as_u64().map(|n| n as usize);
+        if o["name"].as_str() != Some(name) {
+            offset += binary_size.unwrap_or(0);
+            continue;
+        }
+        let (rows, cols) = match shape.as_slice() {
+            [r, c] => (*r, *c),
+            [c] => (1, *c),
+            _ => return Err(format!("output {name} has shape {shape:?}")),
+        };
+        let values: Vec<f32> = match binary_size {
+            Some(n) => {
+                let raw = reply.body.get(offset..offset + n).ok_or("binary output is truncated")?;
+                raw.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+            }
+            None => o["data"].as_array().ok_or("output has no data")?.iter().filter_map(|v| v.as_f64().map(|v| v as f32)).collect(),
+        };
+        if values.len() != rows * cols {
+            return Err(format!("output {name}: {} values for shape {shape:?}", values.len()));
+        }
+        return Ok((rows, cols, values));
+    }
+    Err(format!("no output named {name}"))
+}
+
+/// Server-side counters of `GET /v2/models/{m}/stats`, summed over the model's versions.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ServerStats {
+    pub inference_count: u64,
+    pub execution_count: u64,
+    pub success_count: u64,
+    pub queue_ns: u64,
+    pub compute_input_ns: u64,
+    pub compute_infer_ns: u64,
+    pub compute_output_ns: u64,
+}
+
+impl ServerStats {
+    pub fn parse(v: &Value) -> Option<ServerStats> {
+        let models = v["model_stats"].as_array()?;
+        let n = |x: &Value| x.as_u64().or_else(|| x.as_str().and_then(|s| s.parse().ok())).unwrap_or(0);
+        let mut s = ServerStats::default();
+        for m in models {
+            let i = &m["inference_stats"];
+            s.inference_count += n(&m["inference_count"]);
+            s.execution_count += n(&m["execution_count"]);
+            s.success_count += n(&i["success"]["count"]);
+            s.queue_ns += n(&i["queue"]["ns"]);
+            s.compute_input_ns += n(&i["compute_input"]["ns"]);
+            s.compute_infer_ns += n(&i["compute_infer"]["ns"]);
+            s.compute_output_ns += n(&i["compute_output"]["ns"]);
+        }
+        Some(s)
+    }
+
+    pub fn since(&self, before: &ServerStats) -> ServerStats {
+        ServerStats {
+            inference_count: self.inference_count.saturating_sub(before.inference_count),
+            execution_count: self.execution_count.saturating_sub(before.execution_count),
+            success_count: self.success_count.saturating_sub(before.success_count),
+            queue_ns: self.queue_ns.saturating_sub(before.queue_ns),
+            compute_input_ns: self.compute_input_ns.saturating_sub(before.compute_input_ns),
+            compute_infer_ns: self.compute_infer_ns.saturating_sub(before.compute_infer_ns),
+            compute_output_ns: self.compute_output_ns.saturating_sub(before.compute_output_ns),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokenize::TokenCounter;
+
+    fn format(binary: bool) -> KServeFormat {
+        KServeFormat {
+            model: "encoder".into(),
+            names: TensorNames { token_type_ids: Some("token_type_ids".into()), ..TensorNames::default() },
+            encoder: TokenCounter::shipped().encoder(512).unwrap(),
+            pad_to_max: true,
+            binary,
+        }
+    }
+
+    #[test]
+    fn json_request_has_three_int64_tensors_of_batch_by_len() {
+        let a = Input::pair("a", "b");
+        let p = format(false).prepare(&[&a, &a]);
+        assert!(p.tokenize.is_some());
+        let v: Value = serde_json::from_slice(&p.body).unwrap();
+        let inputs = v["inputs"].as_array().unwrap();
+        assert_eq!(inputs.len(), 3);
+        for t in inputs {
+            assert_eq!(t["datatype"], "INT64");
+            assert_eq!(t["shape"], json!([2, 512]));
+            assert_eq!(t["data"].as_array().unwrap().len(), 1024);
+        }
+    }
+
+    #[test]
+    fn binary_request_carries_raw_little_endian_tensors() {
+        let a = Input::pair("a", "b");
+        let p = format(true).prepare(&[&a]);
+        let BodyKind::Binary { json_len } = p.kind else { panic!("binary") };
+        assert_eq!(p.body.len(), json_len + 3 * 512 * 8);
+        let first_id = i64::from_le_bytes(p.body[json_len..json_len + 8].try_into().unwrap());
+        assert_eq!(first_id, 101, "[CLS]");
+    }
+
+    #[test]
+    fn logits_in_json_and_binary_replies_give_argmax_labels() {
+        let f = format(false);
+        let json_reply = Reply {
+            body: Bytes::from(r#"{"outputs":[{"name":"logits","datatype":"FP32","shape":[2,3],"data":[0.1,2.0,0.3,5.0,1.0,0.0]}]}"#),
+            variant: None,
+            json_len: None,
+        };
+        assert_eq!(f.verdicts(&json_reply).unwrap(), vec!["LABEL_1", "LABEL_0"]);
+        let header = br#"{"outputs":[{"name":"logits","datatype":"FP32","shape":[1,3],"parameters":{"binary_data_size":12}}]}"#;
+        let mut body = header.to_vec();
+        for x in [0.0f32, 0.5, 3.0] {
+            body.extend(x.to_le_bytes());
+        }
+        let bin = Reply { body: Bytes::from(body), variant: None, json_len: Some(header.len()) };
+        assert_eq!(f.verdicts(&bin).unwrap(), vec!["LABEL_2"]);
+    }
+
+    #[test]
+    fn stats_diff_and_names_from_config() {
+        let before = json!({"model_stats":[{"inference_count": 10, "execution_count": 5, "inference_stats": {"success": {"count": 5, "ns": 1}, "queue": {"count": 5, "ns": 1000}, "compute_input": {"ns": 10}, "compute_infer": {"ns": 100}, "compute_output": {"ns": 10}}}]});
+        let after = json!({"model_stats":[{"inference_count": "26", "execution_count": 9, "inference_stats": {"success": {"count": 13, "ns": 1}, "queue": {"count": 13, "ns": 5000}, "compute_input": {"ns": 30}, "compute_infer": {"ns": 900}, "compute_output": {"ns": 20}}}]});
+        let d = ServerStats::parse(&after).unwrap().since(&ServerStats::parse(&before).unwrap());
+        assert_eq!((d.inference_count, d.execution_count, d.queue_ns), (16, 4, 4000));
+        let cfg = json!({"input": [{"name": "input_ids"}, {"name": "attention_mask"}], "output": [{"name": "logits"}]});
+        let names = TensorNames::from_config(&cfg).unwrap();
+        assert_eq!(names.token_type_ids, None);
+        assert_eq!(names.output, "logits");
+    }
+}
