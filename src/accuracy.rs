@@ -169,7 +169,12 @@ impl AccuracyReport {
 
 /// One request per sample, sent one after another, shaped as the load is shaped (a padded
 /// load is checked padded), so the verdicts are the deployment's as it is being measured.
-pub async fn check(target: &dyn Target, format: &dyn Format, samples: &[NliSample], labels: &LabelMap) -> AccuracyReport {
+pub async fn check(
+    target: &dyn Target,
+    format: &dyn Format,
+    samples: &[NliSample],
+    labels: &LabelMap,
+) -> AccuracyReport {
     let mut verdicts = Vec::with_capacity(samples.len());
     for s in samples {
         let input = s.input();

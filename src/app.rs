@@ -3,13 +3,13 @@
 
 use crate::accuracy::{LabelMap, load_samples};
 use crate::arrival::Pace;
+use crate::cli::EngineKind;
 use crate::cli::{Cli, ColdStartArgs, RunArgs, SageMakerArgs, ServeArgs, Sub};
 use crate::cold_start::ColdStartProbe;
 use crate::engine::{AccuracySetup, Engine, EngineSetup, RunReport};
 use crate::export::{Export, write_atomic};
 use crate::headless::{self, Header};
 use crate::metrics::{instance_price, known_instance_types};
-use crate::cli::EngineKind;
 use crate::payload::kserve::{KServeFormat, TensorNames};
 use crate::payload::vllm::VllmFormat;
 use crate::payload::{Format, HfFormat, Input, Shape, batch_inputs, load_texts};
@@ -147,18 +147,43 @@ fn sagemaker_config(endpoint: &str, s: &SageMakerArgs) -> SageMakerConfig {
 
 /// The payload side of `--engine`, with tensor names from the server's model config where it
 /// offers one (KServe v2 `/config`) and from flags otherwise.
-async fn build_format(a: &RunArgs, tokenizer: &TokenCounter, shape: Shape, url: &str) -> Result<Arc<dyn Format>, AppError> {
-    let model = || a.model.clone().ok_or_else(|| usage("--model", format!("required with --engine {:?}", a.engine).to_lowercase()));
-    let encoder = || tokenizer.encoder(shape.max_len).map_err(|e| usage("--tokenizer", e));
+async fn build_format(
+    a: &RunArgs,
+    tokenizer: &TokenCounter,
+    shape: Shape,
+    url: &str,
+) -> Result<Arc<dyn Format>, AppError> {
+    let model = || {
+        a.model.clone().ok_or_else(|| {
+            usage(
+                "--model",
+                format!("required with --engine {:?}", a.engine).to_lowercase(),
+            )
+        })
+    };
+    let encoder = || {
+        tokenizer
+            .encoder(shape.max_len)
+            .map_err(|e| usage("--tokenizer", e))
+    };
     Ok(match a.engine {
         EngineKind::Hf => Arc::new(HfFormat { shape }),
-        EngineKind::Vllm => Arc::new(VllmFormat { model: model()?, api: a.vllm_api, encoder: encoder()?, pad_to_max: shape.pad_to_max }),
+        EngineKind::Vllm => Arc::new(VllmFormat {
+            model: model()?,
+            api: a.vllm_api,
+            encoder: encoder()?,
+            pad_to_max: shape.pad_to_max,
+        }),
         EngineKind::Triton => {
             let model = model()?;
             let from_server = if a.endpoint.is_none() && a.input_ids_name.is_none() {
                 let config_url = format!("{}/v2/models/{model}/config", url.trim_end_matches('/'));
                 match reqwest::get(&config_url).await {
-                    Ok(r) if r.status().is_success() => r.json::<Value>().await.ok().and_then(|c| TensorNames::from_config(&c)),
+                    Ok(r) if r.status().is_success() => r
+                        .json::<Value>()
+                        .await
+                        .ok()
+                        .and_then(|c| TensorNames::from_config(&c)),
                     _ => None,
                 }
             } else {
@@ -167,11 +192,20 @@ async fn build_format(a: &RunArgs, tokenizer: &TokenCounter, shape: Shape, url: 
             let defaults = TensorNames::default();
             let names = from_server.unwrap_or(TensorNames {
                 input_ids: a.input_ids_name.clone().unwrap_or(defaults.input_ids),
-                attention_mask: a.attention_mask_name.clone().unwrap_or(defaults.attention_mask),
+                attention_mask: a
+                    .attention_mask_name
+                    .clone()
+                    .unwrap_or(defaults.attention_mask),
                 token_type_ids: a.token_type_ids_name.clone(),
                 output: a.output_name.clone().unwrap_or(defaults.output),
             });
-            Arc::new(KServeFormat { model, names, encoder: encoder()?, pad_to_max: shape.pad_to_max, binary: a.binary })
+            Arc::new(KServeFormat {
+                model,
+                names,
+                encoder: encoder()?,
+                pad_to_max: shape.pad_to_max,
+                binary: a.binary,
+            })
         }
     })
 }

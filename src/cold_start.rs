@@ -3,9 +3,9 @@
 //! (the seed: scale-to-zero 471 s and 95 retries, 15,422× the steady p50; serverless 43.2 s, 364×).
 
 use crate::export::rfc3339;
+use crate::payload::Prepared;
 use crate::stats::{LatencySummary, phase_histogram};
 use crate::target::Target;
-use crate::payload::Prepared;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -340,6 +340,50 @@ pub fn tables(report: &RunReport, h: &Header) -> String {
         }
     }
 
+    let tokenized: Vec<&PhaseResult> = report
+        .phases
+        .iter()
+        .filter(|p| p.tokenize_ms.is_some() || p.server.is_some())
+        .collect();
+    if !tokenized.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nClient tokenization and server side (ms per request; server from KServe v2 statistics, warmup included)"
+        );
+        let _ = writeln!(
+            out,
+            "{:>6} {:>5} {:>15} {:>9} {:>9} {:>9} {:>9} {:>13}",
+            "batch",
+            "conc",
+            "tokenize p50/p99",
+            "queue",
+            "c.input",
+            "c.infer",
+            "c.output",
+            "batch factor"
+        );
+        for p in tokenized {
+            let tok = p
+                .tokenize_ms
+                .map_or("-".to_string(), |t| format!("{:.2}/{:.2}", t.p50, t.p99));
+            let (q, ci, cf, co, bf) = match &p.server {
+                Some(s) => (
+                    format!("{:.2}", s.queue_ms),
+                    format!("{:.2}", s.compute_input_ms),
+                    format!("{:.2}", s.compute_infer_ms),
+                    format!("{:.2}", s.compute_output_ms),
+                    opt(s.batch_factor, 2),
+                ),
+                None => ("-".into(), "-".into(), "-".into(), "-".into(), "-".into()),
+            };
+            let _ = writeln!(
+                out,
+                "{:>6} {:>5} {:>16} {:>9} {:>9} {:>9} {:>9} {:>13}",
+                p.batch_size, p.concurrency, tok, q, ci, cf, co, bf
+            );
+        }
+    }
+
     let with_variants: Vec<&PhaseResult> = report
         .phases
         .iter()

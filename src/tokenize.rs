@@ -54,8 +54,14 @@ impl TokenCounter {
     /// Hugging Face tokenizer call with `truncation=True` does).
     pub fn encoder(&self, max_len: usize) -> Result<Encoder, TokenizerError> {
         let mut tok = self.tok.clone();
-        tok.with_truncation(Some(tokenizers::TruncationParams { max_length: max_len, ..Default::default() }))
-            .map_err(|e| TokenizerError { source_name: "tokenizer".into(), reason: e.to_string() })?;
+        tok.with_truncation(Some(tokenizers::TruncationParams {
+            max_length: max_len,
+            ..Default::default()
+        }))
+        .map_err(|e| TokenizerError {
+            source_name: "tokenizer".into(),
+            reason: e.to_string(),
+        })?;
         Ok(Encoder { tok, max_len })
     }
 
@@ -97,7 +103,11 @@ impl Encoder {
                 enc.unwrap_or_default()
             })
             .collect();
-        let len = if pad_to_max { self.max_len } else { rows.iter().map(|r| r.len()).max().unwrap_or(0) };
+        let len = if pad_to_max {
+            self.max_len
+        } else {
+            rows.iter().map(|r| r.len()).max().unwrap_or(0)
+        };
         let mut out = Encoded {
             batch: rows.len(),
             len,
@@ -107,9 +117,11 @@ impl Encoder {
         };
         for r in &rows {
             let n = r.len().min(len);
-            out.input_ids.extend(r.get_ids()[..n].iter().map(|&x| x as i64));
+            out.input_ids
+                .extend(r.get_ids()[..n].iter().map(|&x| x as i64));
             out.attention_mask.extend(std::iter::repeat_n(1, n));
-            out.token_type_ids.extend(r.get_type_ids()[..n].iter().map(|&x| x as i64));
+            out.token_type_ids
+                .extend(r.get_type_ids()[..n].iter().map(|&x| x as i64));
             // [PAD] is id 0 in BERT vocabularies; the mask is what the model reads.
             out.input_ids.extend(std::iter::repeat_n(0, len - n));
             out.attention_mask.extend(std::iter::repeat_n(0, len - n));
@@ -176,9 +188,15 @@ mod tests {
         assert_eq!(&natural.attention_mask[..6], &[1, 1, 1, 1, 1, 0]);
         assert_eq!(&natural.token_type_ids[..5], &[0, 0, 0, 1, 1]);
         let padded = e.encode(&[&a, &b], true);
-        assert_eq!((padded.batch, padded.len, padded.input_ids.len()), (2, 512, 1024));
+        assert_eq!(
+            (padded.batch, padded.len, padded.input_ids.len()),
+            (2, 512, 1024)
+        );
         assert_eq!(padded.attention_mask.iter().sum::<i64>(), 5 + 6);
-        let truncated = TokenCounter::shipped().encoder(4).unwrap().encode(&[&b], true);
+        let truncated = TokenCounter::shipped()
+            .encoder(4)
+            .unwrap()
+            .encode(&[&b], true);
         assert_eq!(truncated.len, 4);
         assert_eq!(truncated.attention_mask, vec![1, 1, 1, 1]);
     }

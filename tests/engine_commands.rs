@@ -55,9 +55,17 @@ async fn live_commands_take_effect_and_are_logged() {
     )
     .await
     .unwrap();
-    let shape = Shape { pad_to_max: false, max_len: 512 };
+    let shape = Shape {
+        pad_to_max: false,
+        max_len: 512,
+    };
     let engine = Engine::start(EngineSetup {
-        target: Arc::new(LocalTarget::new(&server.url(), &HfFormat { shape }, 8, Duration::from_secs(5))),
+        target: Arc::new(LocalTarget::new(
+            &server.url(),
+            &HfFormat { shape },
+            8,
+            Duration::from_secs(5),
+        )),
         texts: shipped_samples().iter().map(|s| s.input()).collect(),
         format: Arc::new(HfFormat { shape }),
         warmup_timeout: Duration::from_secs(5),

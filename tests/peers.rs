@@ -22,7 +22,7 @@ fn install() {
     ONCE.call_once(|| {
         let out = Command::new("bash")
             .arg(script("install.sh"))
-            .args(["moto", "smhf"])
+            .args(["moto", "smhf", "triton"])
             .output()
             .unwrap();
         assert!(
@@ -285,5 +285,146 @@ fn hf_toolkit_unhealthy_ping_is_not_ready() {
     assert!(
         err.contains("not healthy") && err.contains("Unhealthy"),
         "{err}"
+    );
+}
+
+fn triton_run(t: &Peer, extra: &[&str]) -> Value {
+    let url = t.url();
+    let mut args = vec![
+        "--url",
+        url.as_str(),
+        "--engine",
+        "triton",
+        "--model",
+        "encoder",
+        "--no-accuracy",
+    ];
+    args.extend_from_slice(extra);
+    run_export_env(&args, &[]).1
+}
+
+#[test]
+fn real_triton_pad_to_max_b8_in_json_and_binary() {
+    let _one = one_at_a_time();
+    let t = Peer::start("triton.sh", &[], &[]);
+    for mode in [&[][..], &["--binary"][..]] {
+        let mut extra = vec!["--pad-to-max", "--batch-size", "8", "-n", "20"];
+        extra.extend_from_slice(mode);
+        let e = triton_run(&t, &extra);
+        let p = &e["phases"][0];
+        assert_eq!(p["ok"], 20, "{mode:?}: {p}");
+        assert_eq!(p["errors"], serde_json::json!({}));
+        assert!(f(&p["tokenize_ms"]["p50"]) > 0.0);
+        // One client at a time: every execution is exactly one request of 8 rows.
+        assert_eq!(
+            f(&p["server"]["batch_factor"]),
+            8.0,
+            "{mode:?}: {}",
+            p["server"]
+        );
+        eprintln!(
+            "real Triton b=8/512 {mode:?}: p50 {} ms, tokenize p50 {} ms, server {}",
+            p["latency_ms"]["p50"], p["tokenize_ms"]["p50"], p["server"]
+        );
+    }
+}
+
+#[test]
+fn real_triton_outputs_prove_the_client_tensors_and_dynamic_batching() {
+    use encbench::payload::kserve::{KServeFormat, TensorNames, output_f32};
+    use encbench::payload::{Format, Input};
+    use encbench::target::Target;
+    use encbench::target::local::LocalTarget;
+    use encbench::tokenize::TokenCounter;
+    use std::sync::Arc;
+
+    let _one = one_at_a_time();
+    let t = Peer::start("triton.sh", &[], &[("QUEUE_DELAY_US", "20000")]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let counter = TokenCounter::shipped();
+    for binary in [false, true] {
+        let format = Arc::new(KServeFormat {
+            model: "encoder".into(),
+            names: TensorNames::default(),
+            encoder: counter.encoder(512).unwrap(),
+            pad_to_max: true,
+            binary,
+        });
+        let target = Arc::new(LocalTarget::new(
+            &t.url(),
+            format.as_ref(),
+            64,
+            std::time::Duration::from_secs(30),
+        ));
+        let samples = encbench::accuracy::shipped_samples();
+        let inputs: Vec<Input> = samples
+            .iter()
+            .map(|s| s.input())
+            .chain(samples.iter().map(|s| s.input()))
+            .collect();
+        let refs: Vec<&Input> = inputs.iter().collect();
+        let expected = counter.encoder(512).unwrap().encode(&refs, true);
+        let prepared = format.prepare(&refs);
+        let reply = rt.block_on(target.invoke(&prepared)).expect("b=8 infer");
+        let (rows, cols, logits) = output_f32(&reply, "logits").unwrap();
+        assert_eq!((rows, cols), (8, 3));
+        for r in 0..8 {
+            let span = r * 512..(r + 1) * 512;
+            let mask_sum: i64 = expected.attention_mask[span.clone()].iter().sum();
+            let ids_mean = expected.input_ids[span.clone()]
+                .iter()
+                .zip(&expected.attention_mask[span])
+                .filter(|(_, m)| **m == 1)
+                .map(|(i, _)| *i as f64)
+                .sum::<f64>()
+                / mask_sum as f64;
+            assert_eq!(
+                logits[r * 3] as i64,
+                mask_sum,
+                "row {r}: sum(mask) proves the mask (binary {binary})"
+            );
+            assert!(
+                (logits[r * 3 + 1] as f64 - ids_mean).abs() < 0.05,
+                "row {r}: mean(ids) proves the ids"
+            );
+        }
+
+        // 32 clients at once with b=1: Triton's dynamic batcher merges them.
+        let one = Arc::new(format.prepare(&[&inputs[0]]));
+        let merged = rt.block_on(async {
+            let mut set = tokio::task::JoinSet::new();
+            for _ in 0..32 {
+                let (target, one) = (target.clone(), one.clone());
+                set.spawn(async move { target.invoke(&one).await });
+            }
+            let mut biggest = 0.0f32;
+            while let Some(r) = set.join_next().await {
+                let (_, _, l) = output_f32(&r.unwrap().unwrap(), "logits").unwrap();
+                biggest = biggest.max(l[2]);
+            }
+            biggest
+        });
+        assert!(merged > 1.0, "third value shows the server batch: {merged}");
+    }
+    let mut extra = vec![
+        "--batch-size",
+        "1",
+        "--concurrency",
+        "16",
+        "-n",
+        "200",
+        "--binary",
+    ];
+    extra.push("--warmup");
+    extra.push("16");
+    let e = triton_run(&t, &extra);
+    let factor = f(&e["phases"][0]["server"]["batch_factor"]);
+    eprintln!(
+        "real Triton b=1 x 16 clients: batch factor {factor}, {}",
+        e["phases"][0]["server"]
+    );
+    assert!(
+        factor > 1.0,
+        "stats-derived batch factor shows dynamic batching: {factor}"
     );
 }

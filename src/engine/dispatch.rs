@@ -7,8 +7,8 @@
 
 use super::report::ServerBreakdown;
 use super::{Command, Ctx, PhaseResult, PhaseView, RunState, report};
-use crate::payload::kserve::ServerStats;
 use crate::arrival::{Arrivals, Pace, phase_seed};
+use crate::payload::kserve::ServerStats;
 use crate::payload::{Prepared, batch_inputs, prepared_ring};
 use crate::stats::{Completion, PhaseRecorder};
 use crate::sweep::{PhaseKind, PhaseSpec, StopAt, SweepKind};
@@ -96,8 +96,13 @@ pub(crate) async fn run_phase(
 ) -> PhaseEnd {
     let shared = &ctx.shared;
     // Formats that tokenize prepare each request as it is sent, so the time is measured.
-    let ring: Option<Arc<Vec<Prepared>>> = (!ctx.format.tokenizes())
-        .then(|| Arc::new(prepared_ring(ctx.format.as_ref(), &ctx.texts, spec.batch_size)));
+    let ring: Option<Arc<Vec<Prepared>>> = (!ctx.format.tokenizes()).then(|| {
+        Arc::new(prepared_ring(
+            ctx.format.as_ref(),
+            &ctx.texts,
+            spec.batch_size,
+        ))
+    });
     let stats_before = ctx.target.server_stats().await;
     let mut generation;
     let mut pace;
@@ -216,7 +221,8 @@ pub(crate) async fn run_phase(
             measure_start = Some(intended);
         }
         let ready = ring.as_ref().map(|r| r[(idx as usize) % r.len()].clone());
-        let (target, task_shared, batch_size) = (ctx.target.clone(), shared.clone(), spec.batch_size);
+        let (target, task_shared, batch_size) =
+            (ctx.target.clone(), shared.clone(), spec.batch_size);
         let (format, texts, k) = (ctx.format.clone(), ctx.texts.clone(), idx as usize);
         let gen_at_send = generation;
         let warmup_timeout = ctx.warmup_timeout;
@@ -225,12 +231,19 @@ pub(crate) async fn run_phase(
                 Some(p) => p,
                 // Tokenizing is CPU work: off the reactor, so other requests' timing is not
                 // held up behind it.
-                None => match tokio::task::spawn_blocking(move || format.prepare(&batch_inputs(&texts, batch_size, k))).await {
+                None => match tokio::task::spawn_blocking(move || {
+                    format.prepare(&batch_inputs(&texts, batch_size, k))
+                })
+                .await
+                {
                     Ok(p) => p,
                     Err(_) => return,
                 },
             };
-            let prepared = Prepared { timeout: (!measured).then_some(warmup_timeout), ..prepared };
+            let prepared = Prepared {
+                timeout: (!measured).then_some(warmup_timeout),
+                ..prepared
+            };
             let result = target.invoke(&prepared).await;
             let done = Instant::now();
             let (variant, error) = match result {

@@ -182,10 +182,19 @@ impl Ctx {
             live.timeline
                 .event(Instant::now(), "accuracy check started");
         }
-        let (target, shared, format) = (self.target.clone(), self.shared.clone(), self.format.clone());
+        let (target, shared, format) = (
+            self.target.clone(),
+            self.shared.clone(),
+            self.format.clone(),
+        );
         tokio::spawn(async move {
-            let report =
-                accuracy::check(target.as_ref(), format.as_ref(), &setup.samples, &setup.labels).await;
+            let report = accuracy::check(
+                target.as_ref(),
+                format.as_ref(),
+                &setup.samples,
+                &setup.labels,
+            )
+            .await;
             let mut live = shared.lock();
             live.timeline.event(
                 Instant::now(),
@@ -351,7 +360,13 @@ async fn run(
     let accuracy_before = match &ctx.accuracy {
         Some(a) => {
             shared.lock().state = RunState::CheckingAccuracy;
-            let r = accuracy::check(ctx.target.as_ref(), ctx.format.as_ref(), &a.samples, &a.labels).await;
+            let r = accuracy::check(
+                ctx.target.as_ref(),
+                ctx.format.as_ref(),
+                &a.samples,
+                &a.labels,
+            )
+            .await;
             let mut live = shared.lock();
             live.timeline.event(
                 Instant::now(),
@@ -415,7 +430,13 @@ async fn run(
     let accuracy_after = match (&ctx.accuracy, stopped) {
         (Some(a), false) => {
             shared.lock().state = RunState::CheckingAccuracy;
-            let r = accuracy::check(ctx.target.as_ref(), ctx.format.as_ref(), &a.samples, &a.labels).await;
+            let r = accuracy::check(
+                ctx.target.as_ref(),
+                ctx.format.as_ref(),
+                &a.samples,
+                &a.labels,
+            )
+            .await;
             let mut live = shared.lock();
             live.timeline.event(
                 Instant::now(),

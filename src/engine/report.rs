@@ -109,11 +109,18 @@ pub struct ServerBreakdown {
 
 impl ServerBreakdown {
     pub fn from_stats(s: &crate::payload::kserve::ServerStats) -> ServerBreakdown {
-        let per = |ns: u64| if s.success_count > 0 { ns as f64 / s.success_count as f64 / 1e6 } else { 0.0 };
+        let per = |ns: u64| {
+            if s.success_count > 0 {
+                ns as f64 / s.success_count as f64 / 1e6
+            } else {
+                0.0
+            }
+        };
         ServerBreakdown {
             inference_count: s.inference_count,
             execution_count: s.execution_count,
-            batch_factor: (s.execution_count > 0).then(|| s.inference_count as f64 / s.execution_count as f64),
+            batch_factor: (s.execution_count > 0)
+                .then(|| s.inference_count as f64 / s.execution_count as f64),
             queue_ms: per(s.queue_ns),
             compute_input_ms: per(s.compute_input_ns),
             compute_infer_ms: per(s.compute_infer_ns),

@@ -35,10 +35,22 @@ impl TensorNames {
     /// mask and type; the first output.
     pub fn from_config(config: &Value) -> Option<TensorNames> {
         let names = |key: &str| -> Vec<String> {
-            config[key].as_array().map(|a| a.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect()).unwrap_or_default()
+            config[key]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default()
         };
         let inputs = names("input");
-        let find = |needle: &str| inputs.iter().find(|n| n.to_lowercase().contains(needle)).cloned();
+        let find = |needle: &str| {
+            inputs
+                .iter()
+                .find(|n| n.to_lowercase().contains(needle))
+                .cloned()
+        };
         Some(TensorNames {
             input_ids: find("input_ids").or_else(|| find("ids"))?,
             attention_mask: find("mask")?,
@@ -56,8 +68,14 @@ pub struct KServeFormat {
     pub binary: bool,
 }
 
-fn tensors<'a>(names: &'a TensorNames, e: &'a crate::tokenize::Encoded) -> Vec<(&'a str, &'a [i64])> {
-    let mut t = vec![(names.input_ids.as_str(), &e.input_ids[..]), (names.attention_mask.as_str(), &e.attention_mask[..])];
+fn tensors<'a>(
+    names: &'a TensorNames,
+    e: &'a crate::tokenize::Encoded,
+) -> Vec<(&'a str, &'a [i64])> {
+    let mut t = vec![
+        (names.input_ids.as_str(), &e.input_ids[..]),
+        (names.attention_mask.as_str(), &e.attention_mask[..]),
+    ];
     if let Some(tt) = &names.token_type_ids {
         t.push((tt.as_str(), &e.token_type_ids[..]));
     }
@@ -100,7 +118,9 @@ impl Format for KServeFormat {
                 "outputs": [{ "name": self.names.output, "parameters": { "binary_data": true } }],
             });
             let header = serde_json::to_vec(&header).expect("JSON values serialize");
-            let mut body = BytesMut::with_capacity(header.len() + t.iter().map(|(_, d)| d.len() * 8).sum::<usize>());
+            let mut body = BytesMut::with_capacity(
+                header.len() + t.iter().map(|(_, d)| d.len() * 8).sum::<usize>(),
+            );
             body.put_slice(&header);
             for (_, data) in &t {
                 for v in *data {
@@ -109,7 +129,9 @@ impl Format for KServeFormat {
             }
             Prepared {
                 body: body.freeze(),
-                kind: BodyKind::Binary { json_len: header.len() },
+                kind: BodyKind::Binary {
+                    json_len: header.len(),
+                },
                 tokenize: None,
                 timeout: None,
             }
@@ -120,9 +142,14 @@ impl Format for KServeFormat {
                 })).collect::<Vec<_>>(),
                 "outputs": [{ "name": self.names.output }],
             });
-            Prepared::json(Bytes::from(serde_json::to_vec(&body).expect("JSON values serialize")))
+            Prepared::json(Bytes::from(
+                serde_json::to_vec(&body).expect("JSON values serialize"),
+            ))
         };
-        Prepared { tokenize: Some(started.elapsed()), ..prepared }
+        Prepared {
+            tokenize: Some(started.elapsed()),
+            ..prepared
+        }
     }
 
     fn verdicts(&self, reply: &Reply) -> Result<Vec<String>, String> {
@@ -130,7 +157,11 @@ impl Format for KServeFormat {
         Ok((0..rows)
             .map(|r| {
                 let row = &data[r * cols..(r + 1) * cols];
-                let best = row.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).map_or(0, |(i, _)| i);
+                let best = row
+                    .iter()
+                    .enumerate()
+                    .max_by(|a, b| a.1.total_cmp(b.1))
+                    .map_or(0, |(i, _)| i);
                 format!("LABEL_{best}")
             })
             .collect())
@@ -139,13 +170,28 @@ impl Format for KServeFormat {
 
 /// The named FP32 output as (rows, columns, row-major values), from a JSON or binary reply.
 pub fn output_f32(reply: &Reply, name: &str) -> Result<(usize, usize, Vec<f32>), String> {
-    let json_len = reply.json_len.unwrap_or(reply.body.len()).min(reply.body.len());
-    let header: Value = serde_json::from_slice(&reply.body[..json_len]).map_err(|e| format!("response is not KServe v2 JSON: {e}"))?;
-    let outputs = header["outputs"].as_array().ok_or("response has no outputs")?;
+    let json_len = reply
+        .json_len
+        .unwrap_or(reply.body.len())
+        .min(reply.body.len());
+    let header: Value = serde_json::from_slice(&reply.body[..json_len])
+        .map_err(|e| format!("response is not KServe v2 JSON: {e}"))?;
+    let outputs = header["outputs"]
+        .as_array()
+        .ok_or("response has no outputs")?;
     let mut offset = json_len;
     for o in outputs {
-        let shape: Vec<usize> = o["shape"].as_array().map(|s| s.iter().filter_map(|d| d.as_u64().map(|d| d as usize)).collect()).unwrap_or_default();
-        let binary_size = o["parameters"]["binary_data_size"].as_u64().map(|n| n as usize);
+        let shape: Vec<usize> = o["shape"]
+            .as_array()
+            .map(|s| {
+                s.iter()
+                    .filter_map(|d| d.as_u64().map(|d| d as usize))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let binary_size = o["parameters"]["binary_data_size"]
+            .as_u64()
+            .map(|n| n as usize);
         if o["name"].as_str() != Some(name) {
             offset += binary_size.unwrap_or(0);
             continue;
@@ -157,13 +203,26 @@ pub fn output_f32(reply: &Reply, name: &str) -> Result<(usize, usize, Vec<f32>),
         };
         let values: Vec<f32> = match binary_size {
             Some(n) => {
-                let raw = reply.body.get(offset..offset + n).ok_or("binary output is truncated")?;
-                raw.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+                let raw = reply
+                    .body
+                    .get(offset..offset + n)
+                    .ok_or("binary output is truncated")?;
+                raw.chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect()
             }
-            None => o["data"].as_array().ok_or("output has no data")?.iter().filter_map(|v| v.as_f64().map(|v| v as f32)).collect(),
+            None => o["data"]
+                .as_array()
+                .ok_or("output has no data")?
+                .iter()
+                .filter_map(|v| v.as_f64().map(|v| v as f32))
+                .collect(),
         };
         if values.len() != rows * cols {
-            return Err(format!("output {name}: {} values for shape {shape:?}", values.len()));
+            return Err(format!(
+                "output {name}: {} values for shape {shape:?}",
+                values.len()
+            ));
         }
         return Ok((rows, cols, values));
     }
@@ -185,7 +244,11 @@ pub struct ServerStats {
 impl ServerStats {
     pub fn parse(v: &Value) -> Option<ServerStats> {
         let models = v["model_stats"].as_array()?;
-        let n = |x: &Value| x.as_u64().or_else(|| x.as_str().and_then(|s| s.parse().ok())).unwrap_or(0);
+        let n = |x: &Value| {
+            x.as_u64()
+                .or_else(|| x.as_str().and_then(|s| s.parse().ok()))
+                .unwrap_or(0)
+        };
         let mut s = ServerStats::default();
         for m in models {
             let i = &m["inference_stats"];
@@ -206,9 +269,15 @@ impl ServerStats {
             execution_count: self.execution_count.saturating_sub(before.execution_count),
             success_count: self.success_count.saturating_sub(before.success_count),
             queue_ns: self.queue_ns.saturating_sub(before.queue_ns),
-            compute_input_ns: self.compute_input_ns.saturating_sub(before.compute_input_ns),
-            compute_infer_ns: self.compute_infer_ns.saturating_sub(before.compute_infer_ns),
-            compute_output_ns: self.compute_output_ns.saturating_sub(before.compute_output_ns),
+            compute_input_ns: self
+                .compute_input_ns
+                .saturating_sub(before.compute_input_ns),
+            compute_infer_ns: self
+                .compute_infer_ns
+                .saturating_sub(before.compute_infer_ns),
+            compute_output_ns: self
+                .compute_output_ns
+                .saturating_sub(before.compute_output_ns),
         }
     }
 }
@@ -221,7 +290,10 @@ mod tests {
     fn format(binary: bool) -> KServeFormat {
         KServeFormat {
             model: "encoder".into(),
-            names: TensorNames { token_type_ids: Some("token_type_ids".into()), ..TensorNames::default() },
+            names: TensorNames {
+                token_type_ids: Some("token_type_ids".into()),
+                ..TensorNames::default()
+            },
             encoder: TokenCounter::shipped().encoder(512).unwrap(),
             pad_to_max: true,
             binary,
@@ -247,7 +319,9 @@ mod tests {
     fn binary_request_carries_raw_little_endian_tensors() {
         let a = Input::pair("a", "b");
         let p = format(true).prepare(&[&a]);
-        let BodyKind::Binary { json_len } = p.kind else { panic!("binary") };
+        let BodyKind::Binary { json_len } = p.kind else {
+            panic!("binary")
+        };
         assert_eq!(p.body.len(), json_len + 3 * 512 * 8);
         let first_id = i64::from_le_bytes(p.body[json_len..json_len + 8].try_into().unwrap());
         assert_eq!(first_id, 101, "[CLS]");
@@ -257,7 +331,9 @@ mod tests {
     fn logits_in_json_and_binary_replies_give_argmax_labels() {
         let f = format(false);
         let json_reply = Reply {
-            body: Bytes::from(r#"{"outputs":[{"name":"logits","datatype":"FP32","shape":[2,3],"data":[0.1,2.0,0.3,5.0,1.0,0.0]}]}"#),
+            body: Bytes::from(
+                r#"{"outputs":[{"name":"logits","datatype":"FP32","shape":[2,3],"data":[0.1,2.0,0.3,5.0,1.0,0.0]}]}"#,
+            ),
             variant: None,
             json_len: None,
         };
@@ -267,7 +343,11 @@ mod tests {
         for x in [0.0f32, 0.5, 3.0] {
             body.extend(x.to_le_bytes());
         }
-        let bin = Reply { body: Bytes::from(body), variant: None, json_len: Some(header.len()) };
+        let bin = Reply {
+            body: Bytes::from(body),
+            variant: None,
+            json_len: Some(header.len()),
+        };
         assert_eq!(f.verdicts(&bin).unwrap(), vec!["LABEL_2"]);
     }
 
@@ -275,8 +355,13 @@ mod tests {
     fn stats_diff_and_names_from_config() {
         let before = json!({"model_stats":[{"inference_count": 10, "execution_count": 5, "inference_stats": {"success": {"count": 5, "ns": 1}, "queue": {"count": 5, "ns": 1000}, "compute_input": {"ns": 10}, "compute_infer": {"ns": 100}, "compute_output": {"ns": 10}}}]});
         let after = json!({"model_stats":[{"inference_count": "26", "execution_count": 9, "inference_stats": {"success": {"count": 13, "ns": 1}, "queue": {"count": 13, "ns": 5000}, "compute_input": {"ns": 30}, "compute_infer": {"ns": 900}, "compute_output": {"ns": 20}}}]});
-        let d = ServerStats::parse(&after).unwrap().since(&ServerStats::parse(&before).unwrap());
-        assert_eq!((d.inference_count, d.execution_count, d.queue_ns), (16, 4, 4000));
+        let d = ServerStats::parse(&after)
+            .unwrap()
+            .since(&ServerStats::parse(&before).unwrap());
+        assert_eq!(
+            (d.inference_count, d.execution_count, d.queue_ns),
+            (16, 4, 4000)
+        );
         let cfg = json!({"input": [{"name": "input_ids"}, {"name": "attention_mask"}], "output": [{"name": "logits"}]});
         let names = TensorNames::from_config(&cfg).unwrap();
         assert_eq!(names.token_type_ids, None);

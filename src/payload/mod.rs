@@ -9,10 +9,10 @@ pub mod vllm;
 
 use crate::target::Reply;
 use bytes::Bytes;
-use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::Path;
+use std::time::Duration;
 
 /// One model input: an NLI pair or a single text (embedders, classifiers).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize)]
@@ -127,7 +127,9 @@ const MAX_BODIES: usize = 256;
 /// Bodies for a phase, built once so the dispatch loop only clones reference-counted bytes.
 /// Request k takes the inputs after request k-1's, cycling through the texts.
 pub fn batch_bodies(texts: &[Input], batch_size: usize, shape: Shape) -> Vec<Bytes> {
-    (0..texts.len().clamp(1, MAX_BODIES)).map(|k| hf_body(&batch_inputs(texts, batch_size, k), shape)).collect()
+    (0..texts.len().clamp(1, MAX_BODIES))
+        .map(|k| hf_body(&batch_inputs(texts, batch_size, k), shape))
+        .collect()
 }
 
 /// How a request body is laid out.
@@ -135,7 +137,9 @@ pub fn batch_bodies(texts: &[Input], batch_size: usize, shape: Shape) -> Vec<Byt
 pub enum BodyKind {
     Json,
     /// KServe v2 binary tensor extension: a JSON header of this many bytes, then raw tensors.
-    Binary { json_len: usize },
+    Binary {
+        json_len: usize,
+    },
 }
 
 /// A request ready to send.
@@ -151,7 +155,12 @@ pub struct Prepared {
 
 impl Prepared {
     pub fn json(body: Bytes) -> Prepared {
-        Prepared { body, kind: BodyKind::Json, tokenize: None, timeout: None }
+        Prepared {
+            body,
+            kind: BodyKind::Json,
+            tokenize: None,
+            timeout: None,
+        }
     }
 }
 
@@ -206,13 +215,17 @@ impl Format for HfFormat {
 
 /// The inputs of request `k` of a phase: the batch after request k-1's, cycling through the texts.
 pub fn batch_inputs(texts: &[Input], batch_size: usize, k: usize) -> Vec<&Input> {
-    (0..batch_size).map(|j| &texts[(k * batch_size + j) % texts.len()]).collect()
+    (0..batch_size)
+        .map(|j| &texts[(k * batch_size + j) % texts.len()])
+        .collect()
 }
 
 /// Requests prepared once per phase, for formats that do not tokenize: the dispatch loop
 /// then only clones reference-counted bytes.
 pub fn prepared_ring(format: &dyn Format, texts: &[Input], batch_size: usize) -> Vec<Prepared> {
-    (0..texts.len().clamp(1, MAX_BODIES)).map(|k| format.prepare(&batch_inputs(texts, batch_size, k))).collect()
+    (0..texts.len().clamp(1, MAX_BODIES))
+        .map(|k| format.prepare(&batch_inputs(texts, batch_size, k)))
+        .collect()
 }
 
 #[cfg(test)]

@@ -57,19 +57,24 @@ impl Format for VllmFormat {
         let body = json!({ "model": self.model, "input": input });
         Prepared {
             tokenize: Some(started.elapsed()),
-            ..Prepared::json(Bytes::from(serde_json::to_vec(&body).expect("JSON values serialize")))
+            ..Prepared::json(Bytes::from(
+                serde_json::to_vec(&body).expect("JSON values serialize"),
+            ))
         }
     }
 
     fn verdicts(&self, reply: &Reply) -> Result<Vec<String>, String> {
-        let v: Value = serde_json::from_slice(&reply.body).map_err(|e| format!("response is not JSON: {e}"))?;
+        let v: Value = serde_json::from_slice(&reply.body)
+            .map_err(|e| format!("response is not JSON: {e}"))?;
         let data = v["data"].as_array().ok_or("response has no data")?;
         data.iter()
             .map(|d| {
                 if let Some(label) = d["label"].as_str() {
                     return Ok(label.to_string());
                 }
-                let probs = d["probs"].as_array().ok_or("classify item has neither label nor probs")?;
+                let probs = d["probs"]
+                    .as_array()
+                    .ok_or("classify item has neither label nor probs")?;
                 let best = probs
                     .iter()
                     .filter_map(Value::as_f64)
@@ -100,7 +105,9 @@ mod tests {
         assert_eq!(v["model"], "nli");
         assert_eq!(v["input"][0].as_array().unwrap().len(), 512);
         let reply = Reply {
-            body: Bytes::from(r#"{"data":[{"index":0,"label":"entailment","probs":[0.9,0.05,0.05]},{"index":1,"probs":[0.1,0.2,0.7]}]}"#),
+            body: Bytes::from(
+                r#"{"data":[{"index":0,"label":"entailment","probs":[0.9,0.05,0.05]},{"index":1,"probs":[0.1,0.2,0.7]}]}"#,
+            ),
             variant: None,
             json_len: None,
         };

@@ -6,9 +6,11 @@
 //! Hugging Face payloads) and the SageMaker runtime API (`sagemaker`). `GET /_encbench/counters`
 //! tells tests what the server saw.
 
+mod kserve;
 pub mod model;
 mod sagemaker;
 mod sigv4;
+mod vllm;
 mod workers;
 
 use crate::payload::Input;
@@ -94,12 +96,24 @@ enum Fault {
     NotReady,
 }
 
+/// Where a served request's time went.
+#[derive(Debug, Clone, Copy)]
+struct Served {
+    queue: Duration,
+    compute: Duration,
+}
+
 /// What the server saw, for tests (`GET /_encbench/counters`).
 #[derive(Default)]
 struct Counters {
     invocations: AtomicU64,
     throttled: AtomicU64,
     last_routing: Mutex<BTreeMap<String, String>>,
+    /// The tensors of the last KServe v2 request: name, datatype, shape; and whether binary.
+    last_tensors: Mutex<Value>,
+    /// Token counts of the inputs of the last vLLM request.
+    last_vllm: Mutex<Value>,
+    kserve: Mutex<kserve::Stats>,
 }
 
 struct Server {
@@ -129,10 +143,14 @@ impl Server {
         false
     }
 
-    /// The shared path of every protocol: throttle, parse, queue at a worker, serve, answer.
-    /// `wait_for_load` is the container's behaviour (a request waits while its worker loads);
-    /// the SageMaker API refuses instead.
-    async fn infer(&self, body: &[u8], wait_for_load: bool) -> Result<Vec<Value>, Fault> {
+    /// The shared path of every protocol: throttle, queue at a worker, serve, fail or not.
+    /// `work` is the protocol's parse of the request. `wait_for_load` is the container's
+    /// behaviour (a request waits while its worker loads); the SageMaker API refuses instead.
+    async fn execute(
+        &self,
+        work: Result<model::Work, String>,
+        wait_for_load: bool,
+    ) -> Result<Served, Fault> {
         let arrived = Instant::now();
         self.first_request.get_or_init(|| arrived);
         self.counters.invocations.fetch_add(1, Ordering::Relaxed);
@@ -146,12 +164,9 @@ impl Server {
                 "{n} requests in flight, limit {limit}"
             )));
         }
-        let (inputs, parameters) = parse_hf(body).map_err(Fault::Invalid)?;
-        let service = self
-            .lengths
-            .plan(&inputs, &parameters)
+        let service = work
+            .map_err(Fault::Invalid)?
             .service_time(&self.cfg.service);
-
         let mut slot = if wait_for_load {
             self.workers.acquire(arrived).await
         } else {
@@ -163,15 +178,30 @@ impl Server {
         if self.wait_out_stall().await {
             slot = Slot::restart(slot);
         }
+        let queue = slot.start().saturating_duration_since(arrived);
         slot.serve(service).await;
         if self.wait_out_stall().await {
             slot.held_until_now();
         }
         drop(slot);
-
         if self.model_error() {
             return Err(Fault::ModelError);
         }
+        Ok(Served {
+            queue,
+            compute: service,
+        })
+    }
+
+    /// The Hugging Face toolkit's path: parse, execute, a verdict per input.
+    async fn infer(&self, body: &[u8], wait_for_load: bool) -> Result<Vec<Value>, Fault> {
+        let parsed = parse_hf(body);
+        let work = parsed
+            .as_ref()
+            .map(|(inputs, parameters)| self.lengths.plan(inputs, parameters))
+            .map_err(Clone::clone);
+        self.execute(work, wait_for_load).await?;
+        let (inputs, _) = parsed.map_err(Fault::Invalid)?;
         Ok(inputs
             .iter()
             .map(|i| json!({ "label": self.verdicts.label(i), "score": 0.97 }))
@@ -215,8 +245,8 @@ pub async fn start(cfg: ServeConfig, tokenizer: TokenCounter) -> std::io::Result
     let server = Arc::new(Server {
         workers: Arc::new(Workers::new(cfg.workers, cfg.model_load)),
         counters: Counters::default(),
+        verdicts: Verdicts::new(cfg.flip_labels, cfg.label_ids, &tokenizer),
         lengths: Lengths::new(tokenizer),
-        verdicts: Verdicts::new(cfg.flip_labels, cfg.label_ids),
         in_flight: AtomicUsize::new(0),
         started: Instant::now(),
         first_request: OnceLock::new(),
@@ -228,6 +258,14 @@ pub async fn start(cfg: ServeConfig, tokenizer: TokenCounter) -> std::io::Result
         .route("/invocations", post(invocations))
         .route("/endpoints/{name}/invocations", post(sagemaker::invoke))
         .route("/_encbench/counters", get(counters))
+        .route("/v2/models/{model}/ready", get(kserve::ready))
+        .route("/v2/models/{model}", get(kserve::metadata))
+        .route("/v2/models/{model}/config", get(kserve::config))
+        .route("/v2/models/{model}/stats", get(kserve::stats))
+        .route("/v2/models/{model}/infer", post(kserve::infer))
+        .route("/health", get(vllm::health))
+        .route("/classify", post(vllm::classify))
+        .route("/v1/embeddings", post(vllm::embeddings))
         .with_state(server);
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     // Without TCP_NODELAY small responses wait on delayed ACKs (about 40 ms on Linux).
@@ -328,6 +366,8 @@ async fn counters(State(s): State<Arc<Server>>) -> Response {
         "invocations": c.invocations.load(Ordering::Relaxed),
         "throttled": c.throttled.load(Ordering::Relaxed),
         "last_routing": routing,
+        "last_tensors": c.last_tensors.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+        "last_vllm": c.last_vllm.lock().unwrap_or_else(|p| p.into_inner()).clone(),
     }))
     .into_response()
 }

@@ -33,6 +33,15 @@ pub struct Work {
 }
 
 impl Work {
+    /// One forward pass over a tensor batch of `batch` rows of `len` tokens.
+    pub fn tensor(batch: usize, len: usize) -> Work {
+        Work {
+            passes: vec![(batch, len)],
+        }
+    }
+}
+
+impl Work {
     pub fn service_time(&self, model: &ServiceModel) -> Duration {
         self.passes.iter().map(|&(b, l)| model.forward(b, l)).sum()
     }
@@ -54,7 +63,8 @@ impl Lengths {
         }
     }
 
-    fn natural(&self, input: &Input) -> usize {
+    /// Tokens of one input, with special tokens, untruncated.
+    pub fn natural(&self, input: &Input) -> usize {
         if let Some(&n) = self
             .cache
             .lock()
@@ -114,27 +124,53 @@ impl Lengths {
 pub const LABELS: [&str; 3] = ["entailment", "neutral", "contradiction"];
 
 /// The shipped samples get their expected verdict; anything else a stable one of its own.
+/// Text inputs are matched by their text, token-id inputs (KServe tensors, vLLM ids) by the
+/// sample's token ids at their start (a padded or repeated tail does not matter).
 pub struct Verdicts {
     known: HashMap<(String, String), usize>,
+    known_ids: Vec<(Vec<i64>, usize)>,
     pub flip: bool,
     pub label_ids: bool,
 }
 
 impl Verdicts {
-    pub fn new(flip: bool, label_ids: bool) -> Verdicts {
-        let known = shipped_samples()
-            .into_iter()
-            .filter_map(|s| {
-                let idx = LABELS
-                    .iter()
-                    .position(|l| *l == s.expected.to_lowercase())?;
-                Some(((s.premise, s.hypothesis), idx))
-            })
-            .collect();
+    pub fn new(flip: bool, label_ids: bool, tokenizer: &TokenCounter) -> Verdicts {
+        let encoder = tokenizer.encoder(512).ok();
+        let mut known = HashMap::new();
+        let mut known_ids = Vec::new();
+        for s in shipped_samples() {
+            let Some(idx) = LABELS.iter().position(|l| *l == s.expected.to_lowercase()) else {
+                continue;
+            };
+            if let Some(e) = &encoder {
+                let mut ids = e.encode(&[&s.input()], false).input_ids;
+                ids.pop(); // the final [SEP]: servers that cannot pad get repeats before it
+                known_ids.push((ids, idx));
+            }
+            known.insert((s.premise, s.hypothesis), idx);
+        }
         Verdicts {
             known,
+            known_ids,
             flip,
             label_ids,
+        }
+    }
+
+    fn shown(&self, idx: usize) -> usize {
+        // Flipping moves every verdict to another class, so every sample mismatches.
+        if self.flip {
+            (idx + 1) % LABELS.len()
+        } else {
+            idx
+        }
+    }
+
+    fn name(&self, idx: usize) -> String {
+        if self.label_ids {
+            format!("LABEL_{idx}")
+        } else {
+            LABELS[idx].to_string()
         }
     }
 
@@ -144,17 +180,26 @@ impl Verdicts {
             _ => None,
         }
         .unwrap_or_else(|| stable_hash(input) % LABELS.len());
-        // Flipping moves every verdict to another class, so every sample mismatches.
-        let idx = if self.flip {
-            (idx + 1) % LABELS.len()
-        } else {
-            idx
-        };
-        if self.label_ids {
-            format!("LABEL_{idx}")
-        } else {
-            LABELS[idx].to_string()
-        }
+        self.name(self.shown(idx))
+    }
+
+    /// The class index of a row of token ids (padding already removed).
+    pub fn class_of_ids(&self, ids: &[i64]) -> usize {
+        let idx = self
+            .known_ids
+            .iter()
+            .find(|(prefix, _)| ids.starts_with(prefix))
+            .map(|(_, idx)| *idx)
+            .unwrap_or_else(|| {
+                ids.iter()
+                    .fold(0usize, |h, &x| h.wrapping_mul(31).wrapping_add(x as usize))
+                    % LABELS.len()
+            });
+        self.shown(idx)
+    }
+
+    pub fn label_of_ids(&self, ids: &[i64]) -> String {
+        self.name(self.class_of_ids(ids))
     }
 }
 
@@ -213,18 +258,32 @@ mod tests {
     #[test]
     fn verdicts_known_flipped_and_as_ids() {
         let samples = shipped_samples();
-        let v = Verdicts::new(false, false);
+        let t = TokenCounter::shipped();
+        let v = Verdicts::new(false, false, &t);
         for s in &samples {
             assert_eq!(v.label(&s.input()), s.expected);
         }
-        let flipped = Verdicts::new(true, false);
+        let flipped = Verdicts::new(true, false, &t);
         assert!(
             samples
                 .iter()
                 .all(|s| flipped.label(&s.input()) != s.expected)
         );
-        let ids = Verdicts::new(false, true);
+        let ids = Verdicts::new(false, true, &t);
         assert!(ids.label(&samples[0].input()).starts_with("LABEL_"));
+        let e = t.encoder(512).unwrap();
+        for s in &samples {
+            let row = e.encode(&[&s.input()], true);
+            let unpadded: Vec<i64> = row
+                .input_ids
+                .iter()
+                .zip(&row.attention_mask)
+                .filter(|(_, m)| **m == 1)
+                .map(|(i, _)| *i)
+                .collect();
+            assert_eq!(v.label_of_ids(&unpadded), s.expected);
+            assert_eq!(v.label_of_ids(&e.exact_len_ids(&s.input())), s.expected);
+        }
         let other = Input::Text("anything".into());
         assert_eq!(v.label(&other), v.label(&other));
     }

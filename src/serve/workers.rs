@@ -37,6 +37,11 @@ pub struct Slot<'a> {
 }
 
 impl Slot<'_> {
+    /// When service of this request begins (or began).
+    pub fn start(&self) -> Instant {
+        self.start
+    }
+
     /// Serves for `service` from the slot's start; returns when done.
     pub async fn serve(&mut self, service: Duration) {
         let deadline = self.start + service;

@@ -20,7 +20,12 @@ pub struct LocalTarget {
 impl LocalTarget {
     /// The pool is sized to the concurrency cap so requests never queue inside the client
     /// (botocore's fixed pool of 10 does exactly that, and the wait is invisible).
-    pub fn new(url: &str, format: &dyn Format, concurrency: usize, timeout: Duration) -> LocalTarget {
+    pub fn new(
+        url: &str,
+        format: &dyn Format,
+        concurrency: usize,
+        timeout: Duration,
+    ) -> LocalTarget {
         let client = reqwest::Client::builder()
             .pool_max_idle_per_host(concurrency.max(1))
             .timeout(timeout)
@@ -47,7 +52,19 @@ impl LocalTarget {
     /// One readiness probe: `Ok(body)` when ready, `Err(Ok(reason))` when up but not ready,
     /// `Err(Err(reason))` when unreachable.
     async fn probe(&self) -> Result<String, Result<String, String>> {
-        let resp = self.client.get(&self.ready_url).send().await.map_err(|e| Err(short_reason(&e)))?;
+        // A server that accepts the connection but does not answer is up but not ready.
+        let per_probe = self.ready_timeout.min(Duration::from_secs(5));
+        let resp = match self
+            .client
+            .get(&self.ready_url)
+            .timeout(per_probe)
+            .send()
+            .await
+        {
+            Ok(r) => r,
+            Err(e) if e.is_timeout() => return Err(Ok(format!("no answer within {per_probe:?}"))),
+            Err(e) => return Err(Err(short_reason(&e))),
+        };
         let status = resp.status();
         let body = resp.text().await.unwrap_or_default();
         let path = self.ready_url.trim_start_matches(&self.base);
@@ -59,7 +76,9 @@ impl LocalTarget {
             .ok()
             .and_then(|v| v.get("status").and_then(|s| s.as_str()).map(str::to_owned));
         match said {
-            Some(s) if s.to_ascii_lowercase().starts_with("unhealthy") => Err(Ok(format!("GET {path} says {s:?}"))),
+            Some(s) if s.to_ascii_lowercase().starts_with("unhealthy") => {
+                Err(Ok(format!("GET {path} says {s:?}")))
+            }
             _ => Ok(body),
         }
     }
@@ -67,7 +86,11 @@ impl LocalTarget {
 
 /// Container errors arrive with whatever body the server chose; SageMaker-style error
 /// types travel in `x-amzn-ErrorType` or a JSON `__type`/`type` field.
-pub(crate) fn classify_status(status: StatusCode, error_type: Option<&str>, body: &[u8]) -> ErrorKind {
+pub(crate) fn classify_status(
+    status: StatusCode,
+    error_type: Option<&str>,
+    body: &[u8],
+) -> ErrorKind {
     let text = String::from_utf8_lossy(&body[..body.len().min(2048)]);
     let named = |name: &str| error_type.is_some_and(|t| t.starts_with(name)) || text.contains(name);
     if named("ThrottlingException") {
@@ -77,11 +100,15 @@ pub(crate) fn classify_status(status: StatusCode, error_type: Option<&str>, body
         return ErrorKind::ModelNotReady;
     }
     match status.as_u16() {
-        424 => ErrorKind::ModelError { original_status: None },
+        424 => ErrorKind::ModelError {
+            original_status: None,
+        },
         503 => ErrorKind::ServiceUnavailable,
         401 | 403 => ErrorKind::Auth,
         // A container's own 5xx is what SageMaker reports as a ModelError.
-        s @ 500..=599 => ErrorKind::ModelError { original_status: Some(s) },
+        s @ 500..=599 => ErrorKind::ModelError {
+            original_status: Some(s),
+        },
         s => ErrorKind::Http(s),
     }
 }
@@ -110,7 +137,12 @@ impl Target for LocalTarget {
             loop {
                 let reason = match self.probe().await {
                     Ok(body) => return Ok(body),
-                    Err(Err(reason)) => return Err(TargetError::Unreachable { target: self.base.clone(), reason }),
+                    Err(Err(reason)) => {
+                        return Err(TargetError::Unreachable {
+                            target: self.base.clone(),
+                            reason,
+                        });
+                    }
                     Err(Ok(reason)) => reason,
                 };
                 if tokio::time::Instant::now() >= deadline {
@@ -130,7 +162,10 @@ impl Target for LocalTarget {
 
     fn invoke<'a>(&'a self, req: &'a Prepared) -> BoxFuture<'a, Result<Reply, ErrorKind>> {
         Box::pin(async move {
-            let mut builder = self.client.post(&self.invoke_url).header("accept", "application/json");
+            let mut builder = self
+                .client
+                .post(&self.invoke_url)
+                .header("accept", "application/json");
             builder = match req.kind {
                 BodyKind::Json => builder.header("content-type", "application/json"),
                 BodyKind::Binary { json_len } => builder
@@ -140,15 +175,28 @@ impl Target for LocalTarget {
             if let Some(t) = req.timeout {
                 builder = builder.timeout(t);
             }
-            let resp = builder.body(req.body.clone()).send().await.map_err(|e| classify_transport(&e))?;
+            let resp = builder
+                .body(req.body.clone())
+                .send()
+                .await
+                .map_err(|e| classify_transport(&e))?;
             let status = resp.status();
-            let header = |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+            let header = |name: &str| {
+                resp.headers()
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned)
+            };
             let error_type = header("x-amzn-errortype");
             let json_len = header("inference-header-content-length").and_then(|v| v.parse().ok());
             // Latency ends at the last byte, so the body is always read in full.
             let body = resp.bytes().await.map_err(|e| classify_transport(&e))?;
             if status.is_success() {
-                Ok(Reply { body, variant: None, json_len })
+                Ok(Reply {
+                    body,
+                    variant: None,
+                    json_len,
+                })
             } else {
                 Err(classify_status(status, error_type.as_deref(), &body))
             }
@@ -171,7 +219,11 @@ pub(crate) fn short_reason(e: &reqwest::Error) -> String {
         source = next;
     }
     let inner = source.to_string();
-    if e.is_timeout() { format!("timed out: {inner}") } else { inner }
+    if e.is_timeout() {
+        format!("timed out: {inner}")
+    } else {
+        inner
+    }
 }
 
 #[cfg(test)]
@@ -180,10 +232,23 @@ mod tests {
 
     #[test]
     fn statuses_map_to_sagemaker_kinds() {
-        let c = |s: u16, t: Option<&str>, b: &str| classify_status(StatusCode::from_u16(s).unwrap(), t, b.as_bytes());
-        assert_eq!(c(400, Some("ThrottlingException"), ""), ErrorKind::Throttling);
-        assert_eq!(c(400, None, r#"{"__type":"ThrottlingException"}"#), ErrorKind::Throttling);
-        assert_eq!(c(500, None, "boom"), ErrorKind::ModelError { original_status: Some(500) });
+        let c = |s: u16, t: Option<&str>, b: &str| {
+            classify_status(StatusCode::from_u16(s).unwrap(), t, b.as_bytes())
+        };
+        assert_eq!(
+            c(400, Some("ThrottlingException"), ""),
+            ErrorKind::Throttling
+        );
+        assert_eq!(
+            c(400, None, r#"{"__type":"ThrottlingException"}"#),
+            ErrorKind::Throttling
+        );
+        assert_eq!(
+            c(500, None, "boom"),
+            ErrorKind::ModelError {
+                original_status: Some(500)
+            }
+        );
         assert_eq!(c(503, None, ""), ErrorKind::ServiceUnavailable);
         assert_eq!(c(404, None, ""), ErrorKind::Http(404));
         assert_eq!(c(403, None, ""), ErrorKind::Auth);

@@ -87,7 +87,11 @@ pub struct Reply {
 
 impl Reply {
     pub fn body(body: bytes::Bytes) -> Reply {
-        Reply { body, variant: None, json_len: None }
+        Reply {
+            body,
+            variant: None,
+            json_len: None,
+        }
     }
 }
 

@@ -159,8 +159,14 @@ pub fn get_text(url: &str) -> String {
         .enable_all()
         .build()
         .unwrap();
+    // A server that accepts and never answers (multi-model-server after a worker crash)
+    // must not hang the test.
+    let client = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(2))
+        .build()
+        .unwrap();
     rt.block_on(async {
-        match reqwest::get(url).await {
+        match client.get(url).send().await {
             Ok(r) => r.text().await.unwrap_or_default(),
             Err(_) => String::new(),
         }

@@ -1,0 +1,273 @@
+//! KServe v2 (Triton's HTTP protocol): model readiness, metadata, config, statistics and
+//! inference with INT64 tensors as JSON or with the binary tensor extension. Logits are one
+//! row per input: the verdict's class gets 4.0, the others 0.
+
+use super::model::Work;
+use super::{Fault, Server};
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// The tensors the reference model takes, BERT-style.
+const INPUTS: [&str; 3] = ["input_ids", "attention_mask", "token_type_ids"];
+const MAX_BATCH: usize = 64;
+
+/// Triton's statistics counters: rows, executions, and per-request nanoseconds.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Stats {
+    inference_count: u64,
+    execution_count: u64,
+    success_count: u64,
+    queue_ns: u64,
+    compute_infer_ns: u64,
+}
+
+fn error(status: StatusCode, message: impl Into<String>) -> Response {
+    (status, axum::Json(json!({ "error": message.into() }))).into_response()
+}
+
+pub async fn ready(State(s): State<Arc<Server>>, Path(_model): Path<String>) -> Response {
+    if s.started.elapsed() < s.cfg.unhealthy_for {
+        StatusCode::SERVICE_UNAVAILABLE.into_response()
+    } else {
+        StatusCode::OK.into_response()
+    }
+}
+
+pub async fn metadata(Path(model): Path<String>) -> Response {
+    let inputs: Vec<Value> = INPUTS
+        .iter()
+        .map(|n| json!({ "name": n, "datatype": "INT64", "shape": [-1, -1] }))
+        .collect();
+    axum::Json(json!({
+        "name": model, "versions": ["1"], "platform": "encbench-reference",
+        "inputs": inputs, "outputs": [{ "name": "logits", "datatype": "FP32", "shape": [-1, 3] }],
+    }))
+    .into_response()
+}
+
+pub async fn config(Path(model): Path<String>) -> Response {
+    let inputs: Vec<Value> = INPUTS
+        .iter()
+        .map(|n| json!({ "name": n, "data_type": "TYPE_INT64", "dims": [-1] }))
+        .collect();
+    axum::Json(json!({
+        "name": model, "max_batch_size": MAX_BATCH, "backend": "encbench-reference",
+        "input": inputs, "output": [{ "name": "logits", "data_type": "TYPE_FP32", "dims": [3] }],
+    }))
+    .into_response()
+}
+
+pub async fn stats(State(s): State<Arc<Server>>, Path(model): Path<String>) -> Response {
+    let st = *s.counters.kserve.lock().unwrap_or_else(|p| p.into_inner());
+    let timing = |count: u64, ns: u64| json!({ "count": count, "ns": ns });
+    axum::Json(json!({ "model_stats": [{
+        "name": model, "version": "1",
+        "inference_count": st.inference_count, "execution_count": st.execution_count,
+        "inference_stats": {
+            "success": timing(st.success_count, st.queue_ns + st.compute_infer_ns),
+            "fail": timing(0, 0),
+            "queue": timing(st.success_count, st.queue_ns),
+            "compute_input": timing(st.success_count, 0),
+            "compute_infer": timing(st.success_count, st.compute_infer_ns),
+            "compute_output": timing(st.success_count, 0),
+        },
+    }]}))
+    .into_response()
+}
+
+/// A parsed request: each input's values by name, the batch shape, and whether the client
+/// asked for binary outputs.
+struct Request {
+    tensors: Vec<(String, Vec<i64>)>,
+    batch: usize,
+    len: usize,
+    binary_out: bool,
+}
+
+fn parse(headers: &HeaderMap, body: &[u8]) -> Result<(Request, Value), String> {
+    let json_len = headers
+        .get("inference-header-content-length")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.parse::<usize>()
+                .map_err(|_| "bad Inference-Header-Content-Length".to_string())
+        })
+        .transpose()?;
+    let split = json_len.unwrap_or(body.len());
+    let header: Value =
+        serde_json::from_slice(body.get(..split).ok_or("header length beyond body")?)
+            .map_err(|e| format!("failed to parse the request JSON buffer: {e}"))?;
+    let mut raw = body.get(split..).unwrap_or_default();
+    let mut tensors = Vec::new();
+    let mut seen = Vec::new();
+    let mut shape_of_all: Option<(usize, usize)> = None;
+    for t in header["inputs"].as_array().ok_or("request has no inputs")? {
+        let name = t["name"]
+            .as_str()
+            .ok_or("input without a name")?
+            .to_string();
+        let datatype = t["datatype"].as_str().unwrap_or("");
+        let shape: Vec<usize> = t["shape"]
+            .as_array()
+            .map(|s| {
+                s.iter()
+                    .filter_map(|d| d.as_u64().map(|d| d as usize))
+                    .collect()
+            })
+            .unwrap_or_default();
+        seen.push(json!({ "name": name, "datatype": datatype, "shape": shape }));
+        if datatype != "INT64" {
+            return Err(format!(
+                "inference input '{name}' data-type is '{datatype}', but model expects 'INT64'"
+            ));
+        }
+        let [b, l] = shape[..] else {
+            return Err(format!(
+                "input '{name}': shape {shape:?} is not [batch, len]"
+            ));
+        };
+        if shape_of_all.is_some_and(|s| s != (b, l)) {
+            return Err(format!(
+                "input '{name}': shape {shape:?} differs from the other inputs"
+            ));
+        }
+        shape_of_all = Some((b, l));
+        let values: Vec<i64> = match t["parameters"]["binary_data_size"].as_u64() {
+            Some(n) => {
+                let n = n as usize;
+                let (mine, rest) = raw
+                    .split_at_checked(n)
+                    .ok_or(format!("input '{name}': binary data is truncated"))?;
+                raw = rest;
+                mine.chunks_exact(8)
+                    .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
+                    .collect()
+            }
+            None => t["data"]
+                .as_array()
+                .ok_or(format!("input '{name}' has no data"))?
+                .iter()
+                .filter_map(Value::as_i64)
+                .collect(),
+        };
+        if values.len() != b * l {
+            return Err(format!(
+                "input '{name}': {} values for shape [{b}, {l}]",
+                values.len()
+            ));
+        }
+        tensors.push((name, values));
+    }
+    let (batch, len) = shape_of_all.ok_or("request has no inputs")?;
+    if batch > MAX_BATCH {
+        return Err(format!("batch-size must be <= {MAX_BATCH}"));
+    }
+    for needed in &INPUTS[..2] {
+        if !tensors.iter().any(|(n, _)| n == needed) {
+            return Err(format!("expected input '{needed}'"));
+        }
+    }
+    let binary_out = header["outputs"]
+        .as_array()
+        .is_some_and(|o| o.iter().any(|x| x["parameters"]["binary_data"] == true))
+        || header["parameters"]["binary_data_output"] == true;
+    let received = json!({ "tensors": seen, "binary": json_len.is_some() });
+    Ok((
+        Request {
+            tensors,
+            batch,
+            len,
+            binary_out,
+        },
+        received,
+    ))
+}
+
+pub async fn infer(
+    State(s): State<Arc<Server>>,
+    Path(model): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let parsed = parse(&headers, &body);
+    if let Ok((_, received)) = &parsed {
+        *s.counters
+            .last_tensors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = received.clone();
+    }
+    let work = parsed
+        .as_ref()
+        .map(|(r, _)| Work::tensor(r.batch, r.len))
+        .map_err(Clone::clone);
+    let served = match s.execute(work, true).await {
+        Ok(served) => served,
+        Err(Fault::Invalid(m)) => return error(StatusCode::BAD_REQUEST, m),
+        Err(Fault::Throttled(m)) => return error(StatusCode::SERVICE_UNAVAILABLE, m),
+        Err(Fault::ModelError) => {
+            return error(StatusCode::INTERNAL_SERVER_ERROR, "simulated model error");
+        }
+        Err(Fault::NotReady) => return error(StatusCode::SERVICE_UNAVAILABLE, "model loading"),
+    };
+    let Ok((req, _)) = parsed else {
+        return error(StatusCode::BAD_REQUEST, "unparsable request");
+    };
+    {
+        let mut st = s.counters.kserve.lock().unwrap_or_else(|p| p.into_inner());
+        st.inference_count += req.batch as u64;
+        st.execution_count += 1;
+        st.success_count += 1;
+        st.queue_ns += served.queue.as_nanos() as u64;
+        st.compute_infer_ns += served.compute.as_nanos() as u64;
+    }
+    let ids = &req
+        .tensors
+        .iter()
+        .find(|(n, _)| n == "input_ids")
+        .expect("checked in parse")
+        .1;
+    let mask = &req
+        .tensors
+        .iter()
+        .find(|(n, _)| n == "attention_mask")
+        .expect("checked in parse")
+        .1;
+    let mut logits = Vec::with_capacity(req.batch * 3);
+    for row in 0..req.batch {
+        let span = row * req.len..(row + 1) * req.len;
+        let unpadded: Vec<i64> = ids[span.clone()]
+            .iter()
+            .zip(&mask[span])
+            .filter(|(_, m)| **m != 0)
+            .map(|(i, _)| *i)
+            .collect();
+        let class = s.verdicts.class_of_ids(&unpadded);
+        logits.extend((0..3).map(|c| if c == class { 4.0f32 } else { 0.0 }));
+    }
+    let shape = [req.batch, 3];
+    if req.binary_out {
+        let header = json!({ "model_name": model, "model_version": "1", "outputs": [{
+            "name": "logits", "datatype": "FP32", "shape": shape, "parameters": { "binary_data_size": logits.len() * 4 },
+        }]});
+        let mut out = serde_json::to_vec(&header).expect("JSON values serialize");
+        let json_len = out.len();
+        out.extend(logits.iter().flat_map(|x| x.to_le_bytes()));
+        let mut h = HeaderMap::new();
+        h.insert("inference-header-content-length", json_len.into());
+        h.insert(
+            "content-type",
+            "application/octet-stream".parse().expect("static header"),
+        );
+        return (StatusCode::OK, h, out).into_response();
+    }
+    axum::Json(
+        json!({ "model_name": model, "model_version": "1", "outputs": [{
+            "name": "logits", "datatype": "FP32", "shape": shape, "data": logits,
+        }]}),
+    )
+    .into_response()
+}

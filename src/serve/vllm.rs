@@ -1,0 +1,132 @@
+//! vLLM's pooling API: `/classify` (labels and probabilities) and `/v1/embeddings`. Inputs
+//! are strings or token-id lists; the service time follows their token counts.
+
+use super::model::LABELS;
+use super::model::Work;
+use super::{Fault, Server};
+use crate::payload::Input;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// Width of the reference embeddings (MiniLM's).
+const EMBEDDING_DIM: usize = 384;
+
+enum Item {
+    Text(String),
+    Ids(Vec<i64>),
+}
+
+fn parse(body: &[u8]) -> Result<(String, Vec<Item>), String> {
+    let v: Value = serde_json::from_slice(body).map_err(|e| format!("body is not JSON: {e}"))?;
+    let model = v["model"].as_str().unwrap_or("").to_string();
+    let items = match &v["input"] {
+        Value::String(s) => vec![Item::Text(s.clone())],
+        Value::Array(a) if a.iter().all(Value::is_i64) => {
+            vec![Item::Ids(a.iter().filter_map(Value::as_i64).collect())]
+        }
+        Value::Array(a) => a
+            .iter()
+            .map(|x| match x {
+                Value::String(s) => Ok(Item::Text(s.clone())),
+                Value::Array(ids) => Ok(Item::Ids(ids.iter().filter_map(Value::as_i64).collect())),
+                _ => Err("each input must be a string or a list of token ids".to_string()),
+            })
+            .collect::<Result<_, _>>()?,
+        _ => return Err("missing \"input\"".into()),
+    };
+    if items.is_empty() {
+        return Err("\"input\" is empty".into());
+    }
+    Ok((model, items))
+}
+
+pub async fn health() -> Response {
+    StatusCode::OK.into_response()
+}
+
+fn error(status: StatusCode, message: String) -> Response {
+    (
+        status,
+        axum::Json(json!({ "object": "error", "message": message, "code": status.as_u16() })),
+    )
+        .into_response()
+}
+
+/// Parses, records what arrived, and serves; returns the model name and the items.
+async fn serve(s: &Server, body: &[u8]) -> Result<(String, Vec<Item>), Response> {
+    let parsed = parse(body);
+    let lens: Vec<usize> = match &parsed {
+        Ok((_, items)) => items
+            .iter()
+            .map(|i| match i {
+                Item::Ids(ids) => ids.len(),
+                Item::Text(t) => s.lengths.natural(&Input::Text(t.clone())),
+            })
+            .collect(),
+        Err(_) => vec![],
+    };
+    *s.counters
+        .last_vllm
+        .lock()
+        .unwrap_or_else(|p| p.into_inner()) = json!({ "token_counts": lens });
+    let work = parsed
+        .as_ref()
+        .map(|(_, items)| Work::tensor(items.len(), lens.iter().copied().max().unwrap_or(0)))
+        .map_err(Clone::clone);
+    match s.execute(work, true).await {
+        Ok(_) => parsed.map_err(|m| error(StatusCode::BAD_REQUEST, m)),
+        Err(Fault::Invalid(m)) => Err(error(StatusCode::BAD_REQUEST, m)),
+        Err(Fault::Throttled(m)) => Err(error(StatusCode::SERVICE_UNAVAILABLE, m)),
+        Err(Fault::ModelError) => Err(error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "simulated model error".into(),
+        )),
+        Err(Fault::NotReady) => Err(error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "model loading".into(),
+        )),
+    }
+}
+
+pub async fn classify(State(s): State<Arc<Server>>, body: Bytes) -> Response {
+    let (model, items) = match serve(&s, &body).await {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    let data: Vec<Value> = items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let class = match item {
+                Item::Ids(ids) => s.verdicts.class_of_ids(ids),
+                Item::Text(t) => LABELS.iter().position(|l| *l == s.verdicts.label(&Input::Text(t.clone()))).unwrap_or(0),
+            };
+            let probs: Vec<f64> = (0..LABELS.len()).map(|c| if c == class { 0.9 } else { 0.05 }).collect();
+            json!({ "index": i, "label": LABELS[class], "probs": probs, "num_classes": LABELS.len() })
+        })
+        .collect();
+    axum::Json(json!({ "id": "classify-encbench", "object": "list", "model": model, "data": data }))
+        .into_response()
+}
+
+pub async fn embeddings(State(s): State<Arc<Server>>, body: Bytes) -> Response {
+    let (model, items) = match serve(&s, &body).await {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    let data: Vec<Value> = items
+        .iter()
+        .enumerate()
+        .map(|(i, _)| {
+            let v: Vec<f32> = (0..EMBEDDING_DIM)
+                .map(|d| ((i + d) % 7) as f32 / 7.0)
+                .collect();
+            json!({ "index": i, "object": "embedding", "embedding": v })
+        })
+        .collect();
+    axum::Json(json!({ "object": "list", "model": model, "data": data })).into_response()
+}
