@@ -101,6 +101,7 @@ fn simulate(secs: u64) -> (Snapshot, Duration) {
             latency,
             service: LatencySummary::of(&recorder.service),
             dispatch_delay: LatencySummary::of(&recorder.dispatch_delay),
+            tokenize: None,
             req_per_s: recorder.req_per_s(),
             samples_per_s: recorder.samples_per_s(),
         },

@@ -55,6 +55,7 @@ fn run_through_the_sdk_with_verified_signatures() {
         !text.contains(SECRET),
         "the secret must never reach an export"
     );
+    assert_eq!(common::schema_violations(&e), Vec::<String>::new());
 }
 
 #[test]

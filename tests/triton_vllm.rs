@@ -58,6 +58,7 @@ fn triton_json_tensors_arrive_with_names_dtype_and_shape() {
         f(&p["tokenize_ms"]["p50"]) > 0.0,
         "tokenization is reported on its own"
     );
+    assert_eq!(common::schema_violations(&e), Vec::<String>::new());
     assert_eq!(
         e["accuracy"]["passed"], 4,
         "verdicts from logits via LABEL_n and --labels"
@@ -73,6 +74,7 @@ fn triton_stats_diff_and_batch_factor_match_what_the_endpoint_counted() {
     assert_eq!(server["execution_count"], 14, "{server}");
     assert_eq!(server["inference_count"], 14 * 8);
     assert_eq!(f(&server["batch_factor"]), 8.0);
+    assert_eq!(common::schema_violations(&e), Vec::<String>::new());
     assert!(f(&server["compute_infer_ms"]) >= 1.0);
 }
 

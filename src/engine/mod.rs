@@ -120,6 +120,7 @@ impl Shared {
             latency: LatencySummary::of(&rec.scheduled),
             service: LatencySummary::of(&rec.service),
             dispatch_delay: LatencySummary::of(&rec.dispatch_delay),
+            tokenize: (!rec.tokenize.is_empty()).then(|| LatencySummary::of(&rec.tokenize)),
             req_per_s: rec.req_per_s(),
             samples_per_s: rec.samples_per_s(),
         };

@@ -59,6 +59,8 @@ pub struct LiveStats {
     pub latency: LatencySummary,
     pub service: LatencySummary,
     pub dispatch_delay: LatencySummary,
+    /// Client-side tokenization, for engines that tokenize.
+    pub tokenize: Option<LatencySummary>,
     pub req_per_s: f64,
     pub samples_per_s: f64,
 }

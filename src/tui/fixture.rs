@@ -121,6 +121,7 @@ pub fn snapshot() -> Snapshot {
                 p50: 25.8,
                 ..latency
             },
+            tokenize: None,
             dispatch_delay: LatencySummary {
                 p99: 0.12,
                 ..LatencySummary::default()

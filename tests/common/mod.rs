@@ -172,3 +172,16 @@ pub fn get_text(url: &str) -> String {
         }
     })
 }
+
+/// Schema violations of an export, as "path: message" lines (empty when valid).
+pub fn schema_violations(export: &Value) -> Vec<String> {
+    let schema: Value = serde_json::from_str(encbench::assets::EXPORT_SCHEMA).unwrap();
+    let validator = jsonschema::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .unwrap();
+    validator
+        .iter_errors(export)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}

@@ -34,6 +34,21 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         ms(c.service.p50),
         ms(c.dispatch_delay.p99)
     )));
+    if let Some(t) = &c.tokenize {
+        lines.push(Line::from(format!(
+            "client tokenize p50 {} · p99 {} ms",
+            ms(t.p50),
+            ms(t.p99)
+        )));
+    }
+    if let Some(s) = app.snap.phases.iter().rev().find_map(|p| p.server) {
+        lines.push(Line::from(format!(
+            "server: queue {} · infer {} ms · batch ×{}",
+            ms(s.queue_ms),
+            ms(s.compute_infer_ms),
+            opt(s.batch_factor, 1)
+        )));
+    }
     if c.n > 0 && c.n < 100 {
         lines.push(Line::from(format!(
             "n={}: p99 is close to the maximum",
