@@ -169,6 +169,32 @@ pub(crate) struct Ctx {
 }
 
 impl Ctx {
+    /// Runs the accuracy samples while nothing else is sent (before and after the load).
+    async fn check_accuracy_in_line(&self, when: &str) -> AccuracyReport {
+        let a = self
+            .accuracy
+            .as_ref()
+            .expect("called only with accuracy samples");
+        self.shared.lock().state = RunState::CheckingAccuracy;
+        let r = accuracy::check(
+            self.target.as_ref(),
+            self.format.as_ref(),
+            &a.samples,
+            &a.labels,
+        )
+        .await;
+        let mut live = self.shared.lock();
+        live.timeline.event(
+            Instant::now(),
+            format!("accuracy {when} {}/{}", r.passed, r.total),
+        );
+        if when == "before load" {
+            live.accuracy_before = Some(r.clone());
+        }
+        live.accuracy_latest = Some(r.clone());
+        r
+    }
+
     /// Runs the accuracy samples beside the load, reporting into the snapshot.
     fn spawn_accuracy_check(&self) {
         let Some(setup) = self.accuracy.clone() else {
@@ -359,24 +385,7 @@ async fn run(
     let plan = setup.plan;
 
     let accuracy_before = match &ctx.accuracy {
-        Some(a) => {
-            shared.lock().state = RunState::CheckingAccuracy;
-            let r = accuracy::check(
-                ctx.target.as_ref(),
-                ctx.format.as_ref(),
-                &a.samples,
-                &a.labels,
-            )
-            .await;
-            let mut live = shared.lock();
-            live.timeline.event(
-                Instant::now(),
-                format!("accuracy before load {}/{}", r.passed, r.total),
-            );
-            live.accuracy_before = Some(r.clone());
-            live.accuracy_latest = Some(r.clone());
-            Some(r)
-        }
+        Some(_) => Some(ctx.check_accuracy_in_line("before load").await),
         None => None,
     };
 
@@ -429,23 +438,7 @@ async fn run(
 
     // A stopped run skips the after-check: the operator asked to leave.
     let accuracy_after = match (&ctx.accuracy, stopped) {
-        (Some(a), false) => {
-            shared.lock().state = RunState::CheckingAccuracy;
-            let r = accuracy::check(
-                ctx.target.as_ref(),
-                ctx.format.as_ref(),
-                &a.samples,
-                &a.labels,
-            )
-            .await;
-            let mut live = shared.lock();
-            live.timeline.event(
-                Instant::now(),
-                format!("accuracy after load {}/{}", r.passed, r.total),
-            );
-            live.accuracy_latest = Some(r.clone());
-            Some(r)
-        }
+        (Some(_), false) => Some(ctx.check_accuracy_in_line("after load").await),
         _ => None,
     };
 
