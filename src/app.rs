@@ -205,6 +205,7 @@ async fn build_format(
                 encoder: encoder()?,
                 pad_to_max: shape.pad_to_max,
                 binary: a.binary,
+                text_input: a.text_input.clone(),
             })
         }
     })

@@ -156,6 +156,10 @@ pub struct RunArgs {
     /// Triton: send tensors with the binary tensor extension instead of JSON.
     #[arg(long, help_heading = "Target")]
     pub binary: bool,
+    /// Triton: send raw text as one BYTES tensor of this name (a model that tokenizes on
+    /// the server, such as an ensemble) instead of client-side token tensors.
+    #[arg(long, help_heading = "Target")]
+    pub text_input: Option<String>,
     /// Triton: input tensor names when the server does not offer /config.
     #[arg(long, help_heading = "Target")]
     pub input_ids_name: Option<String>,

@@ -349,6 +349,7 @@ fn real_triton_outputs_prove_the_client_tensors_and_dynamic_batching() {
             encoder: counter.encoder(512).unwrap(),
             pad_to_max: true,
             binary,
+            text_input: None,
         });
         let target = Arc::new(LocalTarget::new(
             &t.url(),

@@ -178,3 +178,37 @@ fn model_is_required_for_triton_and_vllm() {
         );
     }
 }
+
+#[test]
+fn triton_text_input_sends_raw_text_as_one_bytes_tensor() {
+    let s = Serve::start(&["--base-ms", "1", "--per-token-ms", "0"]);
+    let (_, e) = run_export(
+        &s.url,
+        &[
+            "--engine",
+            "triton",
+            "--model",
+            "ensemble",
+            "--text-input",
+            "TEXT",
+            "--batch-size",
+            "4",
+            "-n",
+            "6",
+        ],
+    );
+    let seen = counters(&s)["last_tensors"].clone();
+    assert_eq!(seen["tensors"][0]["datatype"], "BYTES");
+    assert_eq!(seen["tensors"][0]["name"], "TEXT");
+    assert_eq!(
+        seen["tensors"][0]["shape"],
+        serde_json::json!([1, 2]),
+        "pairs as [batch, 2]"
+    );
+    assert_eq!(e["phases"][0]["ok"], 6);
+    assert!(
+        e["phases"][0].get("tokenize_ms").is_none(),
+        "the server tokenizes: nothing to time here"
+    );
+    assert_eq!(e["accuracy"]["passed"], 4);
+}

@@ -66,6 +66,9 @@ pub struct KServeFormat {
     pub encoder: Encoder,
     pub pad_to_max: bool,
     pub binary: bool,
+    /// Send text as one BYTES tensor of this name, shape [batch, 1] (texts) or [batch, 2]
+    /// (pairs), for models that tokenize on the server (a Triton ensemble).
+    pub text_input: Option<String>,
 }
 
 fn tensors<'a>(
@@ -101,10 +104,13 @@ impl Format for KServeFormat {
     }
 
     fn tokenizes(&self) -> bool {
-        true
+        self.text_input.is_none()
     }
 
     fn prepare(&self, inputs: &[&Input]) -> Prepared {
+        if let Some(name) = &self.text_input {
+            return text_request(name, &self.names.output, inputs);
+        }
         let started = Instant::now();
         let e = self.encoder.encode(inputs, self.pad_to_max);
         let shape = [e.batch, e.len];
@@ -166,6 +172,26 @@ impl Format for KServeFormat {
             })
             .collect())
     }
+}
+
+/// A BYTES tensor of the raw texts: the server tokenizes, so nothing is timed here.
+fn text_request(name: &str, output: &str, inputs: &[&Input]) -> Prepared {
+    let pairs = inputs.iter().any(|i| i.parts().1.is_some());
+    let width = if pairs { 2 } else { 1 };
+    let data: Vec<&str> = inputs
+        .iter()
+        .flat_map(|i| {
+            let (a, b) = i.parts();
+            std::iter::once(a).chain(pairs.then_some(b.unwrap_or("")))
+        })
+        .collect();
+    let body = json!({
+        "inputs": [{ "name": name, "datatype": "BYTES", "shape": [inputs.len(), width], "data": data }],
+        "outputs": [{ "name": output }],
+    });
+    Prepared::json(Bytes::from(
+        serde_json::to_vec(&body).expect("JSON values serialize"),
+    ))
 }
 
 /// The named FP32 output as (rows, columns, row-major values), from a JSON or binary reply.
@@ -297,6 +323,7 @@ mod tests {
             encoder: TokenCounter::shipped().encoder(512).unwrap(),
             pad_to_max: true,
             binary,
+            text_input: None,
         }
     }
 
@@ -325,6 +352,20 @@ mod tests {
         assert_eq!(p.body.len(), json_len + 3 * 512 * 8);
         let first_id = i64::from_le_bytes(p.body[json_len..json_len + 8].try_into().unwrap());
         assert_eq!(first_id, 101, "[CLS]");
+    }
+
+    #[test]
+    fn text_input_sends_one_bytes_tensor_of_pairs() {
+        let f = KServeFormat {
+            text_input: Some("TEXT".into()),
+            ..format(false)
+        };
+        assert!(!f.tokenizes());
+        let (a, b) = (Input::pair("p1", "h1"), Input::pair("p2", "h2"));
+        let v: Value = serde_json::from_slice(&f.prepare(&[&a, &b]).body).unwrap();
+        assert_eq!(v["inputs"][0]["datatype"], "BYTES");
+        assert_eq!(v["inputs"][0]["shape"], json!([2, 2]));
+        assert_eq!(v["inputs"][0]["data"], json!(["p1", "h1", "p2", "h2"]));
     }
 
     #[test]

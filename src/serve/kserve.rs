@@ -82,6 +82,8 @@ pub async fn stats(State(s): State<Arc<Server>>, Path(model): Path<String>) -> R
 /// A parsed request: each input's values by name, the batch shape, and whether the client
 /// asked for binary outputs.
 struct Request {
+    /// Raw texts from a BYTES tensor (a model that tokenizes on the server).
+    texts: Option<Vec<crate::payload::Input>>,
     tensors: Vec<(String, Vec<i64>)>,
     batch: usize,
     len: usize,
@@ -105,7 +107,13 @@ fn parse(headers: &HeaderMap, body: &[u8]) -> Result<(Request, Value), String> {
     let mut tensors = Vec::new();
     let mut seen = Vec::new();
     let mut shape_of_all: Option<(usize, usize)> = None;
-    for t in header["inputs"].as_array().ok_or("request has no inputs")? {
+    let inputs = header["inputs"].as_array().ok_or("request has no inputs")?;
+    if let [t] = &inputs[..]
+        && t["datatype"] == "BYTES"
+    {
+        return parse_text(t, &header);
+    }
+    for t in inputs {
         let name = t["name"]
             .as_str()
             .ok_or("input without a name")?
@@ -178,6 +186,7 @@ fn parse(headers: &HeaderMap, body: &[u8]) -> Result<(Request, Value), String> {
     let received = json!({ "tensors": seen, "binary": json_len.is_some() });
     Ok((
         Request {
+            texts: None,
             tensors,
             batch,
             len,
@@ -185,6 +194,82 @@ fn parse(headers: &HeaderMap, body: &[u8]) -> Result<(Request, Value), String> {
         },
         received,
     ))
+}
+
+/// One BYTES tensor of shape [batch, 1] (texts) or [batch, 2] (premise, hypothesis).
+fn parse_text(t: &Value, header: &Value) -> Result<(Request, Value), String> {
+    use crate::payload::Input;
+    let shape: Vec<usize> = t["shape"]
+        .as_array()
+        .map(|s| {
+            s.iter()
+                .filter_map(|d| d.as_u64().map(|d| d as usize))
+                .collect()
+        })
+        .unwrap_or_default();
+    let [batch, width @ (1 | 2)] = shape[..] else {
+        return Err(format!("text input shape {shape:?} is not [batch, 1 or 2]"));
+    };
+    let data: Vec<&str> = t["data"]
+        .as_array()
+        .ok_or("text input has no data")?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    if data.len() != batch * width {
+        return Err(format!(
+            "text input: {} strings for shape {shape:?}",
+            data.len()
+        ));
+    }
+    let texts = data
+        .chunks(width)
+        .map(|row| {
+            if width == 2 {
+                Input::pair(row[0], row[1])
+            } else {
+                Input::Text(row[0].to_string())
+            }
+        })
+        .collect();
+    let received = json!({ "tensors": [{ "name": t["name"], "datatype": "BYTES", "shape": shape }], "binary": false });
+    let binary_out = header["outputs"]
+        .as_array()
+        .is_some_and(|o| o.iter().any(|x| x["parameters"]["binary_data"] == true));
+    Ok((
+        Request {
+            texts: Some(texts),
+            tensors: vec![],
+            batch,
+            len: 0,
+            binary_out,
+        },
+        received,
+    ))
+}
+
+/// The class of each row of token tensors, from its unpadded ids.
+fn token_classes(s: &Server, req: &Request) -> Vec<usize> {
+    let tensor = |name: &str| {
+        &req.tensors
+            .iter()
+            .find(|(n, _)| n == name)
+            .expect("checked in parse")
+            .1
+    };
+    let (ids, mask) = (tensor("input_ids"), tensor("attention_mask"));
+    (0..req.batch)
+        .map(|row| {
+            let span = row * req.len..(row + 1) * req.len;
+            let unpadded: Vec<i64> = ids[span.clone()]
+                .iter()
+                .zip(&mask[span])
+                .filter(|(_, m)| **m != 0)
+                .map(|(i, _)| *i)
+                .collect();
+            s.verdicts.class_of_ids(&unpadded)
+        })
+        .collect()
 }
 
 pub async fn infer(
@@ -202,7 +287,11 @@ pub async fn infer(
     }
     let work = parsed
         .as_ref()
-        .map(|(r, _)| Work::tensor(r.batch, r.len))
+        .map(|(r, _)| match &r.texts {
+            // The server tokenizes: the batch pads to its longest input.
+            Some(texts) => s.lengths.plan(texts, &json!({ "batch_size": texts.len() })),
+            None => Work::tensor(r.batch, r.len),
+        })
         .map_err(Clone::clone);
     let served = match s.execute(work, true).await {
         Ok(served) => served,
@@ -224,30 +313,14 @@ pub async fn infer(
         st.queue_ns += served.queue.as_nanos() as u64;
         st.compute_infer_ns += served.compute.as_nanos() as u64;
     }
-    let ids = &req
-        .tensors
-        .iter()
-        .find(|(n, _)| n == "input_ids")
-        .expect("checked in parse")
-        .1;
-    let mask = &req
-        .tensors
-        .iter()
-        .find(|(n, _)| n == "attention_mask")
-        .expect("checked in parse")
-        .1;
-    let mut logits = Vec::with_capacity(req.batch * 3);
-    for row in 0..req.batch {
-        let span = row * req.len..(row + 1) * req.len;
-        let unpadded: Vec<i64> = ids[span.clone()]
-            .iter()
-            .zip(&mask[span])
-            .filter(|(_, m)| **m != 0)
-            .map(|(i, _)| *i)
-            .collect();
-        let class = s.verdicts.class_of_ids(&unpadded);
-        logits.extend((0..3).map(|c| if c == class { 4.0f32 } else { 0.0 }));
-    }
+    let classes = match &req.texts {
+        Some(texts) => texts.iter().map(|t| s.verdicts.class_of_text(t)).collect(),
+        None => token_classes(&s, &req),
+    };
+    let logits: Vec<f32> = classes
+        .into_iter()
+        .flat_map(|class| (0..3).map(move |c| if c == class { 4.0f32 } else { 0.0 }))
+        .collect();
     let shape = [req.batch, 3];
     if req.binary_out {
         let header = json!({ "model_name": model, "model_version": "1", "outputs": [{

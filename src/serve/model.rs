@@ -175,12 +175,17 @@ impl Verdicts {
     }
 
     pub fn label(&self, input: &Input) -> String {
+        self.name(self.class_of_text(input))
+    }
+
+    /// The class index of a text input (after flipping).
+    pub fn class_of_text(&self, input: &Input) -> usize {
         let idx = match input.parts() {
             (a, Some(b)) => self.known.get(&(a.to_string(), b.to_string())).copied(),
             _ => None,
         }
         .unwrap_or_else(|| stable_hash(input) % LABELS.len());
-        self.name(self.shown(idx))
+        self.shown(idx)
     }
 
     /// The class index of a row of token ids (padding already removed).
