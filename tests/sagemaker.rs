@@ -278,3 +278,35 @@ fn a_body_over_six_mib_is_refused_before_sending() {
         0
     );
 }
+
+#[test]
+fn triton_through_sagemaker_in_json_and_binary() {
+    let s = serve(&["--base-ms", "1"]);
+    let c = creds(SECRET);
+    for mode in [&[][..], &["--binary"][..]] {
+        let mut args = vec![
+            "--endpoint",
+            "triton-ep",
+            "--endpoint-url",
+            &s.url,
+            "--engine",
+            "triton",
+            "--model",
+            "encoder",
+            "--pad-to-max",
+            "--batch-size",
+            "4",
+            "-n",
+            "6",
+        ];
+        args.extend_from_slice(mode);
+        let (_, e) = run_export_env(&args, &env(&c));
+        assert_eq!(e["phases"][0]["ok"], 6, "{mode:?}");
+        assert_eq!(
+            e["accuracy"]["passed"], 4,
+            "{mode:?}: verdicts from logits through SageMaker"
+        );
+        let seen = get_json(&format!("{}/_encbench/counters", s.url));
+        assert_eq!(seen["last_tensors"]["binary"], !mode.is_empty(), "{mode:?}");
+    }
+}

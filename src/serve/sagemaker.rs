@@ -58,6 +58,32 @@ pub async fn invoke(
         .get("x-amzn-sagemaker-target-variant")
         .cloned()
         .unwrap_or(HeaderValue::from_static("AllTraffic"));
+    // Triton behind SageMaker: KServe v2 tensors, binary under its own media type.
+    let content_type = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if let Some(reply) = triton(&s, &name, content_type, &body).await {
+        return match reply {
+            Ok(response) => {
+                let (mut parts, bytes) = response.into_parts();
+                parts.headers.extend(echo);
+                parts
+                    .headers
+                    .insert("x-amzn-invoked-production-variant", variant);
+                Response::from_parts(parts, bytes)
+            }
+            Err(status) => error(
+                StatusCode::FAILED_DEPENDENCY,
+                "ModelError",
+                json!({
+                    "__type": "ModelError",
+                    "message": format!("Received client error ({status}) from primary"),
+                    "OriginalStatusCode": status,
+                }),
+            ),
+        };
+    }
     match s.infer(&body, false).await {
         Ok(out) => {
             echo.insert("x-amzn-invoked-production-variant", variant);
@@ -82,4 +108,55 @@ pub async fn invoke(
             }),
         ),
     }
+}
+
+/// A KServe v2 request through the SageMaker API, answered by the KServe handler; `None`
+/// when the body is not one. A container error comes back as its status (SageMaker wraps
+/// it in a ModelError).
+async fn triton(
+    s: &Arc<Server>,
+    model: &str,
+    content_type: &str,
+    body: &Bytes,
+) -> Option<Result<Response, u16>> {
+    let mut headers = HeaderMap::new();
+    if let Some(size) = content_type
+        .strip_prefix("application/vnd.sagemaker-triton.binary+json")
+        .and_then(|rest| rest.split("json-header-size=").nth(1))
+    {
+        headers.insert(
+            "inference-header-content-length",
+            HeaderValue::from_str(size.trim()).ok()?,
+        );
+    } else {
+        let looks_like_tensors = serde_json::from_slice::<Value>(body).ok().is_some_and(|v| {
+            v["inputs"]
+                .as_array()
+                .is_some_and(|i| i.first().is_some_and(|t| t.get("datatype").is_some()))
+        });
+        if !looks_like_tensors {
+            return None;
+        }
+    }
+    let response = super::kserve::infer(
+        State(s.clone()),
+        Path(model.to_string()),
+        headers,
+        body.clone(),
+    )
+    .await;
+    if !response.status().is_success() {
+        return Some(Err(response.status().as_u16()));
+    }
+    let (mut parts, bytes) = response.into_parts();
+    if let Some(len) = parts.headers.remove("inference-header-content-length") {
+        let media = format!(
+            "application/vnd.sagemaker-triton.binary+json;json-header-size={}",
+            len.to_str().unwrap_or("0")
+        );
+        parts
+            .headers
+            .insert("content-type", HeaderValue::from_str(&media).ok()?);
+    }
+    Some(Ok(Response::from_parts(parts, bytes)))
 }
