@@ -270,20 +270,9 @@ impl Timeline {
     /// Closes the current second if it is over. Called on every engine tick.
     pub fn roll(&mut self, now: Instant) {
         while now.saturating_duration_since(self.second_start) >= Duration::from_secs(1) {
+            let point = self.current_point();
             self.second_start += Duration::from_secs(1);
-            let t_s = self
-                .second_start
-                .saturating_duration_since(self.start)
-                .as_secs_f64();
-            let has = !self.hist.is_empty();
-            self.entries.push(TimelineEntry::Point {
-                t_s: round3(t_s),
-                req_per_s: self.ok as f64,
-                samples_per_s: self.samples as f64,
-                p50_ms: has.then(|| ms(self.hist.value_at_quantile(0.5))),
-                p99_ms: has.then(|| ms(self.hist.value_at_quantile(0.99))),
-                errors: self.errors,
-            });
+            self.entries.push(point);
             let full = std::mem::replace(&mut self.hist, view_histogram());
             self.window.push_back(full);
             while self.window.len() > self.window_len {
@@ -293,6 +282,32 @@ impl Timeline {
             self.samples = 0;
             self.errors = 0;
         }
+    }
+
+    /// The point of the second under way: completions in [t_s − 1, t_s).
+    fn current_point(&self) -> TimelineEntry {
+        let t_s = (self.second_start + Duration::from_secs(1))
+            .saturating_duration_since(self.start)
+            .as_secs_f64();
+        let has = !self.hist.is_empty();
+        TimelineEntry::Point {
+            t_s: round3(t_s),
+            req_per_s: self.ok as f64,
+            samples_per_s: self.samples as f64,
+            p50_ms: has.then(|| ms(self.hist.value_at_quantile(0.5))),
+            p99_ms: has.then(|| ms(self.hist.value_at_quantile(0.99))),
+            errors: self.errors,
+        }
+    }
+
+    /// Every entry so far, with the second under way as a last point when anything completed
+    /// in it: an export must not lose the final partial second.
+    pub fn complete_entries(&self) -> Vec<TimelineEntry> {
+        let mut out = self.entries.clone();
+        if self.ok + self.errors > 0 {
+            out.push(self.current_point());
+        }
+        out
     }
 
     /// Scheduled latency over the last `window_len` seconds plus the current partial second.
@@ -419,5 +434,12 @@ mod tests {
             TimelineEntry::Point { p50_ms: None, .. }
         ));
         assert_eq!(tl.recent().len(), 2);
+        // The second under way is not lost when the run ends inside it.
+        tl.record(&completion(t0, 2_100, 2_100, 2_200));
+        let all = tl.complete_entries();
+        assert_eq!(all.len(), 3);
+        assert!(
+            matches!(all[2], TimelineEntry::Point { t_s, req_per_s, .. } if t_s == 3.0 && req_per_s == 1.0)
+        );
     }
 }

@@ -310,3 +310,39 @@ fn triton_through_sagemaker_in_json_and_binary() {
         assert_eq!(seen["last_tensors"]["binary"], !mode.is_empty(), "{mode:?}");
     }
 }
+
+#[test]
+fn warmup_requests_get_the_warmup_timeout_through_the_sdk() {
+    let s = serve(&["--base-ms", "300", "--workers", "4"]);
+    let c = creds(SECRET);
+    let (_, e) = run_export_env(
+        &[
+            "--endpoint",
+            "slow",
+            "--endpoint-url",
+            &s.url,
+            "--timeout",
+            "0.15",
+            "--warmup-timeout",
+            "5",
+            "--warmup",
+            "2",
+            "-n",
+            "3",
+            "--no-accuracy",
+        ],
+        &env(&c),
+    );
+    assert_eq!(
+        e["phases"][0]["errors"]["Timeout"], 3,
+        "{}",
+        e["phases"][0]["errors"]
+    );
+    let all: u64 = e["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["errors"].as_u64())
+        .sum();
+    assert_eq!(all, 3, "the two warmup requests were allowed to finish");
+}

@@ -156,3 +156,41 @@ fn an_unhealthy_ping_is_waited_for_then_given_up_on() {
         "{err}"
     );
 }
+
+/// Errors over the whole timeline (warmup included), from its per-second points.
+pub fn timeline_errors(e: &serde_json::Value) -> u64 {
+    e["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["errors"].as_u64())
+        .sum()
+}
+
+#[test]
+fn warmup_requests_get_the_warmup_timeout() {
+    let s = Serve::start(&["--base-ms", "300", "--per-token-ms", "0", "--workers", "4"]);
+    let (_, e) = run_export(
+        &s.url,
+        &[
+            "--timeout",
+            "0.1",
+            "--warmup-timeout",
+            "5",
+            "--warmup",
+            "2",
+            "-n",
+            "3",
+            "--no-accuracy",
+        ],
+    );
+    assert_eq!(
+        e["phases"][0]["errors"]["Timeout"], 3,
+        "measured requests keep --timeout"
+    );
+    assert_eq!(
+        timeline_errors(&e),
+        3,
+        "the two warmup requests were allowed to finish"
+    );
+}

@@ -346,7 +346,7 @@ impl Engine {
             phases,
             accuracy_before: live.accuracy_before.clone(),
             accuracy_after: None,
-            timeline: live.timeline.entries.clone(),
+            timeline: live.timeline.complete_entries(),
             stopped_early: true,
             error: None,
         }
@@ -453,7 +453,7 @@ async fn run(
         phases: live.results.as_ref().clone(),
         accuracy_before,
         accuracy_after,
-        timeline: std::mem::take(&mut live.timeline.entries),
+        timeline: live.timeline.complete_entries(),
         stopped_early: stopped,
         error: None,
     }

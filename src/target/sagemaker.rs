@@ -113,7 +113,7 @@ impl SageMakerTarget {
                 format!("application/vnd.sagemaker-triton.binary+json;json-header-size={json_len}")
             }
         };
-        let out = self
+        let call = self
             .client
             .invoke_endpoint()
             .endpoint_name(&self.cfg.endpoint)
@@ -123,10 +123,22 @@ impl SageMakerTarget {
             .set_inference_component_name(self.cfg.inference_component.clone())
             .set_target_model(self.cfg.target_model.clone())
             .set_target_variant(self.cfg.target_variant.clone())
-            .body(Blob::new(body.to_vec()))
-            .send()
-            .await
-            .map_err(|e| classify(&e))?;
+            .body(Blob::new(body.to_vec()));
+        // A warmup request of a new shape may take far longer than a measured one.
+        let out = match req.timeout {
+            Some(t) => {
+                let timeouts = TimeoutConfig::builder()
+                    .read_timeout(t)
+                    .operation_attempt_timeout(t)
+                    .operation_timeout(t)
+                    .build();
+                let over =
+                    aws_sdk_sagemakerruntime::config::Builder::default().timeout_config(timeouts);
+                call.customize().config_override(over).send().await
+            }
+            None => call.send().await,
+        }
+        .map_err(|e| classify(&e))?;
         let json_len = out
             .content_type()
             .and_then(|t| t.split("json-header-size=").nth(1))
