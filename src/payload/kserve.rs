@@ -194,6 +194,18 @@ fn text_request(name: &str, output: &str, inputs: &[&Input]) -> Prepared {
     ))
 }
 
+/// A KServe v2 tensor's `shape`, dimensions as sizes (negative or missing ones dropped).
+pub fn tensor_shape(t: &Value) -> Vec<usize> {
+    t["shape"]
+        .as_array()
+        .map(|s| {
+            s.iter()
+                .filter_map(|d| d.as_u64().map(|d| d as usize))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The named FP32 output as (rows, columns, row-major values), from a JSON or binary reply.
 pub fn output_f32(reply: &Reply, name: &str) -> Result<(usize, usize, Vec<f32>), String> {
     let json_len = reply
@@ -207,14 +219,7 @@ pub fn output_f32(reply: &Reply, name: &str) -> Result<(usize, usize, Vec<f32>),
         .ok_or("response has no outputs")?;
     let mut offset = json_len;
     for o in outputs {
-        let shape: Vec<usize> = o["shape"]
-            .as_array()
-            .map(|s| {
-                s.iter()
-                    .filter_map(|d| d.as_u64().map(|d| d as usize))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let shape = tensor_shape(o);
         let binary_size = o["parameters"]["binary_data_size"]
             .as_u64()
             .map(|n| n as usize);

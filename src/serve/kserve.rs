@@ -4,6 +4,7 @@
 
 use super::model::Work;
 use super::{Fault, Server};
+use crate::payload::kserve::tensor_shape;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -119,14 +120,7 @@ fn parse(headers: &HeaderMap, body: &[u8]) -> Result<(Request, Value), String> {
             .ok_or("input without a name")?
             .to_string();
         let datatype = t["datatype"].as_str().unwrap_or("");
-        let shape: Vec<usize> = t["shape"]
-            .as_array()
-            .map(|s| {
-                s.iter()
-                    .filter_map(|d| d.as_u64().map(|d| d as usize))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let shape = tensor_shape(t);
         seen.push(json!({ "name": name, "datatype": datatype, "shape": shape }));
         if datatype != "INT64" {
             return Err(format!(
@@ -199,14 +193,7 @@ fn parse(headers: &HeaderMap, body: &[u8]) -> Result<(Request, Value), String> {
 /// One BYTES tensor of shape [batch, 1] (texts) or [batch, 2] (premise, hypothesis).
 fn parse_text(t: &Value, header: &Value) -> Result<(Request, Value), String> {
     use crate::payload::Input;
-    let shape: Vec<usize> = t["shape"]
-        .as_array()
-        .map(|s| {
-            s.iter()
-                .filter_map(|d| d.as_u64().map(|d| d as usize))
-                .collect()
-        })
-        .unwrap_or_default();
+    let shape = tensor_shape(t);
     let [batch, width @ (1 | 2)] = shape[..] else {
         return Err(format!("text input shape {shape:?} is not [batch, 1 or 2]"));
     };
