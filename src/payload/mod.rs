@@ -124,14 +124,6 @@ pub fn hf_body(inputs: &[&Input], shape: Shape) -> Bytes {
 /// Most distinct bodies kept per phase: enough to vary inputs, bounded for huge text files.
 const MAX_BODIES: usize = 256;
 
-/// Bodies for a phase, built once so the dispatch loop only clones reference-counted bytes.
-/// Request k takes the inputs after request k-1's, cycling through the texts.
-pub fn batch_bodies(texts: &[Input], batch_size: usize, shape: Shape) -> Vec<Bytes> {
-    (0..texts.len().clamp(1, MAX_BODIES))
-        .map(|k| hf_body(&batch_inputs(texts, batch_size, k), shape))
-        .collect()
-}
-
 /// How a request body is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BodyKind {
@@ -284,16 +276,15 @@ mod tests {
     #[test]
     fn bodies_cycle_through_texts() {
         let texts: Vec<Input> = (0..3).map(|i| Input::Text(i.to_string())).collect();
-        let bodies = batch_bodies(
-            &texts,
-            2,
-            Shape {
+        let format = HfFormat {
+            shape: Shape {
                 pad_to_max: false,
                 max_len: 512,
             },
-        );
+        };
+        let bodies = prepared_ring(&format, &texts, 2);
         assert_eq!(bodies.len(), 3);
-        let b1: Value = serde_json::from_slice(&bodies[1]).unwrap();
+        let b1: Value = serde_json::from_slice(&bodies[1].body).unwrap();
         assert_eq!(b1["inputs"], json!(["2", "0"]));
     }
 }

@@ -103,7 +103,7 @@ pub async fn classify(State(s): State<Arc<Server>>, body: Bytes) -> Response {
         .map(|(i, item)| {
             let class = match item {
                 Item::Ids(ids) => s.verdicts.class_of_ids(ids),
-                Item::Text(t) => LABELS.iter().position(|l| *l == s.verdicts.label(&Input::Text(t.clone()))).unwrap_or(0),
+                Item::Text(t) => s.verdicts.class_of_text(&Input::Text(t.clone())),
             };
             let probs: Vec<f64> = (0..LABELS.len()).map(|c| if c == class { 0.9 } else { 0.05 }).collect();
             json!({ "index": i, "label": LABELS[class], "probs": probs, "num_classes": LABELS.len() })

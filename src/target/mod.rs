@@ -85,16 +85,6 @@ pub struct Reply {
     pub json_len: Option<usize>,
 }
 
-impl Reply {
-    pub fn body(body: bytes::Bytes) -> Reply {
-        Reply {
-            body,
-            variant: None,
-            json_len: None,
-        }
-    }
-}
-
 pub trait Target: Send + Sync {
     /// Human-readable name for headers and exports (never credentials).
     fn describe(&self) -> String;
