@@ -134,7 +134,7 @@ pub fn hf_labels(body: &[u8]) -> Result<Vec<String>, String> {
     }
 }
 
-fn truncate(s: &str, n: usize) -> String {
+pub fn truncate(s: &str, n: usize) -> String {
     if s.len() <= n {
         s.to_string()
     } else {

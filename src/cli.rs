@@ -28,6 +28,131 @@ pub enum Sub {
     /// First-request latency after idleness: retries until the first success, then the
     /// steady-state p50 and the ratio.
     ColdStart(ColdStartArgs),
+    /// Several targets on one workload, side by side: latency at each batch size, throughput,
+    /// a concurrency table, cost and a verdict diff (the co-hosting comparison).
+    Compare(CompareArgs),
+    /// Render exports as tables (terminal, Markdown, CSV), or merge exports of one workload.
+    Report(ReportArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+#[command(
+    after_help = "A --target is comma-separated key=value pairs: name, url | endpoint, engine, model, \
+container, component, target-model, variant, endpoint-url, instance, price. Example: \
+--target name=cpu,url=http://127.0.0.1:8080,instance=ml.c6i.2xlarge"
+)]
+pub struct CompareArgs {
+    /// A target to compare (see below); repeat for each.
+    #[arg(long = "target", value_name = "KEY=VALUE,...")]
+    pub targets: Vec<String>,
+    /// Multi-container endpoint, direct invocation of one container.
+    #[arg(long, value_name = "ENDPOINT:CONTAINER[@INSTANCE]")]
+    pub mc: Vec<String>,
+    /// Inference component on a shared endpoint.
+    #[arg(long, value_name = "ENDPOINT:COMPONENT[@INSTANCE]")]
+    pub ic: Vec<String>,
+    /// LMI multi-model endpoint: one target model.
+    #[arg(long, value_name = "ENDPOINT:MODEL[@INSTANCE]")]
+    pub lmi: Vec<String>,
+    /// Batch sizes measured closed loop at concurrency 1 (latency and throughput tables).
+    #[arg(long, num_args = 1.., default_values_t = [1usize, 8], value_parser = positive_usize)]
+    pub batch_sizes: Vec<usize>,
+    /// Concurrency levels measured at batch 1 (the concurrency table).
+    #[arg(long, num_args = 1.., default_values_t = [8usize], value_parser = positive_usize)]
+    pub concurrency_levels: Vec<usize>,
+    /// Skip the concurrency table.
+    #[arg(long)]
+    pub no_concurrency: bool,
+    /// Measured requests per target and phase.
+    #[arg(short = 'n', long = "requests", default_value_t = 100, value_parser = positive_u64)]
+    pub n: u64,
+    #[arg(long, default_value_t = 3)]
+    pub warmup: u64,
+    /// Keep inputs at their natural length (compare pads to --max-len by default, as the
+    /// seed's comparison did).
+    #[arg(long)]
+    pub no_pad_to_max: bool,
+    #[arg(long, default_value_t = 512, value_parser = positive_usize)]
+    pub max_len: usize,
+    /// Run every target through one phase before the next phase (interleaved), or each
+    /// target through all phases in turn (sequential).
+    #[arg(long, value_enum, default_value_t = CompareOrder::Interleaved)]
+    pub order: CompareOrder,
+    /// Default payload format of targets that do not name one.
+    #[arg(long, value_enum, default_value_t = EngineKind::Hf)]
+    pub engine: EngineKind,
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Default instance type (price) of targets that do not name one.
+    #[arg(long)]
+    pub instance_type: Option<String>,
+    #[arg(long)]
+    pub texts: Option<PathBuf>,
+    #[arg(long)]
+    pub tokenizer: Option<PathBuf>,
+    #[arg(long, default_value = "70", value_parser = positive_secs)]
+    pub timeout: f64,
+    #[arg(long, default_value = "600", value_parser = positive_secs)]
+    pub warmup_timeout: f64,
+    /// Seconds to wait for each local target's /ping to say healthy.
+    #[arg(long, default_value = "60", value_parser = positive_secs)]
+    pub ready_timeout: f64,
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[arg(long)]
+    pub accuracy_samples: Option<PathBuf>,
+    #[arg(long)]
+    pub no_accuracy: bool,
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "entailment,neutral,contradiction"
+    )]
+    pub labels: Vec<String>,
+    /// AWS region of SageMaker targets.
+    #[arg(long)]
+    pub region: Option<String>,
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Runtime API URL of SageMaker targets that do not name one.
+    #[arg(long)]
+    pub endpoint_url: Option<String>,
+    /// Write the comparison as JSON here (also on Ctrl-C).
+    #[arg(long, short = 'o')]
+    pub export: Option<PathBuf>,
+    /// Print tables instead of the live screen (automatic when stdout is not a terminal).
+    #[arg(long)]
+    pub headless: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompareOrder {
+    Interleaved,
+    Sequential,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ReportArgs {
+    /// Exports written with --export (runs or comparisons).
+    #[arg(required = true, num_args = 1..)]
+    pub files: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value_t = ReportFormat::Terminal)]
+    pub format: ReportFormat,
+    /// Merge exports of one workload (for example from several hosts) into one, with exact
+    /// combined percentiles; needs -o.
+    #[arg(long, requires = "output")]
+    pub merge: bool,
+    /// Where --merge writes the merged export.
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    Terminal,
+    Markdown,
+    Csv,
 }
 
 #[derive(Args, Debug, Clone)]

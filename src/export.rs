@@ -38,6 +38,9 @@ pub struct Export {
     pub timeline: Vec<TimelineEntry>,
     pub stopped_early: bool,
     pub error: Option<String>,
+    /// Present in the export of `compare`: its targets, their verdicts and the diff.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compare: Option<crate::compare::CompareSection>,
 }
 
 pub fn rfc3339(t: SystemTime) -> String {
@@ -46,9 +49,14 @@ pub fn rfc3339(t: SystemTime) -> String {
         .unwrap_or_default()
 }
 
-impl Export {
-    pub fn new(report: &RunReport, config: Value) -> Export {
-        let accuracy = match (&report.accuracy_before, &report.accuracy_after) {
+impl AccuracyExport {
+    /// The check after the load when there was one (with the one before beside it), else the
+    /// one before.
+    pub fn of(
+        before: &Option<AccuracyReport>,
+        after: &Option<AccuracyReport>,
+    ) -> Option<AccuracyExport> {
+        match (before, after) {
             (before, Some(after)) => Some(AccuracyExport {
                 passed: after.passed,
                 total: after.total,
@@ -62,7 +70,13 @@ impl Export {
                 before: None,
             }),
             (None, None) => None,
-        };
+        }
+    }
+}
+
+impl Export {
+    pub fn new(report: &RunReport, config: Value) -> Export {
+        let accuracy = AccuracyExport::of(&report.accuracy_before, &report.accuracy_after);
         Export {
             schema_version: SCHEMA_VERSION,
             tool: "encbench-tui".into(),
@@ -75,6 +89,7 @@ impl Export {
             timeline: report.timeline.clone(),
             stopped_early: report.stopped_early,
             error: report.error.clone(),
+            compare: None,
         }
     }
 }

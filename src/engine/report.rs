@@ -7,6 +7,7 @@ use crate::payload::Shape;
 use crate::stats::{LatencySummary, PhaseRecorder, TimelineEntry, round3};
 use crate::sweep::{PhaseKind, PhaseSpec};
 use base64::Engine as _;
+use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer, V2Serializer};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -15,6 +16,9 @@ use std::time::SystemTime;
 /// One row of a results table; field names are the export contract (SPEC "Export").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseResult {
+    /// The compared target this phase measured (`compare` exports only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
     pub kind: PhaseKind,
     pub batch_size: usize,
     pub concurrency: usize,
@@ -50,6 +54,30 @@ pub struct PhaseResult {
     pub cost_per_1m_usd: Option<f64>,
     /// Scheduled latency in microseconds, HdrHistogram V2 (deflate-free) serialization, base64.
     pub histogram_hdr_b64: String,
+    /// Service time and dispatch delay histograms, same encoding: `report --merge` combines
+    /// them exactly too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_hdr_b64: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispatch_delay_hdr_b64: Option<String>,
+}
+
+/// HdrHistogram V2 (no deflate) in standard base64: the export's histogram encoding.
+pub fn encode_histogram(h: &Histogram<u64>) -> String {
+    let mut buf = Vec::new();
+    V2Serializer::new()
+        .serialize(h, &mut buf)
+        .expect("serializing to memory cannot fail");
+    base64::engine::general_purpose::STANDARD.encode(&buf)
+}
+
+pub fn decode_histogram(b64: &str) -> Result<Histogram<u64>, String> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .map_err(|e| format!("not base64: {e}"))?;
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut std::io::Cursor::new(bytes))
+        .map_err(|e| format!("not an HdrHistogram: {e:?}"))
 }
 
 fn finite(x: f64) -> Option<f64> {
@@ -59,11 +87,8 @@ fn finite(x: f64) -> Option<f64> {
 impl PhaseResult {
     pub fn new(spec: &PhaseSpec, pace: Pace, shape: Shape, rec: &PhaseRecorder) -> PhaseResult {
         let latency = LatencySummary::of(&rec.scheduled);
-        let mut buf = Vec::new();
-        V2Serializer::new()
-            .serialize(&rec.scheduled, &mut buf)
-            .expect("serializing to memory cannot fail");
         PhaseResult {
+            target: None,
             kind: spec.kind,
             batch_size: spec.batch_size,
             concurrency: spec.concurrency,
@@ -88,7 +113,9 @@ impl PhaseResult {
             samples_per_s: rec.samples_per_s(),
             batch_efficiency: None,
             cost_per_1m_usd: None,
-            histogram_hdr_b64: base64::engine::general_purpose::STANDARD.encode(&buf),
+            histogram_hdr_b64: encode_histogram(&rec.scheduled),
+            service_hdr_b64: Some(encode_histogram(&rec.service)),
+            dispatch_delay_hdr_b64: Some(encode_histogram(&rec.dispatch_delay)),
         }
     }
 }

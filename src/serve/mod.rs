@@ -109,6 +109,9 @@ struct Counters {
     invocations: AtomicU64,
     throttled: AtomicU64,
     last_routing: Mutex<BTreeMap<String, String>>,
+    /// Requests per endpoint and routing header value ("ep header=value"): which target a
+    /// compare run reached how often.
+    routed: Mutex<BTreeMap<String, u64>>,
     /// The tensors of the last KServe v2 request: name, datatype, shape; and whether binary.
     last_tensors: Mutex<Value>,
     /// Token counts of the inputs of the last vLLM request.
@@ -366,6 +369,7 @@ async fn counters(State(s): State<Arc<Server>>) -> Response {
         "invocations": c.invocations.load(Ordering::Relaxed),
         "throttled": c.throttled.load(Ordering::Relaxed),
         "last_routing": routing,
+        "routed": c.routed.lock().unwrap_or_else(|p| p.into_inner()).clone(),
         "last_tensors": c.last_tensors.lock().unwrap_or_else(|p| p.into_inner()).clone(),
         "last_vllm": c.last_vllm.lock().unwrap_or_else(|p| p.into_inner()).clone(),
     }))

@@ -47,9 +47,12 @@ pub async fn invoke(
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         seen.clear();
+        let mut routed = s.counters.routed.lock().unwrap_or_else(|p| p.into_inner());
         for h in ROUTING {
             if let Some(v) = headers.get(h) {
-                seen.insert(h.to_string(), v.to_str().unwrap_or("").to_string());
+                let v_str = v.to_str().unwrap_or("").to_string();
+                *routed.entry(format!("{name} {h}={v_str}")).or_default() += 1;
+                seen.insert(h.to_string(), v_str);
                 echo.insert(h, v.clone());
             }
         }

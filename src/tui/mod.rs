@@ -2,6 +2,7 @@
 //! It never sees a single request: frame cost depends on the screen, not on the run's length.
 
 pub mod app;
+pub mod compare;
 #[cfg(test)]
 mod fixture;
 pub mod format;

@@ -25,6 +25,9 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+mod compare;
+mod report;
+
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
     /// Bad input: exit code 2.
@@ -44,7 +47,7 @@ impl AppError {
     }
 }
 
-fn usage(flag: &str, msg: impl std::fmt::Display) -> AppError {
+pub(crate) fn usage(flag: &str, msg: impl std::fmt::Display) -> AppError {
     AppError::Usage(format!("{flag}: {msg}"))
 }
 
@@ -52,6 +55,8 @@ pub async fn main(cli: Cli) -> Result<(), AppError> {
     match cli.command {
         Some(Sub::Serve(args)) => serve_forever(args).await,
         Some(Sub::ColdStart(args)) => cold_start(args).await,
+        Some(Sub::Compare(args)) => compare::main(args).await,
+        Some(Sub::Report(args)) => report::main(args),
         None => run(cli.run).await,
     }
 }
@@ -334,7 +339,27 @@ fn write_export(a: &RunArgs, report: &RunReport, config: Value) -> Result<(), Ap
     Ok(())
 }
 
-async fn run(a: RunArgs) -> Result<(), AppError> {
+/// A target ready to be measured: everything `RunArgs` names, loaded and checked, with the
+/// client built. `compare` makes one per target.
+pub struct Prepared {
+    pub texts: Vec<Input>,
+    pub accuracy: Option<AccuracySetup>,
+    pub price: Option<(String, f64)>,
+    pub natural_tokens: f64,
+    pub seed: u64,
+    pub shape: Shape,
+    pub format: Arc<dyn Format>,
+    pub target: Arc<dyn Target>,
+    /// The target as it may be shown and exported: no credentials in it.
+    pub shown: String,
+    /// The flag to name when the target is not reachable.
+    pub flag: &'static str,
+    pub config: Value,
+    /// Keeps `--demo`'s reference endpoint alive as long as the target is used.
+    pub _demo: Option<serve::RunningServer>,
+}
+
+pub async fn prepare(a: &RunArgs) -> Result<Prepared, AppError> {
     // Everything the user gave is checked before anything is sent.
     let tokenizer =
         TokenCounter::load(a.tokenizer.as_deref()).map_err(|e| usage("--tokenizer", e))?;
@@ -358,12 +383,12 @@ async fn run(a: RunArgs) -> Result<(), AppError> {
             labels: LabelMap::new(&a.labels),
         })
     };
-    let price = price(&a)?;
+    let price = price(a)?;
     let natural_tokens =
         texts.iter().map(|t| tokenizer.count(t) as f64).sum::<f64>() / texts.len() as f64;
     let seed = a.seed.unwrap_or_else(rand::random);
 
-    let _demo_server;
+    let mut demo = None;
     let url = if a.demo {
         let server = serve::start(ServeConfig::default(), TokenCounter::shipped())
             .await
@@ -371,7 +396,7 @@ async fn run(a: RunArgs) -> Result<(), AppError> {
                 AppError::Failed(format!("--demo: cannot start the reference endpoint: {e}"))
             })?;
         let url = server.url();
-        _demo_server = server;
+        demo = Some(server);
         url
     } else {
         a.url.clone()
@@ -388,10 +413,10 @@ async fn run(a: RunArgs) -> Result<(), AppError> {
         .max()
         .unwrap_or(1);
     let timeout = Duration::from_secs_f64(a.timeout);
-    let format = build_format(&a, &tokenizer, shape, &url).await?;
-    let (target, shown_url, flag): (Arc<dyn Target>, String, &str) = match &a.endpoint {
+    let format = build_format(a, &tokenizer, shape, &url).await?;
+    let (target, shown, flag): (Arc<dyn Target>, String, &str) = match &a.endpoint {
         Some(name) => {
-            check_body_limit(&a, &texts, format.as_ref())?;
+            check_body_limit(a, &texts, format.as_ref())?;
             let cfg = sagemaker_config(name, &a.sagemaker);
             let probe = format.prepare(&[&texts[0]]);
             let t = SageMakerTarget::new(cfg, max_concurrency, timeout, probe).await;
@@ -404,7 +429,38 @@ async fn run(a: RunArgs) -> Result<(), AppError> {
             (Arc::new(t), redact(&url), "--url")
         }
     };
-    let config = config_json(&a, &shown_url, seed, natural_tokens, &price);
+    let config = config_json(a, &shown, seed, natural_tokens, &price);
+    Ok(Prepared {
+        texts,
+        accuracy,
+        price,
+        natural_tokens,
+        seed,
+        shape,
+        format,
+        target,
+        shown,
+        flag,
+        config,
+        _demo: demo,
+    })
+}
+
+async fn run(a: RunArgs) -> Result<(), AppError> {
+    let Prepared {
+        texts,
+        accuracy,
+        price,
+        natural_tokens,
+        seed,
+        shape,
+        format,
+        target,
+        shown: shown_url,
+        flag,
+        config,
+        _demo,
+    } = prepare(&a).await?;
     if let Err(e) = target.check_ready().await {
         let started = SystemTime::now();
         let report = RunReport {

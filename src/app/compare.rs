@@ -1,0 +1,116 @@
+//! `compare`: prepare every target as a plain run would, check that all are ready before
+//! anything is measured, then drive the comparison from the live screen or headless.
+
+use super::{AppError, prepare, usage};
+use crate::cli::CompareArgs;
+use crate::compare::{self, CompareView, Entry, RowState, spec};
+use crate::export::{Export, write_atomic};
+use crate::report::render;
+use std::io::IsTerminal;
+use std::time::Duration;
+use tokio::sync::watch;
+
+pub(super) async fn main(a: CompareArgs) -> Result<(), AppError> {
+    let specs = spec::targets(&a).map_err(|(flag, msg)| usage(&flag, msg))?;
+    // One seed for all: every target gets the same inputs in the same order.
+    let seed = a.seed.unwrap_or_else(rand::random);
+    let mut entries = Vec::with_capacity(specs.len());
+    for t in &specs {
+        let mut r = spec::run_args(&a, t);
+        r.seed = Some(seed);
+        let named = |e: AppError| AppError::Usage(format!("{} {}: {e}", t.flag, t.name));
+        let prepared = prepare(&r).await.map_err(named)?;
+        entries.push(Entry {
+            name: t.name.clone(),
+            prepared,
+        });
+    }
+    for (t, e) in specs.iter().zip(&entries) {
+        if let Err(err) = e.prepared.target.check_ready().await {
+            return Err(usage(&format!("{} {}", t.flag, t.name), err));
+        }
+    }
+
+    let live = !a.headless && std::io::stdout().is_terminal();
+    let (view_tx, view_rx) = watch::channel(compare::initial_view(&a, &entries));
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let work = compare::run(&a, &entries, view_tx, stop_rx);
+    let export = if live {
+        crate::tui::compare::run(view_rx, stop_tx, work)
+            .await
+            .map_err(|e| AppError::Failed(format!("cannot drive the terminal: {e}")))?
+    } else {
+        headless(view_rx, stop_tx, work).await
+    };
+    if let Some(path) = &a.export {
+        write_atomic(path, &export).map_err(|e| {
+            AppError::Failed(format!("--export {}: cannot write: {e}", path.display()))
+        })?;
+        eprintln!("results written to {}", path.display());
+    }
+    print!(
+        "{}",
+        render(
+            &[("compare".into(), export)],
+            crate::cli::ReportFormat::Terminal
+        )
+    );
+    Ok(())
+}
+
+fn progress_line(v: &CompareView) -> String {
+    let running = v.rows.iter().find_map(|r| match &r.state {
+        RowState::Running(step) => Some((r, step)),
+        _ => None,
+    });
+    let what = match running {
+        Some((r, step)) => match &r.live {
+            Some((state, s)) => format!(
+                "{} {} {:<9} n {:>5}  p50 {:>7.1} ms  p99 {:>7.1} ms  {:>7.1} req/s  err {}",
+                r.name,
+                step.label(),
+                state.label(),
+                s.n,
+                s.latency.p50,
+                s.latency.p99,
+                s.req_per_s,
+                s.errors.values().sum::<u64>()
+            ),
+            None => format!("{} {} starting", r.name, step.label()),
+        },
+        None => "checking accuracy".into(),
+    };
+    format!(
+        "[compare {}/{}] {:>6.1} s  {what}",
+        (v.done + 1).min(v.total),
+        v.total,
+        v.elapsed.as_secs_f64()
+    )
+}
+
+/// Progress on stderr; SIGINT/SIGTERM stop the comparison, keeping what was measured.
+async fn headless(
+    mut view: watch::Receiver<CompareView>,
+    stop: watch::Sender<bool>,
+    work: impl std::future::Future<Output = Export>,
+) -> Export {
+    let progress = async {
+        let mut iv = tokio::time::interval(Duration::from_secs(5));
+        iv.tick().await;
+        loop {
+            iv.tick().await;
+            eprintln!("{}", progress_line(&view.borrow_and_update()));
+        }
+    };
+    let signal = async {
+        crate::headless::wait_for_signal().await;
+        eprintln!("\nstopping: the phase in progress ends, results so far are kept");
+        let _ = stop.send(true);
+        std::future::pending::<()>().await
+    };
+    tokio::select! {
+        e = work => e,
+        _ = progress => unreachable!("progress never ends"),
+        _ = signal => unreachable!("the signal arm waits forever after stopping"),
+    }
+}

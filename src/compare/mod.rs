@@ -1,0 +1,379 @@
+//! `compare`: several targets on one workload, side by side (the seed's co-hosting question:
+//! multi-container, inference components or LMI multi-model). Each target is prepared as a
+//! plain run would be; each (target, phase) pair is one engine run, so measurement rules are
+//! the engine's and nothing is re-implemented here.
+
+pub mod spec;
+pub mod tables;
+pub mod verdicts;
+
+use crate::accuracy::{self, AccuracyReport};
+use crate::app::Prepared;
+use crate::arrival::{Pace, phase_seed};
+use crate::cli::{CompareArgs, CompareOrder};
+use crate::engine::report::derive;
+use crate::engine::{Command, Engine, EngineSetup, LiveStats, PhaseResult, RunState};
+use crate::export::{AccuracyExport, Export, SCHEMA_VERSION, rfc3339};
+use crate::sweep::{PhaseKind, StopAt, SweepPlan};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::time::{Duration, SystemTime};
+use tokio::sync::watch;
+use verdicts::Disagreement;
+
+/// One phase of the shared workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    pub kind: PhaseKind,
+    pub batch_size: usize,
+    pub concurrency: usize,
+}
+
+impl Step {
+    pub fn label(&self) -> String {
+        match self.kind {
+            PhaseKind::Concurrency => format!("c={} b={}", self.concurrency, self.batch_size),
+            _ => format!("b={} c={}", self.batch_size, self.concurrency),
+        }
+    }
+}
+
+/// The seed's comparison: every batch size at concurrency 1, then every concurrency level at
+/// batch 1, closed loop.
+pub fn steps(a: &CompareArgs) -> Vec<Step> {
+    let batch = a.batch_sizes.iter().map(|&b| Step {
+        kind: PhaseKind::Batch,
+        batch_size: b,
+        concurrency: 1,
+    });
+    let conc = a.concurrency_levels.iter().map(|&c| Step {
+        kind: PhaseKind::Concurrency,
+        batch_size: 1,
+        concurrency: c,
+    });
+    batch.chain(conc.filter(|_| !a.no_concurrency)).collect()
+}
+
+pub fn order_note(order: CompareOrder) -> &'static str {
+    match order {
+        CompareOrder::Interleaved => {
+            "targets interleaved phase by phase, one at a time: drift during the run (other \
+             tenants, autoscaling, warming caches) falls on every target alike, and no two \
+             targets share the client or the network at once"
+        }
+        CompareOrder::Sequential => {
+            "targets one after another, each through every phase (--order sequential): a \
+             target's phases are contiguous, but drift between targets is not cancelled"
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RowState {
+    Waiting,
+    CheckingAccuracy,
+    Running(Step),
+    Done,
+}
+
+/// What the live screen shows of one target.
+#[derive(Debug, Clone)]
+pub struct RowView {
+    pub name: String,
+    pub shown: String,
+    pub instance: Option<(String, f64)>,
+    pub state: RowState,
+    /// The running phase's figures so far, and the engine's state (warming, running…).
+    pub live: Option<(RunState, LiveStats)>,
+    pub results: Vec<PhaseResult>,
+    pub accuracy: Option<AccuracyReport>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CompareView {
+    pub order: CompareOrder,
+    pub steps: Vec<Step>,
+    pub done: usize,
+    pub total: usize,
+    pub elapsed: Duration,
+    pub rows: Vec<RowView>,
+    pub finished: bool,
+}
+
+/// A target prepared for the comparison.
+pub struct Entry {
+    pub name: String,
+    pub prepared: Prepared,
+}
+
+struct Outcome {
+    phases: Vec<PhaseResult>,
+    before: Option<AccuracyReport>,
+    after: Option<AccuracyReport>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareTarget {
+    pub name: String,
+    /// The target as a plain run's export records it (`config.target`).
+    pub target: Value,
+    pub instance_type: Option<String>,
+    pub price_per_hour_usd: Option<f64>,
+    pub accuracy: Option<AccuracyExport>,
+}
+
+/// The `compare` part of an export.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareSection {
+    pub order: CompareOrder,
+    pub order_note: String,
+    pub targets: Vec<CompareTarget>,
+    /// Targets whose verdicts differ from the others'; empty when all agree.
+    pub verdict_diff: Vec<Disagreement>,
+}
+
+fn engine_for(p: &Prepared, a: &CompareArgs, step: Step, index: usize) -> Engine {
+    Engine::start(EngineSetup {
+        target: p.target.clone(),
+        texts: p.texts.clone(),
+        format: p.format.clone(),
+        shape: p.shape,
+        warmup_timeout: Duration::from_secs_f64(a.warmup_timeout),
+        pace: Pace {
+            rate_per_s: None,
+            burstiness: 1.0,
+        },
+        plan: SweepPlan {
+            batch_size: step.batch_size,
+            concurrency: step.concurrency,
+            warmup: a.warmup,
+            stop: StopAt::Count(a.n),
+            sweep_batch: step.kind == PhaseKind::Batch,
+            sweep_concurrency: step.kind == PhaseKind::Concurrency,
+            batch_sizes: vec![step.batch_size],
+            concurrency_levels: vec![step.concurrency],
+            live: false,
+        },
+        seed: phase_seed(p.seed, index, 0),
+        accuracy: None,
+        price_per_hour: p.price.as_ref().map(|p| p.1),
+        window_s: 10,
+        tick: Duration::from_millis(200),
+    })
+}
+
+async fn check_accuracy(p: &Prepared) -> Option<AccuracyReport> {
+    let acc = p.accuracy.as_ref()?;
+    Some(
+        accuracy::check(
+            p.target.as_ref(),
+            p.format.as_ref(),
+            &acc.samples,
+            &acc.labels,
+        )
+        .await,
+    )
+}
+
+/// Runs the comparison, publishing a view for the front-end. `stop` turning true ends it
+/// early: the phase in progress is stopped and kept, later phases are skipped.
+pub async fn run(
+    a: &CompareArgs,
+    entries: &[Entry],
+    view: watch::Sender<CompareView>,
+    mut stop: watch::Receiver<bool>,
+) -> Export {
+    let started_at = SystemTime::now();
+    let clock = std::time::Instant::now();
+    let steps = steps(a);
+    let mut outcomes: Vec<Outcome> = entries
+        .iter()
+        .map(|_| Outcome {
+            phases: vec![],
+            before: None,
+            after: None,
+        })
+        .collect();
+    let pairs: Vec<(usize, usize)> = match a.order {
+        CompareOrder::Interleaved => (0..steps.len())
+            .flat_map(|s| (0..entries.len()).map(move |t| (t, s)))
+            .collect(),
+        CompareOrder::Sequential => (0..entries.len())
+            .flat_map(|t| (0..steps.len()).map(move |s| (t, s)))
+            .collect(),
+    };
+    let set_row = |t: usize, f: &dyn Fn(&mut RowView)| {
+        view.send_modify(|v| {
+            f(&mut v.rows[t]);
+            v.elapsed = clock.elapsed();
+        })
+    };
+    let mut stopped = false;
+    for (k, &(t, s)) in pairs.iter().enumerate() {
+        if *stop.borrow() {
+            stopped = true;
+            break;
+        }
+        let p = &entries[t].prepared;
+        if s == 0 {
+            set_row(t, &|r| r.state = RowState::CheckingAccuracy);
+            outcomes[t].before = check_accuracy(p).await;
+            let before = outcomes[t].before.clone();
+            set_row(t, &|r| r.accuracy = before.clone());
+        }
+        let step = steps[s];
+        set_row(t, &|r| r.state = RowState::Running(step));
+        let engine = engine_for(p, a, step, s);
+        let mut snaps = engine.snapshots();
+        let commands = engine.commands();
+        let finish = engine.finish();
+        tokio::pin!(finish);
+        let report = loop {
+            tokio::select! {
+                r = &mut finish => break r,
+                Ok(()) = snaps.changed() => {
+                    let snap = snaps.borrow_and_update().clone();
+                    set_row(t, &|r| r.live = Some((snap.state, snap.current.clone())));
+                }
+                Ok(()) = stop.changed(), if !stopped => {
+                    stopped = true;
+                    let _ = commands.send(Command::Stop);
+                }
+            }
+        };
+        for mut ph in report.phases {
+            ph.target = Some(entries[t].name.clone());
+            outcomes[t].phases.push(ph);
+        }
+        let results = outcomes[t].phases.clone();
+        set_row(t, &|r| {
+            r.live = None;
+            r.results = results.clone();
+        });
+        view.send_modify(|v| v.done = k + 1);
+        if stopped {
+            break;
+        }
+        if s + 1 == steps.len() {
+            set_row(t, &|r| r.state = RowState::CheckingAccuracy);
+            outcomes[t].after = check_accuracy(p).await;
+            let after = outcomes[t].after.clone();
+            set_row(t, &|r| {
+                r.accuracy = after.clone();
+                r.state = RowState::Done;
+            });
+        } else if a.order == CompareOrder::Interleaved {
+            set_row(t, &|r| r.state = RowState::Waiting);
+        }
+    }
+    for (t, o) in outcomes.iter_mut().enumerate() {
+        derive(
+            &mut o.phases,
+            entries[t].prepared.price.as_ref().map(|p| p.1),
+        );
+    }
+    view.send_modify(|v| {
+        v.finished = true;
+        v.elapsed = clock.elapsed();
+        for (r, o) in v.rows.iter_mut().zip(&outcomes) {
+            r.results = o.phases.clone();
+        }
+    });
+    export(a, entries, outcomes, started_at, stopped)
+}
+
+pub fn initial_view(a: &CompareArgs, entries: &[Entry]) -> CompareView {
+    let steps = steps(a);
+    CompareView {
+        order: a.order,
+        total: steps.len() * entries.len(),
+        steps,
+        done: 0,
+        elapsed: Duration::ZERO,
+        rows: entries
+            .iter()
+            .map(|e| RowView {
+                name: e.name.clone(),
+                shown: e.prepared.shown.clone(),
+                instance: e.prepared.price.clone(),
+                state: RowState::Waiting,
+                live: None,
+                results: vec![],
+                accuracy: None,
+            })
+            .collect(),
+        finished: false,
+    }
+}
+
+fn export(
+    a: &CompareArgs,
+    entries: &[Entry],
+    outcomes: Vec<Outcome>,
+    started_at: SystemTime,
+    stopped: bool,
+) -> Export {
+    let diff = verdicts::diff(
+        &entries
+            .iter()
+            .zip(&outcomes)
+            .map(|(e, o)| (e.name.clone(), o.after.clone().or(o.before.clone())))
+            .collect::<Vec<_>>(),
+    );
+    let first = &entries[0].prepared;
+    let config = json!({
+        "target": {
+            "url": null,
+            "engine": a.engine,
+            "compare": entries.iter().map(|e| e.name.clone()).collect::<Vec<_>>(),
+        },
+        "n": a.n,
+        "warmup": a.warmup,
+        "batch_size": 1,
+        "concurrency": 1,
+        "request_rate": null,
+        "burstiness": 1.0,
+        "closed_loop": true,
+        "pad_to_max": first.shape.pad_to_max,
+        "max_len": first.shape.max_len,
+        "natural_tokens_per_input": (first.natural_tokens * 10.0).round() / 10.0,
+        "batch_sizes": a.batch_sizes,
+        "concurrency_levels": if a.no_concurrency { vec![] } else { a.concurrency_levels.clone() },
+        "order": a.order,
+        "texts": a.texts.as_ref().map(|p| p.display().to_string()),
+        "timeout_s": a.timeout,
+        "seed": first.seed,
+        "accuracy_check": !a.no_accuracy,
+        "labels": a.labels,
+    });
+    let targets = entries
+        .iter()
+        .zip(&outcomes)
+        .map(|(e, o)| CompareTarget {
+            name: e.name.clone(),
+            target: e.prepared.config["target"].clone(),
+            instance_type: e.prepared.price.as_ref().map(|p| p.0.clone()),
+            price_per_hour_usd: e.prepared.price.as_ref().map(|p| p.1),
+            accuracy: AccuracyExport::of(&o.before, &o.after),
+        })
+        .collect();
+    Export {
+        schema_version: SCHEMA_VERSION,
+        tool: "encbench-tui".into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        started_at: rfc3339(started_at),
+        ended_at: rfc3339(SystemTime::now()),
+        config,
+        phases: outcomes.into_iter().flat_map(|o| o.phases).collect(),
+        accuracy: None,
+        timeline: vec![],
+        stopped_early: stopped,
+        error: None,
+        compare: Some(CompareSection {
+            order: a.order,
+            order_note: order_note(a.order).into(),
+            targets,
+            verdict_diff: diff,
+        }),
+    }
+}

@@ -1,0 +1,256 @@
+//! The live screen of `compare`: one row per target — what it is doing now, its current
+//! phase's figures, and its finished phases' key numbers — drawn from the comparison's view.
+
+use crate::compare::{CompareView, RowState, RowView, order_note};
+use crate::export::Export;
+use crate::sweep::PhaseKind;
+use crate::tui::format::{elapsed, ms};
+use crate::tui::panels::block;
+use ratatui::Frame;
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+use ratatui::layout::{Constraint, Layout};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::Line;
+use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
+use std::future::Future;
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+
+fn state(r: &RowView) -> String {
+    match &r.state {
+        RowState::Waiting if r.results.is_empty() => "waiting".into(),
+        RowState::Waiting => "waiting (next phase)".into(),
+        RowState::CheckingAccuracy => "checking accuracy".into(),
+        RowState::Running(step) => match &r.live {
+            Some((s, _)) => format!("{} {}", step.label(), s.label()),
+            None => format!("{} starting", step.label()),
+        },
+        RowState::Done => "done".into(),
+    }
+}
+
+fn result_at(
+    r: &RowView,
+    kind: PhaseKind,
+    b: usize,
+    c: usize,
+) -> Option<&crate::engine::PhaseResult> {
+    r.results
+        .iter()
+        .find(|p| p.kind == kind && p.batch_size == b && p.concurrency == c)
+}
+
+pub fn draw(f: &mut Frame, v: &CompareView, quitting: bool) {
+    let area = f.area();
+    let [head, table, notes, foot] = Layout::vertical([
+        Constraint::Length(2),
+        Constraint::Length(v.rows.len() as u16 + 3),
+        Constraint::Fill(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let status = if v.finished { "finished" } else { "running" };
+    f.render_widget(
+        Paragraph::new(vec![
+            Line::from(format!(
+                " encbench-tui compare · {} targets · {:?} · {status} · {}",
+                v.rows.len(),
+                v.order,
+                elapsed(v.elapsed)
+            ))
+            .style(Style::default().add_modifier(Modifier::BOLD)),
+            Line::from(format!(
+                " phase runs {}/{} · each target: {}",
+                v.done,
+                v.total,
+                v.steps
+                    .iter()
+                    .map(|s| s.label())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        ]),
+        head,
+    );
+
+    let b1 = v
+        .steps
+        .iter()
+        .find(|s| s.kind == PhaseKind::Batch)
+        .map(|s| s.batch_size);
+    let bmax = v
+        .steps
+        .iter()
+        .filter(|s| s.kind == PhaseKind::Batch)
+        .map(|s| s.batch_size)
+        .max();
+    let cmax = v
+        .steps
+        .iter()
+        .filter(|s| s.kind == PhaseKind::Concurrency)
+        .map(|s| s.concurrency)
+        .max();
+    let col = |label: &str, x: Option<usize>| x.map_or("-".to_string(), |x| format!("{label}{x}"));
+    let header = Row::new(vec![
+        "target".to_string(),
+        "now".to_string(),
+        "n".into(),
+        "p50".into(),
+        "p99".into(),
+        "req/s".into(),
+        "err".into(),
+        format!("p50 {}", col("b=", b1)),
+        format!("smp/s {}", col("b=", bmax)),
+        format!("req/s {}", col("c=", cmax)),
+        "$/1M".into(),
+        "acc".into(),
+    ])
+    .style(Style::default().add_modifier(Modifier::BOLD));
+    let rows = v.rows.iter().map(|r| {
+        let live = r.live.as_ref().map(|(_, s)| s);
+        let fig = |x: Option<f64>, f: fn(f64) -> String| x.map_or("-".to_string(), f);
+        let at_b1 = b1.and_then(|b| result_at(r, PhaseKind::Batch, b, 1));
+        let at_bmax = bmax.and_then(|b| result_at(r, PhaseKind::Batch, b, 1));
+        let at_c = cmax.and_then(|c| result_at(r, PhaseKind::Concurrency, 1, c));
+        let acc = r
+            .accuracy
+            .as_ref()
+            .map_or("-".into(), |a| format!("{}/{}", a.passed, a.total));
+        let acc_style = match &r.accuracy {
+            Some(a) if a.passed < a.total => Style::default().fg(Color::Red),
+            _ => Style::default(),
+        };
+        Row::new(vec![
+            Cell::from(r.name.clone()),
+            Cell::from(state(r)),
+            Cell::from(live.map_or("-".into(), |s| s.n.to_string())),
+            Cell::from(fig(live.filter(|s| s.ok > 0).map(|s| s.latency.p50), ms)),
+            Cell::from(fig(live.filter(|s| s.ok > 0).map(|s| s.latency.p99), ms)),
+            Cell::from(fig(live.map(|s| s.req_per_s), |x| format!("{x:.1}"))),
+            Cell::from(live.map_or("-".into(), |s| s.errors.values().sum::<u64>().to_string())),
+            Cell::from(fig(
+                at_b1.filter(|p| p.ok > 0).map(|p| p.latency_ms.p50),
+                ms,
+            )),
+            Cell::from(fig(at_bmax.map(|p| p.samples_per_s), |x| format!("{x:.1}"))),
+            Cell::from(fig(at_c.map(|p| p.req_per_s), |x| format!("{x:.1}"))),
+            Cell::from(fig(at_bmax.and_then(|p| p.cost_per_1m_usd), |x| {
+                format!("{x:.2}")
+            })),
+            Cell::from(acc).style(acc_style),
+        ])
+    });
+    let widths = [
+        Constraint::Min(10),
+        Constraint::Min(18),
+        Constraint::Length(6),
+        Constraint::Length(6),
+        Constraint::Length(6),
+        Constraint::Length(7),
+        Constraint::Length(4),
+        Constraint::Length(8),
+        Constraint::Length(10),
+        Constraint::Length(9),
+        Constraint::Length(7),
+        Constraint::Length(4),
+    ];
+    f.render_widget(
+        Table::new(rows, widths)
+            .header(header)
+            .column_spacing(1)
+            .block(block(
+                " targets · now = the phase running on that target ".into(),
+            )),
+        table,
+    );
+    let mut lines = vec![Line::from(format!("order: {}", order_note(v.order)))];
+    for r in &v.rows {
+        if let Some(a) = &r.accuracy
+            && a.passed < a.total
+        {
+            lines.push(
+                Line::from(format!(
+                    "{}: {} of {} known-answer verdicts wrong — see the verdict diff after the run",
+                    r.name,
+                    a.total - a.passed,
+                    a.total
+                ))
+                .style(Style::default().fg(Color::Red)),
+            );
+        }
+    }
+    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), notes);
+    let footer = if quitting {
+        " stopping: the phase in progress ends, results so far are kept…"
+    } else if v.finished {
+        " finished · q quit (the tables follow)"
+    } else {
+        " q quit (results so far are kept)"
+    };
+    f.render_widget(Paragraph::new(footer), foot);
+}
+
+struct Restore;
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        ratatui::restore();
+    }
+}
+
+/// Draws the comparison until it ends and the operator quits. Quitting early (q, Esc, Ctrl-C,
+/// SIGINT, SIGTERM) stops the comparison; its result so far is returned either way, with the
+/// terminal restored.
+pub async fn run(
+    mut view: watch::Receiver<CompareView>,
+    stop: watch::Sender<bool>,
+    work: impl Future<Output = Export>,
+) -> std::io::Result<Export> {
+    let mut terminal = ratatui::try_init()?;
+    let restore = Restore;
+    let (tx, mut events) = mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        while let Ok(ev) = event::read() {
+            if tx.send(ev).is_err() {
+                break;
+            }
+        }
+    });
+    tokio::pin!(work);
+    let signal = crate::headless::wait_for_signal();
+    tokio::pin!(signal);
+    let mut frame = tokio::time::interval(Duration::from_millis(100));
+    frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut result = None;
+    let mut quitting = false;
+    loop {
+        let snapshot = view.borrow_and_update().clone();
+        terminal.draw(|f| draw(f, &snapshot, quitting))?;
+        if quitting && let Some(e) = result.take() {
+            drop(restore);
+            return Ok(e);
+        }
+        tokio::select! {
+            e = &mut work, if result.is_none() => result = Some(e),
+            ev = events.recv() => match ev {
+                Some(Event::Key(k)) if k.kind != KeyEventKind::Release => {
+                    let ctrl_c = k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL);
+                    if matches!(k.code, KeyCode::Char('q') | KeyCode::Esc) || ctrl_c {
+                        quitting = true;
+                        let _ = stop.send(true);
+                    }
+                }
+                Some(_) => {}
+                None => {
+                    quitting = true;
+                    let _ = stop.send(true);
+                }
+            },
+            _ = &mut signal, if !quitting => {
+                quitting = true;
+                let _ = stop.send(true);
+            }
+            _ = frame.tick() => {}
+        }
+    }
+}
