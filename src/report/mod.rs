@@ -53,11 +53,7 @@ pub fn heading(e: &Export, source: &str) -> String {
         "inputs at natural length".into()
     };
     let what = match &e.compare {
-        Some(cmp) => format!(
-            "{} targets compared — {}",
-            cmp.targets.len(),
-            cmp.order_note
-        ),
+        Some(cmp) => format!("{} targets compared", cmp.targets.len()),
         None => format!(
             "{} — engine {}",
             describe_target(e),
@@ -73,8 +69,12 @@ pub fn heading(e: &Export, source: &str) -> String {
     } else {
         ""
     };
+    let order = match &e.compare {
+        Some(cmp) => format!("\norder: {}", cmp.order_note),
+        None => String::new(),
+    };
     format!(
-        "{source}: {what}; {shape}; started {}{merged}{early}",
+        "{source}: {what}; {shape}; started {}{merged}{early}{order}",
         e.started_at
     )
 }
