@@ -54,6 +54,10 @@ pub struct CompareArgs {
     /// LMI multi-model endpoint: one target model.
     #[arg(long, value_name = "ENDPOINT:MODEL[@INSTANCE]")]
     pub lmi: Vec<String>,
+    /// Compare three simulated endpoints on 127.0.0.1 modelled on the seed's co-hosting
+    /// figures (CPU multi-container, GPU inference component, GPU LMI) with their prices.
+    #[arg(long)]
+    pub demo: bool,
     /// Batch sizes measured closed loop at concurrency 1 (latency and throughput tables).
     #[arg(long, num_args = 1.., default_values_t = [1usize, 8], value_parser = positive_usize)]
     pub batch_sizes: Vec<usize>,

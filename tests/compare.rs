@@ -336,3 +336,37 @@ fn bad_compare_input_is_one_line_naming_the_flag() {
         assert!(err.contains(want), "{all:?}: want {want:?} in {err}");
     }
 }
+
+#[test]
+fn demo_reproduces_the_seed_cost_table() {
+    let _t = timed();
+    let (out, e) = compare(&["--demo", "-n", "12", "--no-concurrency"], &[]);
+    // The seed: b=1 p50 and b=8 samples/s; $/1M = price / (samples/s × 3600) × 1e6
+    // (LMI $3.76 vs IC $20.48 per million in the seed's documents).
+    for (name, p50, sps, cost) in [
+        ("mc/cpu-onnx", 58.3, 27.0, 4.20),
+        ("ic/gpu-mdeberta", 25.8, 78.0, 20.48),
+        ("lmi/gpu-mdeberta", 49.7, 104.0, 3.76),
+    ] {
+        let b1 = f(&phase(&e, name, "batch", 1, 1)["latency_ms"]["p50"]);
+        assert!(
+            b1 >= p50 - 0.5 && b1 < p50 + 2.0,
+            "{name}: b=1 p50 {b1} vs {p50}"
+        );
+        let b8 = phase(&e, name, "batch", 8, 1);
+        let got = f(&b8["samples_per_s"]);
+        assert!(
+            (got - sps).abs() < sps * 0.03,
+            "{name}: b=8 {got}/s vs {sps}/s"
+        );
+        let c = f(&b8["cost_per_1m_usd"]);
+        assert!(
+            (c - cost).abs() < cost * 0.03,
+            "{name}: ${c}/1M vs ${cost}/1M"
+        );
+    }
+    assert_eq!(
+        table_order(&stdout(&out), "Cost per million"),
+        ["lmi/gpu-mdeberta", "mc/cpu-onnx", "ic/gpu-mdeberta"]
+    );
+}

@@ -124,15 +124,7 @@ fn operator_session_through_keys() {
     tmux.wait_for("paused", 5, |s| s.contains(" paused ·"));
 
     tmux.keys("q");
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while !tmux.pane_dead() {
-        assert!(
-            Instant::now() < deadline,
-            "did not quit; screen:\n{}",
-            tmux.screen()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_dead(&tmux, 15);
     // The terminal is restored: the tables are printed on the normal screen.
     let after = tmux.screen();
     assert!(after.contains("Batch (n = measured"), "{after}");
@@ -176,4 +168,86 @@ fn operator_session_through_keys() {
         .collect();
     assert_eq!(kinds, ["live", "batch", "batch", "live"]);
     assert_eq!(e["accuracy"]["passed"], 4);
+}
+
+fn wait_dead(tmux: &Tmux, secs: u64) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !tmux.pane_dead() {
+        assert!(
+            Instant::now() < deadline,
+            "did not quit; screen:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `compare` on the live screen: a row per target that follows the interleaved phases, then
+/// the comparison tables on the restored terminal; quitting early keeps what was measured.
+#[test]
+fn compare_shows_a_live_row_per_target() {
+    let _t = common::timed();
+    let fast = Serve::start(&["--base-ms", "1", "--per-token-ms", "0"]);
+    let slow = Serve::start(&["--base-ms", "20", "--per-token-ms", "0"]);
+    let tmux = Tmux::new();
+    tmux.cmd(&["new-session", "-d", "-s", "ui", "-x", "100", "-y", "30"]);
+    tmux.cmd(&["set-option", "-t", "ui", "remain-on-exit", "on"]);
+
+    // A short comparison runs to its end and waits for q.
+    let export = tmp_path("compare-tui.json");
+    let command = format!(
+        "{BIN} compare --target name=fast,url={} --target name=slow,url={} -n 20 --export {}",
+        fast.url,
+        slow.url,
+        export.display()
+    );
+    tmux.cmd(&["respawn-pane", "-k", "-t", "ui", &command]);
+    let s = tmux.wait_for("a live slow row", 20, |s| {
+        s.lines()
+            .any(|l| l.contains("│slow") && l.contains("running"))
+    });
+    assert!(s.contains("│fast"), "{s}");
+    let s = tmux.wait_for("the end", 60, |s| s.contains("finished · q quit"));
+    assert!(s.contains("phase runs 6/6"), "{s}");
+    for name in ["fast", "slow"] {
+        let row = s.lines().find(|l| l.contains(&format!("│{name}"))).unwrap();
+        assert!(row.contains("done") && row.contains("4/4"), "{row}");
+    }
+    tmux.keys("q");
+    wait_dead(&tmux, 10);
+    let after = tmux.cmd(&["capture-pane", "-p", "-S", "-60", "-t", "ui"]);
+    assert!(after.contains("Cost per million samples"), "{after}");
+    assert!(
+        !after.contains("╭ targets"),
+        "alternate screen left behind:\n{after}"
+    );
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+    assert_eq!(e["phases"].as_array().unwrap().len(), 6);
+    assert_eq!(e["stopped_early"], false);
+
+    // A long one quit half-way keeps the finished phases and the one in progress.
+    let export = tmp_path("compare-tui-early.json");
+    let command = format!(
+        "{BIN} compare --target name=fast,url={} --target name=slow,url={} -n 400 --export {}",
+        fast.url,
+        slow.url,
+        export.display()
+    );
+    tmux.cmd(&["respawn-pane", "-k", "-t", "ui", &command]);
+    tmux.wait_for("the slow target's first phase", 30, |s| {
+        s.lines()
+            .any(|l| l.contains("│slow") && l.contains("b=1 c=1 running"))
+    });
+    tmux.keys("q");
+    wait_dead(&tmux, 15);
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+    assert_eq!(e["stopped_early"], true);
+    let targets: Vec<&str> = e["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["target"].as_str().unwrap())
+        .collect();
+    assert_eq!(targets, ["fast", "slow"], "fast's b=1 done, slow's stopped");
+    assert!(e["phases"][1]["n"].as_u64().unwrap() < 400);
 }

@@ -6,12 +6,36 @@ use crate::cli::CompareArgs;
 use crate::compare::{self, CompareView, Entry, RowState, spec};
 use crate::export::{Export, write_atomic};
 use crate::report::render;
+use crate::serve::{self, ServeConfig, model::ServiceModel};
+use crate::tokenize::TokenCounter;
 use std::io::IsTerminal;
 use std::time::Duration;
 use tokio::sync::watch;
 
 pub(super) async fn main(a: CompareArgs) -> Result<(), AppError> {
-    let specs = spec::targets(&a).map_err(|(flag, msg)| usage(&flag, msg))?;
+    let mut demo_servers = Vec::new();
+    let mut demo = Vec::new();
+    if a.demo {
+        for (name, base_ms, per_token_ms, instance) in spec::DEMO {
+            let cfg = ServeConfig {
+                workers: 1,
+                service: ServiceModel {
+                    base_ms,
+                    per_token_ms,
+                    saturation_tokens: 512,
+                },
+                ..ServeConfig::default()
+            };
+            let server = serve::start(cfg, TokenCounter::shipped())
+                .await
+                .map_err(|e| {
+                    AppError::Failed(format!("--demo: cannot start a reference endpoint: {e}"))
+                })?;
+            demo.push(spec::local(name, server.url(), instance));
+            demo_servers.push(server);
+        }
+    }
+    let specs = spec::targets(&a, demo).map_err(|(flag, msg)| usage(&flag, msg))?;
     // One seed for all: every target gets the same inputs in the same order.
     let seed = a.seed.unwrap_or_else(rand::random);
     let mut entries = Vec::with_capacity(specs.len());

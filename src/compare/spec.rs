@@ -143,8 +143,11 @@ pub fn parse_scheme(scheme: Scheme, s: &str) -> Result<TargetSpec, String> {
 
 /// Every target of the command line, in the order given per flag; names must be unique
 /// because they key the tables and the export.
-pub fn targets(a: &CompareArgs) -> Result<Vec<TargetSpec>, (String, String)> {
-    let mut out = Vec::new();
+pub fn targets(
+    a: &CompareArgs,
+    demo: Vec<TargetSpec>,
+) -> Result<Vec<TargetSpec>, (String, String)> {
+    let mut out = demo;
     for s in &a.targets {
         out.push(parse_target(s).map_err(|e| ("--target".to_string(), format!("'{s}': {e}")))?);
     }
@@ -160,7 +163,7 @@ pub fn targets(a: &CompareArgs) -> Result<Vec<TargetSpec>, (String, String)> {
     if out.len() < 2 {
         return Err((
             "--target".into(),
-            "compare needs at least two targets (--target, --mc, --ic, --lmi)".into(),
+            "compare needs at least two targets (--target, --mc, --ic, --lmi, or --demo)".into(),
         ));
     }
     for (i, t) in out.iter().enumerate() {
@@ -172,6 +175,25 @@ pub fn targets(a: &CompareArgs) -> Result<Vec<TargetSpec>, (String, String)> {
         }
     }
     Ok(out)
+}
+
+/// The seed's co-hosting conditions as reference-endpoint service models, fitted to its
+/// figures at 512 tokens (base + per-token × batch × 512): b=1 p50 and b=8 samples/s of
+/// 02 CPU multi-container ONNX (58.3 ms, 27/s), 03 GPU inference component (25.8 ms, 78/s)
+/// and 04 GPU LMI (49.7 ms, 104/s), with their instance types.
+pub const DEMO: [(&str, f64, f64, &str); 3] = [
+    ("mc/cpu-onnx", 24.34, 0.06632, "ml.c6i.2xlarge"),
+    ("ic/gpu-mdeberta", 14.8, 0.0215, "ml.g6.12xlarge"),
+    ("lmi/gpu-mdeberta", 45.81, 0.00759, "ml.g5.xlarge"),
+];
+
+/// A local target: the demo's simulated endpoints.
+pub fn local(name: &str, url: String, instance: &str) -> TargetSpec {
+    let mut t = TargetSpec::empty("--demo");
+    t.name = name.to_string();
+    t.url = Some(url);
+    t.instance = Some(instance.to_string());
+    t
 }
 
 /// The single-run arguments for one target: the shared workload plus the target's own

@@ -6,6 +6,7 @@ use crate::export::Export;
 use crate::sweep::PhaseKind;
 use crate::tui::format::{elapsed, ms};
 use crate::tui::panels::block;
+use crate::tui::screen::{MIN_HEIGHT, MIN_WIDTH};
 use ratatui::Frame;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout};
@@ -18,9 +19,8 @@ use tokio::sync::{mpsc, watch};
 
 fn state(r: &RowView) -> String {
     match &r.state {
-        RowState::Waiting if r.results.is_empty() => "waiting".into(),
-        RowState::Waiting => "waiting (next phase)".into(),
-        RowState::CheckingAccuracy => "checking accuracy".into(),
+        RowState::Waiting => "waiting".into(),
+        RowState::CheckingAccuracy => "accuracy check".into(),
         RowState::Running(step) => match &r.live {
             Some((s, _)) => format!("{} {}", step.label(), s.label()),
             None => format!("{} starting", step.label()),
@@ -42,6 +42,14 @@ fn result_at(
 
 pub fn draw(f: &mut Frame, v: &CompareView, quitting: bool) {
     let area = f.area();
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let msg = format!(
+            "terminal too small: {}×{}, encbench-tui needs at least {MIN_WIDTH}×{MIN_HEIGHT} (q quits)",
+            area.width, area.height
+        );
+        f.render_widget(Paragraph::new(msg).wrap(Wrap { trim: true }), area);
+        return;
+    }
     let [head, table, notes, foot] = Layout::vertical([
         Constraint::Length(2),
         Constraint::Length(v.rows.len() as u16 + 3),
@@ -53,9 +61,9 @@ pub fn draw(f: &mut Frame, v: &CompareView, quitting: bool) {
     f.render_widget(
         Paragraph::new(vec![
             Line::from(format!(
-                " encbench-tui compare · {} targets · {:?} · {status} · {}",
+                " encbench-tui compare · {} targets · {} order · {status} · {}",
                 v.rows.len(),
-                v.order,
+                format!("{:?}", v.order).to_lowercase(),
                 elapsed(v.elapsed)
             ))
             .style(Style::default().add_modifier(Modifier::BOLD)),
@@ -99,9 +107,9 @@ pub fn draw(f: &mut Frame, v: &CompareView, quitting: bool) {
         "p99".into(),
         "req/s".into(),
         "err".into(),
-        format!("p50 {}", col("b=", b1)),
-        format!("smp/s {}", col("b=", bmax)),
-        format!("req/s {}", col("c=", cmax)),
+        format!("{} p50", col("b=", b1)),
+        format!("{} smp/s", col("b=", bmax)),
+        format!("{} req/s", col("c=", cmax)),
         "$/1M".into(),
         "acc".into(),
     ])
@@ -141,17 +149,17 @@ pub fn draw(f: &mut Frame, v: &CompareView, quitting: bool) {
         ])
     });
     let widths = [
-        Constraint::Min(10),
-        Constraint::Min(18),
-        Constraint::Length(6),
+        Constraint::Min(8),
+        Constraint::Min(15),
+        Constraint::Length(5),
         Constraint::Length(6),
         Constraint::Length(6),
         Constraint::Length(7),
         Constraint::Length(4),
-        Constraint::Length(8),
-        Constraint::Length(10),
-        Constraint::Length(9),
         Constraint::Length(7),
+        Constraint::Length(9),
+        Constraint::Length(9),
+        Constraint::Length(6),
         Constraint::Length(4),
     ];
     f.render_widget(

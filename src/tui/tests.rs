@@ -133,3 +133,103 @@ fn panel_footer_long_and_short() {
         render(80, 1, &app(), panels::footer::render).backend()
     );
 }
+
+/// A comparison in progress, built from the fixture export of a finished one: two targets
+/// done, the third in its last phase.
+fn compare_view() -> crate::compare::CompareView {
+    use crate::compare::{CompareView, RowState, RowView, Step};
+    use crate::sweep::PhaseKind;
+    let e: crate::export::Export =
+        serde_json::from_str(include_str!("../../tests/fixtures/compare.json")).unwrap();
+    let cmp = e.compare.clone().unwrap();
+    let step = |kind, b, c| Step {
+        kind,
+        batch_size: b,
+        concurrency: c,
+    };
+    let steps = vec![
+        step(PhaseKind::Batch, 1, 1),
+        step(PhaseKind::Batch, 8, 1),
+        step(PhaseKind::Concurrency, 1, 8),
+    ];
+    let rows = cmp
+        .targets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let mut results: Vec<_> = e
+                .phases
+                .iter()
+                .filter(|p| p.target.as_deref() == Some(t.name.as_str()))
+                .cloned()
+                .collect();
+            let last = i == cmp.targets.len() - 1;
+            if last {
+                results.pop();
+            }
+            let accuracy = t
+                .accuracy
+                .as_ref()
+                .map(|a| crate::accuracy::AccuracyReport {
+                    passed: a.passed,
+                    total: a.total,
+                    samples: a.samples.clone(),
+                });
+            RowView {
+                name: t.name.clone(),
+                shown: t.target["url"].as_str().unwrap_or("").into(),
+                instance: t.instance_type.clone().zip(t.price_per_hour_usd),
+                state: if last {
+                    RowState::Running(steps[2])
+                } else {
+                    RowState::Waiting
+                },
+                live: last.then(|| {
+                    let p = e
+                        .phases
+                        .iter()
+                        .rfind(|p| p.target.as_deref() == Some(t.name.as_str()))
+                        .unwrap();
+                    (
+                        crate::engine::RunState::Running,
+                        crate::engine::LiveStats {
+                            n: 17,
+                            ok: 17,
+                            latency: p.latency_ms,
+                            req_per_s: p.req_per_s,
+                            ..Default::default()
+                        },
+                    )
+                }),
+                results,
+                accuracy,
+            }
+        })
+        .collect();
+    CompareView {
+        order: cmp.order,
+        steps,
+        done: 8,
+        total: 9,
+        elapsed: std::time::Duration::from_secs(83),
+        rows,
+        finished: false,
+    }
+}
+
+#[test]
+fn compare_screen_100x24() {
+    let v = compare_view();
+    let mut t = Terminal::new(TestBackend::new(100, 24)).unwrap();
+    t.draw(|f| super::compare::draw(f, &v, false)).unwrap();
+    insta::assert_snapshot!(t.backend());
+}
+
+#[test]
+fn compare_screen_small_and_odd_sizes_do_not_panic() {
+    let v = compare_view();
+    for (w, h) in [(0, 0), (1, 1), (60, 20), (80, 24), (200, 60)] {
+        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+        t.draw(|f| super::compare::draw(f, &v, true)).unwrap();
+    }
+}
