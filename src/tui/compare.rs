@@ -8,14 +8,14 @@ use crate::tui::format::{elapsed, ms};
 use crate::tui::panels::block;
 use crate::tui::screen::{MIN_HEIGHT, MIN_WIDTH};
 use ratatui::Frame;
-use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+use ratatui::crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
 use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 use std::future::Future;
 use std::time::Duration;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 fn state(r: &RowView) -> String {
     match &r.state {
@@ -198,14 +198,6 @@ pub fn draw(f: &mut Frame, v: &CompareView, quitting: bool) {
     f.render_widget(Paragraph::new(footer), foot);
 }
 
-struct Restore;
-
-impl Drop for Restore {
-    fn drop(&mut self) {
-        ratatui::restore();
-    }
-}
-
 /// Draws the comparison until it ends and the operator quits. Quitting early (q, Esc, Ctrl-C,
 /// SIGINT, SIGTERM) stops the comparison; its result so far is returned either way, with the
 /// terminal restored.
@@ -215,15 +207,8 @@ pub async fn run(
     work: impl Future<Output = Export>,
 ) -> std::io::Result<Export> {
     let mut terminal = ratatui::try_init()?;
-    let restore = Restore;
-    let (tx, mut events) = mpsc::unbounded_channel();
-    std::thread::spawn(move || {
-        while let Ok(ev) = event::read() {
-            if tx.send(ev).is_err() {
-                break;
-            }
-        }
-    });
+    let restore = super::Restore;
+    let mut events = super::terminal_events();
     tokio::pin!(work);
     let signal = crate::headless::wait_for_signal();
     tokio::pin!(signal);

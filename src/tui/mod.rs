@@ -22,12 +22,25 @@ use tokio::sync::mpsc;
 pub type ExportNow = Box<dyn Fn(&RunReport) -> Result<String, String> + Send>;
 
 /// Restores the terminal however the TUI is left (return, `?`, panic unwinding).
-struct Restore;
+pub(crate) struct Restore;
 
 impl Drop for Restore {
     fn drop(&mut self) {
         ratatui::restore();
     }
+}
+
+/// Terminal events, read on a thread of their own: crossterm's reader blocks.
+pub(crate) fn terminal_events() -> mpsc::UnboundedReceiver<Event> {
+    let (tx, events) = mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        while let Ok(ev) = event::read() {
+            if tx.send(ev).is_err() {
+                break;
+            }
+        }
+    });
+    events
 }
 
 /// Runs the screen until the operator quits or a signal arrives, then stops the engine and
@@ -40,16 +53,7 @@ pub async fn run(
 ) -> std::io::Result<RunReport> {
     let mut terminal = ratatui::try_init()?;
     let restore = Restore;
-
-    // crossterm's reader blocks; a thread hands events to the async loop.
-    let (tx, mut events) = mpsc::unbounded_channel();
-    std::thread::spawn(move || {
-        while let Ok(ev) = event::read() {
-            if tx.send(ev).is_err() {
-                break;
-            }
-        }
-    });
+    let mut events = terminal_events();
 
     let mut snaps = engine.snapshots();
     let mut app = App::new(info, snaps.borrow().clone());
