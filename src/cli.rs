@@ -70,12 +70,14 @@ pub struct CompareArgs {
     /// Measured requests per target and phase.
     #[arg(short = 'n', long = "requests", default_value_t = 100, value_parser = positive_u64)]
     pub n: u64,
+    /// Requests sent before measuring each phase (excluded from results).
     #[arg(long, default_value_t = 3)]
     pub warmup: u64,
     /// Keep inputs at their natural length (compare pads to --max-len by default, as the
     /// seed's comparison did).
     #[arg(long)]
     pub no_pad_to_max: bool,
+    /// Tokens every input is padded to.
     #[arg(long, default_value_t = 512, value_parser = positive_usize)]
     pub max_len: usize,
     /// Run every target through one phase before the next phase (interleaved), or each
@@ -85,28 +87,37 @@ pub struct CompareArgs {
     /// Default payload format of targets that do not name one.
     #[arg(long, value_enum, default_value_t = EngineKind::Hf)]
     pub engine: EngineKind,
+    /// Default model name (triton, vllm) of targets that do not name one.
     #[arg(long)]
     pub model: Option<String>,
     /// Default instance type (price) of targets that do not name one.
     #[arg(long)]
     pub instance_type: Option<String>,
+    /// Input texts: JSONL of {"premise","hypothesis"} pairs or strings (default: shipped samples).
     #[arg(long)]
     pub texts: Option<PathBuf>,
+    /// tokenizer.json for token counts and client-side tokenization (default: shipped).
     #[arg(long)]
     pub tokenizer: Option<PathBuf>,
+    /// Per-request timeout in seconds.
     #[arg(long, default_value = "70", value_parser = positive_secs)]
     pub timeout: f64,
+    /// Per-request timeout of warmup requests (a new batch shape can compile first).
     #[arg(long, default_value = "600", value_parser = positive_secs)]
     pub warmup_timeout: f64,
     /// Seconds to wait for each local target's /ping to say healthy.
     #[arg(long, default_value = "60", value_parser = positive_secs)]
     pub ready_timeout: f64,
+    /// Seed shared by every target (default: random, recorded in the export).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// NLI samples every target answers before and after its load (the verdict diff).
     #[arg(long)]
     pub accuracy_samples: Option<PathBuf>,
+    /// Skip the known-answer check and the verdict diff.
     #[arg(long)]
     pub no_accuracy: bool,
+    /// Class names in id order, for LABEL_n responses.
     #[arg(
         long,
         value_delimiter = ',',
@@ -116,6 +127,7 @@ pub struct CompareArgs {
     /// AWS region of SageMaker targets.
     #[arg(long)]
     pub region: Option<String>,
+    /// Named AWS profile of SageMaker targets.
     #[arg(long)]
     pub profile: Option<String>,
     /// Runtime API URL of SageMaker targets that do not name one.
@@ -141,6 +153,7 @@ pub struct ReportArgs {
     /// Exports written with --export (runs or comparisons).
     #[arg(required = true, num_args = 1..)]
     pub files: Vec<PathBuf>,
+    /// Terminal tables, Markdown pipe tables, or CSV (one row per phase of every file).
     #[arg(long, value_enum, default_value_t = ReportFormat::Terminal)]
     pub format: ReportFormat,
     /// Merge exports of one workload (for example from several hosts) into one, with exact
