@@ -370,3 +370,39 @@ fn demo_reproduces_the_seed_cost_table() {
         ["lmi/gpu-mdeberta", "mc/cpu-onnx", "ic/gpu-mdeberta"]
     );
 }
+
+#[test]
+fn sigint_stops_a_headless_compare_and_keeps_what_was_measured() {
+    let fast = Serve::start(&["--base-ms", "1", "--per-token-ms", "0"]);
+    let slow = Serve::start(&["--base-ms", "20", "--per-token-ms", "0"]);
+    let path = tmp_path("compare-sigint.json");
+    let a = format!("name=fast,url={}", fast.url);
+    let b = format!("name=slow,url={}", slow.url);
+    let child = std::process::Command::new(BIN)
+        .args(["compare", "--headless", "-n", "100000", "--export"])
+        .arg(&path)
+        .args(["--target", &a, "--target", &b])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(e["stopped_early"], true);
+    assert!(
+        schema_violations(&e).is_empty(),
+        "{:?}",
+        schema_violations(&e)
+    );
+    let p = &e["phases"][0];
+    assert_eq!(p["target"], "fast");
+    assert!(p["n"].as_u64().unwrap() > 10, "{p}");
+    assert!(
+        stdout(&out).contains("Latency at batch 1"),
+        "{}",
+        stdout(&out)
+    );
+}
