@@ -323,9 +323,13 @@ impl Engine {
     pub fn interim_report(&self) -> RunReport {
         let live = self.shared.lock();
         let mut phases: Vec<PhaseResult> = live.results.as_ref().clone();
+        let sent = self.shared.sent.load(Ordering::Relaxed);
         if let Some(p) = &live.phase
-            && live.recorder.completed() > 0
+            && (live.recorder.completed() > 0 || sent > p.warmup)
         {
+            // Requests still in flight are the difference between sent and n.
+            let mut rec = live.recorder.clone();
+            rec.sent = sent.saturating_sub(p.warmup);
             let spec = PhaseSpec {
                 kind: p.kind,
                 batch_size: p.batch_size,
@@ -333,12 +337,7 @@ impl Engine {
                 warmup: p.warmup,
                 stop: p.stop,
             };
-            phases.push(PhaseResult::new(
-                &spec,
-                live.pace,
-                self.shared.shape,
-                &live.recorder,
-            ));
+            phases.push(PhaseResult::new(&spec, live.pace, self.shared.shape, &rec));
         }
         RunReport {
             started_at: self.started_at,
