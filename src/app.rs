@@ -487,16 +487,27 @@ async fn run(a: RunArgs) -> Result<(), AppError> {
                 .map(|_| export_path.display().to_string())
                 .map_err(|e| e.to_string())
         });
-        tui::run(engine, info, a.fps, export_now)
+        tui::run(engine, info, a.fps, export_now, abort_export(&a, &config))
             .await
             .map_err(|e| AppError::Failed(format!("cannot drive the terminal: {e}")))?
     } else {
-        headless::run(engine).await
+        headless::run(engine, abort_export(&a, &config)).await
     };
     write_export(&a, &report, config)?;
     // Also after the live screen: the tables stay in the scrollback.
     print!("{}", headless::tables(&report, &header));
     Ok(())
+}
+
+/// A second Ctrl-C: the export of what was measured so far, then the process ends.
+fn abort_export(a: &RunArgs, config: &Value) -> headless::Abort {
+    let (a, config) = (a.clone(), config.clone());
+    Box::new(
+        move |report| match write_export(&a, report, config.clone()) {
+            Ok(()) => eprintln!("interrupted twice: exiting without waiting"),
+            Err(e) => eprintln!("error: {e}"),
+        },
+    )
 }
 
 /// Where `e` writes when no `--export` was given.

@@ -326,7 +326,10 @@ fn connection_refused_at_start_is_one_line_exit_2_and_an_export_with_the_error()
     let lines: Vec<&str> = err.trim_end().lines().collect();
     assert_eq!(lines.len(), 2, "{err}");
     assert!(lines[0].starts_with("results written to"), "{err}");
-    assert!(lines[1].contains("--url") && lines[1].contains("refused"), "{err}");
+    assert!(
+        lines[1].contains("--url") && lines[1].contains("refused"),
+        "{err}"
+    );
     let e: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert!(schema_violations(&e).is_empty());
     assert!(e["error"].as_str().unwrap().contains("unreachable"), "{e}");

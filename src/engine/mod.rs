@@ -321,6 +321,41 @@ impl Engine {
     /// What has been measured so far, for "export now" and exports on abnormal exits:
     /// finished phases plus the current one as it stands.
     pub fn interim_report(&self) -> RunReport {
+        self.interim().report()
+    }
+
+    /// A handle that can still report after `finish` has taken the engine (a second Ctrl-C
+    /// while the run winds down).
+    pub fn interim(&self) -> Interim {
+        Interim {
+            shared: self.shared.clone(),
+            started_at: self.started_at,
+        }
+    }
+
+    /// Waits for the run to end (its plan done, or `Command::Stop`).
+    pub async fn finish(mut self) -> RunReport {
+        match (&mut self.task).await {
+            Ok(report) => report,
+            Err(e) => {
+                let mut r = self.interim_report();
+                r.error = Some(format!("engine task failed: {e}"));
+                r
+            }
+        }
+    }
+}
+
+/// See `Engine::interim`.
+#[derive(Clone)]
+pub struct Interim {
+    shared: Arc<Shared>,
+    started_at: SystemTime,
+}
+
+impl Interim {
+    /// Finished phases plus the current one as it stands.
+    pub fn report(&self) -> RunReport {
         let live = self.shared.lock();
         let mut phases: Vec<PhaseResult> = live.results.as_ref().clone();
         let sent = self.shared.sent.load(Ordering::Relaxed);
@@ -348,18 +383,6 @@ impl Engine {
             timeline: live.timeline.complete_entries(),
             stopped_early: true,
             error: None,
-        }
-    }
-
-    /// Waits for the run to end (its plan done, or `Command::Stop`).
-    pub async fn finish(mut self) -> RunReport {
-        match (&mut self.task).await {
-            Ok(report) => report,
-            Err(e) => {
-                let mut r = self.interim_report();
-                r.error = Some(format!("engine task failed: {e}"));
-                r
-            }
         }
     }
 }
