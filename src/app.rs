@@ -343,6 +343,23 @@ async fn run(a: RunArgs) -> Result<(), AppError> {
     // Everything the user gave is checked before anything is sent.
     let tokenizer =
         TokenCounter::load(a.tokenizer.as_deref()).map_err(|e| usage("--tokenizer", e))?;
+    if let Some((limit, said)) = crate::tokenize::model_max_length(a.tokenizer.as_deref())
+        && a.max_len > limit
+    {
+        let hint = if a.tokenizer.is_none() {
+            "; give the model's with --tokenizer"
+        } else {
+            ""
+        };
+        return Err(usage(
+            "--max-len",
+            format!("{} is beyond the {limit} tokens of {said}{hint}", a.max_len),
+        ));
+    }
+    if let Some(p) = &a.export {
+        crate::export::check_writable(p)
+            .map_err(|e| usage("--export", format!("{}: cannot write: {e}", p.display())))?;
+    }
     let texts: Vec<Input> = match &a.texts {
         Some(p) => load_texts(p).map_err(|e| usage("--texts", e))?,
         None => crate::accuracy::shipped_samples()
