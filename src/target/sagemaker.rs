@@ -230,7 +230,8 @@ fn xml_error_code(body: &[u8]) -> Option<String> {
     let text = std::str::from_utf8(body).ok()?;
     let start = text.find("<Code>")? + "<Code>".len();
     let end = start + text[start..].find("</Code>")?;
-    Some(text[start..end].trim().to_string())
+    // An empty code would become an error kind without a name.
+    Some(text[start..end].trim().to_string()).filter(|c| !c.is_empty())
 }
 
 impl Target for SageMakerTarget {
