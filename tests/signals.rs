@@ -108,6 +108,40 @@ fn sigint_and_sigterm_stop_a_headless_run_with_a_complete_export() {
 }
 
 #[test]
+fn requests_still_in_flight_when_a_stop_gives_up_on_them_are_counted_as_abandoned() {
+    // Each request takes a minute: none can finish within the stop's grace period.
+    let s = Serve::start(&[
+        "--base-ms",
+        "60000",
+        "--per-token-ms",
+        "0",
+        "--workers",
+        "8",
+    ]);
+    let export = tmp_path("abandoned.json");
+    let (mut child, err) = headless(
+        &s.url,
+        &export,
+        &["--warmup", "0", "--no-accuracy", "--concurrency", "4"],
+    );
+    wait_until("four requests in flight", 30, || invocations(&s) >= 4);
+    send(child.id(), libc::SIGINT);
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "{}",
+        std::fs::read_to_string(&err).unwrap()
+    );
+    let e = read_export(&export);
+    assert_stopped_and_nothing_lost(&e);
+    let p = &e["phases"][0];
+    assert_eq!(p["sent"], 4, "{p}");
+    assert_eq!(p["errors"]["Abandoned"], 4, "{p}");
+    assert_eq!(p["ok"], 0);
+}
+
+#[test]
 fn a_second_ctrl_c_exits_at_once_with_what_was_measured() {
     // The server freezes from its first request on, so the accuracy check before the load
     // would hold the first stop for the whole --timeout.
