@@ -6,6 +6,8 @@ mod dispatch;
 pub mod limiter;
 pub mod report;
 pub mod snapshot;
+#[cfg(test)]
+mod tests;
 
 pub use command::Command;
 pub use report::{PhaseResult, RunReport};
