@@ -475,6 +475,23 @@ pub struct ServeArgs {
     /// How long the freeze lasts.
     #[arg(long, value_parser = non_negative_f64, requires = "stall_at")]
     pub stall_ms: Option<f64>,
+    /// Seconds after the first request at which every request fails with a 500 ModelError
+    /// for --error-burst-ms (a model reload).
+    #[arg(long, value_parser = non_negative_f64, requires = "error_burst_ms")]
+    pub error_burst_at: Option<f64>,
+    /// How long the error burst lasts.
+    #[arg(long, value_parser = non_negative_f64, requires = "error_burst_at")]
+    pub error_burst_ms: Option<f64>,
+    /// Fraction of successful replies cut off half-way, the connection closed.
+    #[arg(long, default_value = "0", value_parser = probability)]
+    pub reset_rate: f64,
+    /// Fraction of successful replies whose 200 body is not a response: plain text,
+    /// truncated JSON or an HTML page, in turn.
+    #[arg(long, default_value = "0", value_parser = probability)]
+    pub garbage_rate: f64,
+    /// Successful replies carry Content-Type text/html (the body stays JSON).
+    #[arg(long)]
+    pub wrong_content_type: bool,
     /// /ping answers 200 {"status": "Unhealthy"} for this long after start, as
     /// multi-model-server does while its workers come up.
     #[arg(long, default_value = "0", value_parser = non_negative_f64)]

@@ -94,9 +94,7 @@ impl Export {
     }
 }
 
-/// Writes `value` as pretty JSON to a temporary file beside `path`, syncs it and renames it
-/// over `path`.
-pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
+fn temp_beside(path: &Path) -> std::path::PathBuf {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -105,7 +103,24 @@ pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()>
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "export".into());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    dir.join(format!(".{name}.{}.tmp", std::process::id()))
+}
+
+/// Checks before the run that `write_atomic` will be able to write `path`: a run of an
+/// hour must not end with results that cannot be saved.
+pub fn check_writable(path: &Path) -> std::io::Result<()> {
+    if path.is_dir() {
+        return Err(std::io::Error::other("is a directory"));
+    }
+    let tmp = temp_beside(path);
+    std::fs::File::create(&tmp)?;
+    std::fs::remove_file(&tmp)
+}
+
+/// Writes `value` as pretty JSON to a temporary file beside `path`, syncs it and renames it
+/// over `path`.
+pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
+    let tmp = temp_beside(path);
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         serde_json::to_writer_pretty(&mut f, value)?;

@@ -2,7 +2,7 @@
 
 use crate::accuracy::AccuracyReport;
 use crate::arrival::Pace;
-use crate::engine::{Command, Engine, PhaseResult, RunReport, Snapshot};
+use crate::engine::{Command, Engine, Interim, PhaseResult, RunReport, Snapshot};
 use crate::sweep::PhaseKind;
 use crate::sweep::analysis;
 use std::fmt::Write as _;
@@ -69,8 +69,24 @@ fn progress_line(s: &Snapshot) -> String {
     )
 }
 
-/// Drives the engine to its end, printing progress, and stops it on SIGINT/SIGTERM.
-pub async fn run(engine: Engine) -> RunReport {
+/// What a second Ctrl-C does: write what was measured so far, then the process exits at
+/// once (code 130) instead of waiting for requests in flight or an accuracy check.
+pub type Abort = Box<dyn Fn(&RunReport) + Send + Sync>;
+
+/// Exit code after a second Ctrl-C (128 + SIGINT, as shells report it).
+pub const ABORT_EXIT_CODE: i32 = 130;
+
+/// Writes the interim report through `abort` and exits the process.
+pub fn abort_now(abort: &Abort, interim: &Interim) -> ! {
+    let mut report = interim.report();
+    report.error = Some("interrupted twice: requests in flight were not waited for".into());
+    abort(&report);
+    std::process::exit(ABORT_EXIT_CODE)
+}
+
+/// Drives the engine to its end, printing progress, and stops it on SIGINT/SIGTERM; a
+/// second signal exits at once through `abort`.
+pub async fn run(engine: Engine, abort: Abort) -> RunReport {
     let mut snaps = engine.snapshots();
     let commands = engine.commands();
     let tty = std::io::stderr().is_terminal();
@@ -95,10 +111,15 @@ pub async fn run(engine: Engine) -> RunReport {
             }
         }
     });
+    let interim = engine.interim();
     let signals = tokio::spawn(async move {
         wait_for_signal().await;
-        eprintln!("\nstopping: waiting briefly for requests in flight, then writing results");
+        eprintln!(
+            "\nstopping: waiting briefly for requests in flight, then writing results (again to exit at once)"
+        );
         let _ = commands.send(Command::Stop);
+        wait_for_signal().await;
+        abort_now(&abort, &interim);
     });
     let report = engine.finish().await;
     progress.abort();

@@ -61,6 +61,12 @@ impl LatencySummary {
     }
 }
 
+/// Error kind of requests still unanswered when a stopped phase stops waiting.
+pub const ABANDONED: &str = "Abandoned";
+
+/// Error kind of a request whose task panicked inside the client: counted, never lost.
+pub const CLIENT_PANIC: &str = "ClientPanic";
+
 /// One finished request as the dispatcher saw it.
 #[derive(Debug, Clone)]
 pub struct Completion {
@@ -86,6 +92,9 @@ pub struct PhaseRecorder {
     pub dispatch_delay: Histogram<u64>,
     /// Client-side tokenization, for formats that tokenize (empty otherwise).
     pub tokenize: Histogram<u64>,
+    /// Measured requests sent, counted by the dispatcher; at the end of a phase every one of
+    /// them is in `ok` or `errors` (see `count_abandoned`).
+    pub sent: u64,
     pub ok: u64,
     pub errors: BTreeMap<String, u64>,
     pub samples: u64,
@@ -109,6 +118,7 @@ impl Default for PhaseRecorder {
             service: phase_histogram(),
             dispatch_delay: phase_histogram(),
             tokenize: phase_histogram(),
+            sent: 0,
             ok: 0,
             errors: BTreeMap::new(),
             samples: 0,
@@ -162,6 +172,15 @@ impl PhaseRecorder {
 
     pub fn completed(&self) -> u64 {
         self.ok + self.errors.values().sum::<u64>()
+    }
+
+    /// Requests sent but never answered (a stopped run stops waiting for them) become errors
+    /// of their own kind, so `ok + errors = sent` holds and nothing vanishes from a phase.
+    pub fn count_abandoned(&mut self) {
+        let missing = self.sent.saturating_sub(self.completed());
+        if missing > 0 {
+            *self.errors.entry(ABANDONED.into()).or_default() += missing;
+        }
     }
 
     /// From the first measured request's intended send to the last measured completion.

@@ -11,6 +11,29 @@ pub struct TokenizerError {
     reason: String,
 }
 
+/// The shipped all-MiniLM-L6-v2 tokenizer's `model_max_length`.
+const SHIPPED_MAX_LEN: usize = 512;
+
+/// HF writes a huge sentinel as `model_max_length` when a model has no limit.
+const NO_LIMIT: u64 = 1 << 40;
+
+/// The longest input the tokenizer's model takes: `model_max_length` from the
+/// `tokenizer_config.json` beside a given tokenizer.json (a tokenizer.json does not carry
+/// it), with where it was read; `None` when nothing says.
+pub fn model_max_length(tokenizer: Option<&Path>) -> Option<(usize, String)> {
+    let Some(path) = tokenizer else {
+        return Some((SHIPPED_MAX_LEN, "the shipped tokenizer".into()));
+    };
+    let config = path.with_file_name("tokenizer_config.json");
+    let text = std::fs::read_to_string(&config).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let n = v
+        .get("model_max_length")?
+        .as_u64()
+        .filter(|n| *n < NO_LIMIT)?;
+    Some((n as usize, config.display().to_string()))
+}
+
 pub struct TokenCounter {
     tok: Tokenizer,
 }

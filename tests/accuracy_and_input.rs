@@ -116,7 +116,61 @@ fn model_errors_and_throttles_are_counted_by_kind_and_the_run_goes_on() {
 fn bad_input_gets_one_line_naming_the_flag_and_exit_code_2() {
     let missing = tmp_path("missing.json");
     let missing = missing.to_str().unwrap();
+    let bad_tokenizer = tmp_path("tokenizer.json");
+    std::fs::write(&bad_tokenizer, "{ not a tokenizer").unwrap();
+    let bad_tokenizer = bad_tokenizer.to_str().unwrap();
+    // A real tokenizer whose model takes 128 tokens, as its tokenizer_config.json says.
+    let short_model = tmp_path("short-model");
+    std::fs::create_dir_all(&short_model).unwrap();
+    std::fs::write(
+        short_model.join("tokenizer.json"),
+        encbench::assets::TOKENIZER_JSON,
+    )
+    .unwrap();
+    std::fs::write(
+        short_model.join("tokenizer_config.json"),
+        r#"{"model_max_length": 128}"#,
+    )
+    .unwrap();
+    let short_tokenizer = short_model.join("tokenizer.json");
+    let short_tokenizer = short_tokenizer.to_str().unwrap();
+    let bad_samples = tmp_path("samples.jsonl");
+    std::fs::write(&bad_samples, "{\"premise\": \"only\"}\n").unwrap();
+    let bad_samples = bad_samples.to_str().unwrap();
+    let bad_texts = tmp_path("texts.jsonl");
+    std::fs::write(&bad_texts, "{\"x\": 1}\n").unwrap();
+    let bad_texts = bad_texts.to_str().unwrap();
+    let no_dir = tmp_path("no-such-dir");
+    let unwritable = no_dir.join("out.json");
+    let unwritable = unwritable.to_str().unwrap();
+    let a_dir = tmp_path("a-dir");
+    std::fs::create_dir_all(&a_dir).unwrap();
+    let a_dir = a_dir.to_str().unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--burstiness", "NaN"], "--burstiness"),
+        (vec!["--burstiness=-inf"], "--burstiness"),
+        (vec!["--sweep-batch", "--batch-sizes"], "--batch-sizes"),
+        (
+            vec!["--sweep-batch", "--batch-sizes", "8", "0"],
+            "--batch-sizes",
+        ),
+        (
+            vec!["--sweep-concurrency", "--concurrency-levels"],
+            "--concurrency-levels",
+        ),
+        (vec!["--tokenizer", bad_tokenizer], bad_tokenizer),
+        (vec!["--accuracy-samples", missing], "--accuracy-samples"),
+        (vec!["--accuracy-samples", bad_samples], bad_samples),
+        (vec!["--texts", bad_texts], bad_texts),
+        (vec!["--export", unwritable], "--export"),
+        (vec!["-o", a_dir], "--export"),
+        (vec!["--max-len", "1024"], "--max-len"),
+        (
+            vec!["--tokenizer", short_tokenizer, "--max-len", "256"],
+            "tokenizer_config.json",
+        ),
+        (vec!["--warmup", "-1"], "--warmup"),
+        (vec!["-n", "0"], "--requests"),
         (vec!["--request-rate", "0"], "--request-rate"),
         (vec!["--request-rate", "-5"], "--request-rate"),
         (vec!["--request-rate", "fast"], "--request-rate"),

@@ -245,6 +245,72 @@ fn hf_toolkit_overload_503s_are_counted_and_the_run_goes_on() {
         80,
         "nothing lost: {p}"
     );
+    assert_eq!(p["sent"], 80, "{p}");
+}
+
+/// A worker of multi-model-server killed mid-run: the frontend keeps the connections and
+/// never answers the requests routed to it, so they end as timeouts; every one is counted.
+#[test]
+fn hf_toolkit_worker_killed_mid_run_times_out_its_requests_and_loses_none() {
+    let _one = one_at_a_time();
+    let smhf = Peer::start("smhf.sh", &[], &[("WORKERS", "1"), ("FAKE_DELAY_MS", "20")]);
+    let export = common::tmp_path("smhf-killed.json");
+    let load = Command::new(common::BIN)
+        .args(["--headless", "--url", &smhf.url(), "--export"])
+        .arg(&export)
+        .args([
+            "--duration",
+            "15",
+            "--request-rate",
+            "10",
+            "--concurrency",
+            "4",
+        ])
+        .args([
+            "--warmup",
+            "0",
+            "--no-accuracy",
+            "--timeout",
+            "10",
+            "--seed",
+            "1",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    // The worker of this peer only (its socket path holds the port), by pid.
+    let pattern = format!("smhf-{}/tmp/.mms.sock", smhf.port);
+    let pids = Command::new("pgrep")
+        .args(["-f", &pattern])
+        .output()
+        .unwrap();
+    let pids = String::from_utf8_lossy(&pids.stdout).into_owned();
+    assert!(!pids.trim().is_empty(), "no worker found");
+    for pid in pids.split_whitespace() {
+        let _ = Command::new("kill").args(["-KILL", pid]).status();
+    }
+    let out = load.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+    let p = &e["phases"][0];
+    let errors: u64 = p["errors"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter_map(Value::as_u64)
+        .sum();
+    let ok = p["ok"].as_u64().unwrap();
+    assert_eq!(ok + errors, p["n"].as_u64().unwrap(), "{p}");
+    assert_eq!(p["n"], p["sent"], "{p}");
+    assert!(
+        p["errors"]["Timeout"].as_u64().unwrap_or(0) > 0,
+        "the dead worker's requests time out: {p}"
+    );
+    assert!(ok > 0, "{p}");
 }
 
 #[test]

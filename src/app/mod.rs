@@ -77,6 +77,11 @@ async fn serve_forever(a: ServeArgs) -> Result<(), AppError> {
         throttle_above: a.throttle_above,
         stall_at: a.stall_at.map(Duration::from_secs_f64),
         stall_for: Duration::from_secs_f64(a.stall_ms.unwrap_or(0.0) / 1000.0),
+        error_burst_at: a.error_burst_at.map(Duration::from_secs_f64),
+        error_burst_for: Duration::from_secs_f64(a.error_burst_ms.unwrap_or(0.0) / 1000.0),
+        reset_rate: a.reset_rate,
+        garbage_rate: a.garbage_rate,
+        wrong_content_type: a.wrong_content_type,
         flip_labels: a.flip_labels,
         label_ids: a.label_ids,
         seed: a.seed,
@@ -363,6 +368,23 @@ pub async fn prepare(a: &RunArgs) -> Result<Prepared, AppError> {
     // Everything the user gave is checked before anything is sent.
     let tokenizer =
         TokenCounter::load(a.tokenizer.as_deref()).map_err(|e| usage("--tokenizer", e))?;
+    if let Some((limit, said)) = crate::tokenize::model_max_length(a.tokenizer.as_deref())
+        && a.max_len > limit
+    {
+        let hint = if a.tokenizer.is_none() {
+            "; give the model's with --tokenizer"
+        } else {
+            ""
+        };
+        return Err(usage(
+            "--max-len",
+            format!("{} is beyond the {limit} tokens of {said}{hint}", a.max_len),
+        ));
+    }
+    if let Some(p) = &a.export {
+        crate::export::check_writable(p)
+            .map_err(|e| usage("--export", format!("{}: cannot write: {e}", p.display())))?;
+    }
     let texts: Vec<Input> = match &a.texts {
         Some(p) => load_texts(p).map_err(|e| usage("--texts", e))?,
         None => crate::accuracy::shipped_samples()
@@ -538,16 +560,27 @@ async fn run(a: RunArgs) -> Result<(), AppError> {
                 .map(|_| export_path.display().to_string())
                 .map_err(|e| e.to_string())
         });
-        tui::run(engine, info, a.fps, export_now)
+        tui::run(engine, info, a.fps, export_now, abort_export(&a, &config))
             .await
             .map_err(|e| AppError::Failed(format!("cannot drive the terminal: {e}")))?
     } else {
-        headless::run(engine).await
+        headless::run(engine, abort_export(&a, &config)).await
     };
     write_export(&a, &report, config)?;
     // Also after the live screen: the tables stay in the scrollback.
     print!("{}", headless::tables(&report, &header));
     Ok(())
+}
+
+/// A second Ctrl-C: the export of what was measured so far, then the process ends.
+fn abort_export(a: &RunArgs, config: &Value) -> headless::Abort {
+    let (a, config) = (a.clone(), config.clone());
+    Box::new(
+        move |report| match write_export(&a, report, config.clone()) {
+            Ok(()) => eprintln!("interrupted twice: exiting without waiting"),
+            Err(e) => eprintln!("error: {e}"),
+        },
+    )
 }
 
 /// Where `e` writes when no `--export` was given.

@@ -5,13 +5,15 @@
 //! concurrency slot, so a slow endpoint shows up as dispatch delay and scheduled latency
 //! instead of silently lowering the offered rate (coordinated omission).
 
+use super::limiter::Permit;
 use super::report::ServerBreakdown;
 use super::{Command, Ctx, PhaseResult, PhaseView, RunState, report};
 use crate::arrival::{Arrivals, Pace, phase_seed};
 use crate::payload::kserve::ServerStats;
 use crate::payload::{Prepared, batch_inputs, prepared_ring};
-use crate::stats::{Completion, PhaseRecorder};
+use crate::stats::{CLIENT_PANIC, Completion, PhaseRecorder};
 use crate::sweep::{PhaseKind, PhaseSpec, StopAt, SweepKind};
+use crate::target::ErrorKind;
 use crate::timing;
 use std::future::Future;
 use std::sync::Arc;
@@ -203,6 +205,7 @@ pub(crate) async fn run_phase(
                     // Measurement restarts at once (a warmup under way carries on); a fixed
                     // count counts afresh.
                     idx = idx.min(spec.warmup);
+                    shared.sent.store(idx, Ordering::Relaxed);
                 }
                 Flow::End(e) => break 'phase e,
             }
@@ -221,24 +224,35 @@ pub(crate) async fn run_phase(
             measure_start = Some(intended);
         }
         let ready = ring.as_ref().map(|r| r[(idx as usize) % r.len()].clone());
-        let (target, task_shared, batch_size) =
-            (ctx.target.clone(), shared.clone(), spec.batch_size);
+        let (target, batch_size) = (ctx.target.clone(), spec.batch_size);
         let (format, texts, k) = (ctx.format.clone(), ctx.texts.clone(), idx as usize);
-        let gen_at_send = generation;
         let warmup_timeout = ctx.warmup_timeout;
+        let mut guard = Unfinished {
+            shared: shared.clone(),
+            generation,
+            intended,
+            sent,
+            batch_size,
+            measured,
+            tokenize: None,
+            permit: Some(permit),
+        };
         tokio::spawn(async move {
             let prepared = match ready {
                 Some(p) => p,
                 // Tokenizing is CPU work: off the reactor, so other requests' timing is not
                 // held up behind it.
-                None => match tokio::task::spawn_blocking(move || {
-                    format.prepare(&batch_inputs(&texts, batch_size, k))
-                })
-                .await
-                {
-                    Ok(p) => p,
-                    Err(_) => return,
-                },
+                None => {
+                    let format = format.clone();
+                    match tokio::task::spawn_blocking(move || {
+                        format.prepare(&batch_inputs(&texts, batch_size, k))
+                    })
+                    .await
+                    {
+                        Ok(p) => p,
+                        Err(_) => return guard.finish(Instant::now(), Err(CLIENT_PANIC.into())),
+                    }
+                }
             };
             let prepared = Prepared {
                 timeout: (!measured).then_some(warmup_timeout),
@@ -246,23 +260,15 @@ pub(crate) async fn run_phase(
             };
             let result = target.invoke(&prepared).await;
             let done = Instant::now();
-            let (variant, error) = match result {
-                Ok(reply) => (reply.variant, None),
-                Err(e) => (None, Some(e.key())),
-            };
-            let c = Completion {
-                intended,
-                sent,
-                done,
-                batch_size,
-                error,
-                variant,
-                tokenize: prepared.tokenize,
-                measured,
-            };
-            task_shared.record(&c, gen_at_send);
-            // Released only after recording, so a drained phase has every result.
-            drop(permit);
+            // After `done`: latency ends at the last byte, not after our parse.
+            let result = result.and_then(|reply| {
+                match !target.checks_replies() || format.check(&reply).is_ok() {
+                    true => Ok(reply),
+                    false => Err(ErrorKind::BadResponse),
+                }
+            });
+            guard.tokenize = prepared.tokenize;
+            guard.finish(done, result.map(|r| r.variant).map_err(|e| e.key()));
         });
         idx += 1;
         shared.sent.store(idx, Ordering::Relaxed);
@@ -277,8 +283,66 @@ pub(crate) async fn run_phase(
         (Some(before), Some(after)) => Some(after.since(&before)),
         _ => None,
     };
-    finish(ctx, &spec, pace, generation, server);
+    finish(
+        ctx,
+        &spec,
+        pace,
+        generation,
+        server,
+        idx.saturating_sub(spec.warmup),
+    );
     end
+}
+
+/// A request between dispatch and its recorded completion. If its task unwinds (a panic in
+/// the client) the request is still counted, as a `ClientPanic` error; the concurrency slot
+/// is given back only after the result is recorded, so a drained phase has every result.
+struct Unfinished {
+    shared: Arc<super::Shared>,
+    generation: u64,
+    intended: Instant,
+    sent: Instant,
+    batch_size: usize,
+    measured: bool,
+    tokenize: Option<std::time::Duration>,
+    permit: Option<Permit>,
+}
+
+impl Unfinished {
+    fn finish(mut self, done: Instant, result: Result<Option<String>, String>) {
+        self.record(done, result);
+    }
+
+    fn record(&mut self, done: Instant, result: Result<Option<String>, String>) {
+        let Some(permit) = self.permit.take() else {
+            return;
+        };
+        let (variant, error) = match result {
+            Ok(v) => (v, None),
+            Err(e) => (None, Some(e)),
+        };
+        let c = Completion {
+            intended: self.intended,
+            sent: self.sent,
+            done,
+            batch_size: self.batch_size,
+            error,
+            variant,
+            tokenize: self.tokenize,
+            measured: self.measured,
+        };
+        self.shared.record(&c, self.generation);
+        drop(permit);
+    }
+}
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        // Only unwinding counts: a task dropped at runtime shutdown belongs to no result.
+        if self.permit.is_some() && std::thread::panicking() {
+            self.record(Instant::now(), Err(CLIENT_PANIC.into()));
+        }
+    }
 }
 
 /// Applies one command. Pause blocks here until Resume or Stop, still serving other commands.
@@ -479,14 +543,25 @@ async fn drain(ctx: &Ctx, end: &PhaseEnd, cmds: &mut UnboundedReceiver<Command>)
     }
 }
 
-fn finish(ctx: &Ctx, spec: &PhaseSpec, pace: Pace, generation: u64, server: Option<ServerStats>) {
+fn finish(
+    ctx: &Ctx,
+    spec: &PhaseSpec,
+    pace: Pace,
+    generation: u64,
+    server: Option<ServerStats>,
+    sent: u64,
+) {
     let mut live = ctx.shared.lock();
     // Later completions of this phase (after a stop's grace) no longer count anywhere.
     live.generation = generation + 1;
-    let rec = std::mem::take(&mut live.recorder);
-    if spec.kind == PhaseKind::Live && rec.completed() == 0 {
+    let mut rec = std::mem::take(&mut live.recorder);
+    // The phase's requests now live in its result; an interim report must not count them twice.
+    ctx.shared.sent.store(0, Ordering::Relaxed);
+    if spec.kind == PhaseKind::Live && sent == 0 && rec.completed() == 0 {
         return;
     }
+    rec.sent = sent;
+    rec.count_abandoned();
     let spec = PhaseSpec {
         concurrency: live.concurrency,
         ..*spec

@@ -6,6 +6,8 @@ mod dispatch;
 pub mod limiter;
 pub mod report;
 pub mod snapshot;
+#[cfg(test)]
+mod tests;
 
 pub use command::Command;
 pub use report::{PhaseResult, RunReport};
@@ -321,34 +323,15 @@ impl Engine {
     /// What has been measured so far, for "export now" and exports on abnormal exits:
     /// finished phases plus the current one as it stands.
     pub fn interim_report(&self) -> RunReport {
-        let live = self.shared.lock();
-        let mut phases: Vec<PhaseResult> = live.results.as_ref().clone();
-        if let Some(p) = &live.phase
-            && live.recorder.completed() > 0
-        {
-            let spec = PhaseSpec {
-                kind: p.kind,
-                batch_size: p.batch_size,
-                concurrency: p.concurrency,
-                warmup: p.warmup,
-                stop: p.stop,
-            };
-            phases.push(PhaseResult::new(
-                &spec,
-                live.pace,
-                self.shared.shape,
-                &live.recorder,
-            ));
-        }
-        RunReport {
+        self.interim().report()
+    }
+
+    /// A handle that can still report after `finish` has taken the engine (a second Ctrl-C
+    /// while the run winds down).
+    pub fn interim(&self) -> Interim {
+        Interim {
+            shared: self.shared.clone(),
             started_at: self.started_at,
-            ended_at: SystemTime::now(),
-            phases,
-            accuracy_before: live.accuracy_before.clone(),
-            accuracy_after: None,
-            timeline: live.timeline.complete_entries(),
-            stopped_early: true,
-            error: None,
         }
     }
 
@@ -361,6 +344,47 @@ impl Engine {
                 r.error = Some(format!("engine task failed: {e}"));
                 r
             }
+        }
+    }
+}
+
+/// See `Engine::interim`.
+#[derive(Clone)]
+pub struct Interim {
+    shared: Arc<Shared>,
+    started_at: SystemTime,
+}
+
+impl Interim {
+    /// Finished phases plus the current one as it stands.
+    pub fn report(&self) -> RunReport {
+        let live = self.shared.lock();
+        let mut phases: Vec<PhaseResult> = live.results.as_ref().clone();
+        let sent = self.shared.sent.load(Ordering::Relaxed);
+        if let Some(p) = &live.phase
+            && (live.recorder.completed() > 0 || sent > p.warmup)
+        {
+            // Requests still in flight are the difference between sent and n.
+            let mut rec = live.recorder.clone();
+            rec.sent = sent.saturating_sub(p.warmup);
+            let spec = PhaseSpec {
+                kind: p.kind,
+                batch_size: p.batch_size,
+                concurrency: p.concurrency,
+                warmup: p.warmup,
+                stop: p.stop,
+            };
+            phases.push(PhaseResult::new(&spec, live.pace, self.shared.shape, &rec));
+        }
+        RunReport {
+            started_at: self.started_at,
+            ended_at: SystemTime::now(),
+            phases,
+            accuracy_before: live.accuracy_before.clone(),
+            accuracy_after: None,
+            timeline: live.timeline.complete_entries(),
+            stopped_early: true,
+            error: None,
         }
     }
 }

@@ -32,6 +32,10 @@ pub struct PhaseResult {
     pub warmup: u64,
     /// Measured requests that completed (ok + errors); warmup excluded.
     pub n: u64,
+    /// Measured requests sent. Equal to `n` in a finished phase (unanswered ones are counted
+    /// as `Abandoned` errors); an export written mid-phase has the difference in flight.
+    #[serde(default)]
+    pub sent: u64,
     pub ok: u64,
     pub errors: BTreeMap<String, u64>,
     /// Successful requests by SageMaker's invoked production variant (SageMaker targets).
@@ -99,6 +103,7 @@ impl PhaseResult {
             max_len: shape.max_len,
             warmup: spec.warmup,
             n: rec.completed(),
+            sent: rec.sent,
             ok: rec.ok,
             errors: rec.errors.clone(),
             variants: rec.variants.clone(),

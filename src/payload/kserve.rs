@@ -158,6 +158,20 @@ impl Format for KServeFormat {
         }
     }
 
+    /// A binary reply is a JSON header of `json_len` bytes followed by the tensors.
+    fn check(&self, reply: &Reply) -> Result<(), String> {
+        match reply.json_len {
+            Some(n) => match reply.body.get(..n) {
+                Some(header) => super::check_json(header),
+                None => Err(format!(
+                    "binary reply of {} bytes is shorter than its {n}-byte header",
+                    reply.body.len()
+                )),
+            },
+            None => super::check_json(&reply.body),
+        }
+    }
+
     fn verdicts(&self, reply: &Reply) -> Result<Vec<String>, String> {
         let (rows, cols, data) = output_f32(reply, &self.names.output)?;
         Ok((0..rows)

@@ -172,6 +172,19 @@ pub trait Format: Send + Sync {
     fn prepare(&self, inputs: &[&Input]) -> Prepared;
     /// The class each input was given, as the endpoint names it (`LABEL_n` for indices).
     fn verdicts(&self, reply: &Reply) -> Result<Vec<String>, String>;
+    /// Whether a 2xx reply is a response at all. Run on every load request, so it only
+    /// checks that the body is complete JSON (a proxy's HTML page, a half-written body, a
+    /// crashed worker's text are not) without building a tree; `verdicts` reads the content.
+    fn check(&self, reply: &Reply) -> Result<(), String> {
+        check_json(&reply.body)
+    }
+}
+
+/// Parses without allocating a document: the whole body must be one JSON value.
+pub fn check_json(body: &[u8]) -> Result<(), String> {
+    serde_json::from_slice::<serde::de::IgnoredAny>(body)
+        .map(|_| ())
+        .map_err(|e| format!("response is not JSON: {e}"))
 }
 
 /// Hugging Face inference toolkit payloads; the server tokenizes.

@@ -6,6 +6,7 @@
 //! Hugging Face payloads) and the SageMaker runtime API (`sagemaker`). `GET /_encbench/counters`
 //! tells tests what the server saw.
 
+mod faults;
 mod kserve;
 pub mod model;
 mod sagemaker;
@@ -47,6 +48,16 @@ pub struct ServeConfig {
     /// Seconds after the first request at which the server freezes once, and for how long.
     pub stall_at: Option<Duration>,
     pub stall_for: Duration,
+    /// Seconds after the first request at which every request fails with a 500 for a while
+    /// (a model reload, a bad deploy being rolled back), and for how long.
+    pub error_burst_at: Option<Duration>,
+    pub error_burst_for: Duration,
+    /// Probability that a successful reply is cut off half-way and the connection closed.
+    pub reset_rate: f64,
+    /// Probability that a successful reply's body is replaced by one that is not a response.
+    pub garbage_rate: f64,
+    /// Successful replies say `text/html` although their body is JSON.
+    pub wrong_content_type: bool,
     pub flip_labels: bool,
     /// Answer `LABEL_n` instead of class names, like a model exported without id2label.
     pub label_ids: bool,
@@ -74,6 +85,11 @@ impl Default for ServeConfig {
             throttle_above: None,
             stall_at: None,
             stall_for: Duration::ZERO,
+            error_burst_at: None,
+            error_burst_for: Duration::ZERO,
+            reset_rate: 0.0,
+            garbage_rate: 0.0,
+            wrong_content_type: false,
             flip_labels: false,
             label_ids: false,
             seed: 0,
@@ -108,6 +124,10 @@ struct Served {
 struct Counters {
     invocations: AtomicU64,
     throttled: AtomicU64,
+    /// Replies cut off or replaced by a wire fault.
+    mangled: AtomicU64,
+    /// Requests failed by the error burst.
+    burst_errors: AtomicU64,
     last_routing: Mutex<BTreeMap<String, String>>,
     /// Requests per endpoint and routing header value ("ep header=value"): which target a
     /// compare run reached how often.
@@ -212,6 +232,13 @@ impl Server {
     }
 
     fn model_error(&self) -> bool {
+        if let (Some(at), Some(first)) = (self.cfg.error_burst_at, self.first_request.get()) {
+            let since = first.elapsed();
+            if since >= at && since < at + self.cfg.error_burst_for {
+                self.counters.burst_errors.fetch_add(1, Ordering::Relaxed);
+                return true;
+            }
+        }
         self.cfg.error_rate > 0.0
             && self
                 .rng
@@ -256,19 +283,25 @@ pub async fn start(cfg: ServeConfig, tokenizer: TokenCounter) -> std::io::Result
         rng: Mutex::new(Xoshiro256PlusPlus::seed_from_u64(cfg.seed)),
         cfg,
     });
-    let app = Router::new()
-        .route("/ping", get(ping))
+    let inference = Router::new()
         .route("/invocations", post(invocations))
         .route("/endpoints/{name}/invocations", post(sagemaker::invoke))
+        .route("/v2/models/{model}/infer", post(kserve::infer))
+        .route("/classify", post(vllm::classify))
+        .route("/v1/embeddings", post(vllm::embeddings))
+        .route_layer(axum::middleware::from_fn_with_state(
+            server.clone(),
+            faults::wire_faults,
+        ));
+    let app = Router::new()
+        .route("/ping", get(ping))
         .route("/_encbench/counters", get(counters))
         .route("/v2/models/{model}/ready", get(kserve::ready))
         .route("/v2/models/{model}", get(kserve::metadata))
         .route("/v2/models/{model}/config", get(kserve::config))
         .route("/v2/models/{model}/stats", get(kserve::stats))
-        .route("/v2/models/{model}/infer", post(kserve::infer))
         .route("/health", get(vllm::health))
-        .route("/classify", post(vllm::classify))
-        .route("/v1/embeddings", post(vllm::embeddings))
+        .merge(inference)
         .with_state(server);
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     // Without TCP_NODELAY small responses wait on delayed ACKs (about 40 ms on Linux).
@@ -368,6 +401,8 @@ async fn counters(State(s): State<Arc<Server>>) -> Response {
     axum::Json(json!({
         "invocations": c.invocations.load(Ordering::Relaxed),
         "throttled": c.throttled.load(Ordering::Relaxed),
+        "mangled": c.mangled.load(Ordering::Relaxed),
+        "burst_errors": c.burst_errors.load(Ordering::Relaxed),
         "last_routing": routing,
         "routed": c.routed.lock().unwrap_or_else(|p| p.into_inner()).clone(),
         "last_tensors": c.last_tensors.lock().unwrap_or_else(|p| p.into_inner()).clone(),

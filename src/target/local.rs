@@ -9,6 +9,8 @@ use std::time::Duration;
 
 pub struct LocalTarget {
     base: String,
+    /// `base` as it may be shown: without a user or password in it.
+    shown: String,
     invoke_url: String,
     ready_url: String,
     stats_url: Option<String>,
@@ -35,6 +37,7 @@ impl LocalTarget {
             .expect("reqwest client with static settings");
         let base = url.trim_end_matches('/').to_string();
         LocalTarget {
+            shown: without_userinfo(&base),
             invoke_url: format!("{base}{}", format.path()),
             ready_url: format!("{base}{}", format.ready_path()),
             stats_url: format.stats_path().map(|p| format!("{base}{p}")),
@@ -125,7 +128,7 @@ pub(crate) fn classify_transport(e: &reqwest::Error) -> ErrorKind {
 
 impl Target for LocalTarget {
     fn describe(&self) -> String {
-        self.base.clone()
+        self.shown.clone()
     }
 
     /// Waits (up to the ready timeout) while the server says it is not ready; an
@@ -139,7 +142,7 @@ impl Target for LocalTarget {
                     Ok(body) => return Ok(body),
                     Err(Err(reason)) => {
                         return Err(TargetError::Unreachable {
-                            target: self.base.clone(),
+                            target: self.shown.clone(),
                             reason,
                         });
                     }
@@ -147,12 +150,12 @@ impl Target for LocalTarget {
                 };
                 if tokio::time::Instant::now() >= deadline {
                     return Err(TargetError::Unhealthy {
-                        target: self.base.clone(),
+                        target: self.shown.clone(),
                         reason: format!("{reason} after {:.0} s", self.ready_timeout.as_secs_f64()),
                     });
                 }
                 if !told {
-                    eprintln!("waiting for {} to become ready ({reason})", self.base);
+                    eprintln!("waiting for {} to become ready ({reason})", self.shown);
                     told = true;
                 }
                 tokio::time::sleep(Duration::from_millis(250)).await;
@@ -209,6 +212,18 @@ impl Target for LocalTarget {
             let v: serde_json::Value = self.client.get(url).send().await.ok()?.json().await.ok()?;
             ServerStats::parse(&v)
         })
+    }
+}
+
+/// A URL's password (and user) must not reach the screen, logs or exports.
+pub fn without_userinfo(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut u) if u.has_authority() && (!u.username().is_empty() || u.password().is_some()) => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.to_string().trim_end_matches('/').to_string()
+        }
+        _ => url.to_string(),
     }
 }
 

@@ -95,6 +95,11 @@ pub trait Target: Send + Sync {
     /// One request, already prepared in the engine's wire format.
     fn invoke<'a>(&'a self, req: &'a Prepared) -> BoxFuture<'a, Result<Reply, ErrorKind>>;
 
+    /// Whether a 2xx body must be a response of the format to count as a success.
+    fn checks_replies(&self) -> bool {
+        true
+    }
+
     /// Server-side counters where the server offers them (KServe v2 stats).
     fn server_stats(&self) -> BoxFuture<'_, Option<ServerStats>> {
         Box::pin(async { None })

@@ -37,6 +37,13 @@ pub struct App {
 /// ↑/↓ multiply or divide the request rate by this.
 pub const RATE_STEP: f64 = 1.25;
 
+/// Ctrl-C as a key press: the raw-mode terminal delivers it as a key, not as SIGINT.
+pub fn is_interrupt(key: &KeyEvent) -> bool {
+    key.kind != ratatui::crossterm::event::KeyEventKind::Release
+        && key.code == KeyCode::Char('c')
+        && key.modifiers.contains(KeyModifiers::CONTROL)
+}
+
 impl App {
     pub fn new(info: Info, snap: Arc<Snapshot>) -> App {
         App {

@@ -50,6 +50,7 @@ pub async fn run(
     info: Info,
     fps: u64,
     export_now: ExportNow,
+    abort: crate::headless::Abort,
 ) -> std::io::Result<RunReport> {
     let mut terminal = ratatui::try_init()?;
     let restore = Restore;
@@ -100,10 +101,33 @@ pub async fn run(
         }
     }
 
-    app.status = Some("stopping: waiting briefly for requests in flight…".into());
+    app.status =
+        Some("stopping: waiting briefly for requests in flight… (Ctrl-C again: exit now)".into());
     let _ = terminal.draw(|f| screen::draw(f, &app));
     engine.send(Command::Stop);
-    let report = engine.finish().await;
+    let interim = engine.interim();
+    let finishing = engine.finish();
+    tokio::pin!(finishing);
+    // The signal future already fired if that is how we got here: listen for a fresh one.
+    let again = crate::headless::wait_for_signal();
+    tokio::pin!(again);
+    let report = loop {
+        tokio::select! {
+            report = &mut finishing => break report,
+            ev = events.recv() => match ev {
+                Some(Event::Key(k)) if app::is_interrupt(&k) => {
+                    drop(restore);
+                    crate::headless::abort_now(&abort, &interim);
+                }
+                Some(_) => {}
+                None => break finishing.await,
+            },
+            _ = &mut again => {
+                drop(restore);
+                crate::headless::abort_now(&abort, &interim);
+            }
+        }
+    };
     drop(restore);
     Ok(report)
 }

@@ -1,0 +1,320 @@
+//! SIGINT and SIGTERM, headless and on the live screen: the run stops, the terminal is
+//! restored, the export is written whole with every request accounted for; a second Ctrl-C
+//! exits at once (code 130) with what was measured so far.
+
+mod common;
+
+use common::{BIN, Serve, get_json, schema_violations, tmp_path};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn send(pid: u32, sig: libc::c_int) {
+    // SAFETY: kill(2) on a child we started and have not reaped.
+    assert_eq!(unsafe { libc::kill(pid as libc::pid_t, sig) }, 0);
+}
+
+fn wait_until(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn invocations(s: &Serve) -> u64 {
+    get_json(&format!("{}/_encbench/counters", s.url))["invocations"]
+        .as_u64()
+        .unwrap()
+}
+
+fn read_export(path: &Path) -> Value {
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("export written"))
+        .expect("export is whole JSON");
+    assert!(
+        schema_violations(&e).is_empty(),
+        "{:?}",
+        schema_violations(&e)
+    );
+    e
+}
+
+/// A stopped run still accounts for every request it sent.
+fn assert_stopped_and_nothing_lost(e: &Value) {
+    assert_eq!(e["stopped_early"], true);
+    let phases = e["phases"].as_array().unwrap();
+    assert!(!phases.is_empty(), "{e}");
+    for p in phases {
+        let errors: u64 = p["errors"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        assert_eq!(p["ok"].as_u64().unwrap() + errors, p["n"].as_u64().unwrap());
+        assert_eq!(p["n"], p["sent"], "{p}");
+    }
+}
+
+/// A headless run with stderr in a file, so the test can see when a signal was handled.
+fn headless(url: &str, export: &Path, extra: &[&str]) -> (Child, PathBuf) {
+    let err = tmp_path("stderr.txt");
+    let child = Command::new(BIN)
+        .args([
+            "--headless",
+            "--url",
+            url,
+            "--export",
+            export.to_str().unwrap(),
+        ])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    (child, err)
+}
+
+#[test]
+fn sigint_and_sigterm_stop_a_headless_run_with_a_complete_export() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let s = Serve::start(&["--base-ms", "20", "--per-token-ms", "0", "--workers", "4"]);
+        let export = tmp_path("signal.json");
+        let (mut child, err) = headless(
+            &s.url,
+            &export,
+            &[
+                "--duration",
+                "60",
+                "--request-rate",
+                "40",
+                "--concurrency",
+                "4",
+            ],
+        );
+        // Past the accuracy check and the warmup, into the measured load.
+        wait_until("load", 30, || invocations(&s) >= 30);
+        send(child.id(), sig);
+        let status = child.wait().unwrap();
+        let text = std::fs::read_to_string(&err).unwrap();
+        assert_eq!(status.code(), Some(0), "signal {sig}: {text}");
+        assert!(text.contains("stopping:"), "{text}");
+        assert!(!text.contains("panicked"), "{text}");
+        let e = read_export(&export);
+        assert_stopped_and_nothing_lost(&e);
+        assert!(e["phases"][0]["ok"].as_u64().unwrap() > 0);
+    }
+}
+
+#[test]
+fn requests_still_in_flight_when_a_stop_gives_up_on_them_are_counted_as_abandoned() {
+    // Each request takes a minute: none can finish within the stop's grace period.
+    let s = Serve::start(&[
+        "--base-ms",
+        "60000",
+        "--per-token-ms",
+        "0",
+        "--workers",
+        "8",
+    ]);
+    let export = tmp_path("abandoned.json");
+    let (mut child, err) = headless(
+        &s.url,
+        &export,
+        &["--warmup", "0", "--no-accuracy", "--concurrency", "4"],
+    );
+    wait_until("four requests in flight", 30, || invocations(&s) >= 4);
+    send(child.id(), libc::SIGINT);
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "{}",
+        std::fs::read_to_string(&err).unwrap()
+    );
+    let e = read_export(&export);
+    assert_stopped_and_nothing_lost(&e);
+    let p = &e["phases"][0];
+    assert_eq!(p["sent"], 4, "{p}");
+    assert_eq!(p["errors"]["Abandoned"], 4, "{p}");
+    assert_eq!(p["ok"], 0);
+}
+
+#[test]
+fn a_second_ctrl_c_exits_at_once_with_what_was_measured() {
+    // The server freezes from its first request on, so the accuracy check before the load
+    // would hold the first stop for the whole --timeout.
+    let s = Serve::start(&["--stall-at", "0", "--stall-ms", "600000"]);
+    let export = tmp_path("twice.json");
+    let (mut child, err) = headless(&s.url, &export, &["--timeout", "300"]);
+    wait_until("the first request", 30, || invocations(&s) >= 1);
+    let stderr = || std::fs::read_to_string(&err).unwrap();
+    // The handler is installed once the engine runs: repeat until it says it is stopping.
+    wait_until("the first Ctrl-C handled", 30, || {
+        send(child.id(), libc::SIGINT);
+        std::thread::sleep(Duration::from_millis(200));
+        stderr().contains("stopping:")
+    });
+    send(child.id(), libc::SIGINT);
+    let mut status = None;
+    // Far below the 300 s the first stop would wait for.
+    wait_until("exit after the second Ctrl-C", 20, || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    });
+    assert_eq!(status.unwrap().code(), Some(130), "{}", stderr());
+    assert!(stderr().contains("interrupted twice"), "{}", stderr());
+    let e = read_export(&export);
+    assert_eq!(e["stopped_early"], true);
+    assert!(
+        e["error"].as_str().unwrap().contains("interrupted twice"),
+        "{e}"
+    );
+}
+
+/// A private tmux server per test, so tests never touch the user's sessions or each other.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(name: &str, command: &str) -> Tmux {
+        let t = Tmux {
+            socket: format!("encbench-signals-{}-{name}", std::process::id()),
+        };
+        t.cmd(&["new-session", "-d", "-s", "ui", "-x", "120", "-y", "40"]);
+        t.cmd(&["set-option", "-t", "ui", "remain-on-exit", "on"]);
+        // tmux sometimes marks a pane dead without ever reaping its process (no exit status):
+        // the shell reports the code instead.
+        t.cmd(&[
+            "respawn-pane",
+            "-k",
+            "-t",
+            "ui",
+            &format!("{command}; echo exit=$?"),
+        ]);
+        t
+    }
+
+    fn cmd(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux is required for this test (apt-get install tmux)");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.cmd(&["capture-pane", "-p", "-t", "ui"])
+    }
+
+    fn display(&self, what: &str) -> String {
+        self.cmd(&["display-message", "-p", "-t", "ui", what])
+            .trim()
+            .to_string()
+    }
+
+    /// The binary's exit code, as the wrapping shell printed it.
+    fn wait_exit(&self, secs: u64) -> i32 {
+        let mut code = None;
+        wait_until("the binary to exit", secs, || {
+            code = self
+                .screen()
+                .lines()
+                .find_map(|l| l.strip_prefix("exit=").map(|c| c.trim().to_string()));
+            code.is_some()
+        });
+        code.unwrap().parse().unwrap()
+    }
+
+    /// The binary, a child of the pane's shell.
+    fn binary_pid(&self) -> u32 {
+        let sh = self.display("#{pane_pid}");
+        let mut pid = None;
+        wait_until("the binary's pid", 10, || {
+            let children = std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children"))
+                .unwrap_or_default();
+            pid = children
+                .split_whitespace()
+                .next()
+                .and_then(|p| p.parse().ok());
+            pid.is_some()
+        });
+        pid.unwrap()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        self.cmd(&["kill-server"]);
+    }
+}
+
+fn assert_restored(screen: &str) {
+    assert!(
+        !screen.contains("╭ latency"),
+        "alternate screen left behind:\n{screen}"
+    );
+}
+
+#[test]
+fn sigint_and_sigterm_on_the_live_screen_restore_the_terminal_and_export() {
+    for (name, sig) in [("int", libc::SIGINT), ("term", libc::SIGTERM)] {
+        let s = Serve::start(&["--base-ms", "5", "--per-token-ms", "0", "--workers", "4"]);
+        let export = tmp_path("tui-signal.json");
+        let tmux = Tmux::start(
+            name,
+            &format!(
+                "{BIN} --url {} --request-rate 30 --concurrency 2 --export {}",
+                s.url,
+                export.display()
+            ),
+        );
+        wait_until("the live screen", 30, || {
+            tmux.screen().contains("╭ latency")
+        });
+        wait_until("load", 30, || invocations(&s) >= 30);
+        send(tmux.binary_pid(), sig);
+        assert_eq!(tmux.wait_exit(30), 0, "{}", tmux.screen());
+        let after = tmux.screen();
+        assert_restored(&after);
+        assert!(
+            after.contains("Latency breakdown"),
+            "tables printed after the screen:\n{after}"
+        );
+        assert_stopped_and_nothing_lost(&read_export(&export));
+    }
+}
+
+#[test]
+fn a_second_ctrl_c_key_on_the_live_screen_exits_at_once_and_restores_the_terminal() {
+    let s = Serve::start(&["--stall-at", "0", "--stall-ms", "600000"]);
+    let export = tmp_path("tui-twice.json");
+    let tmux = Tmux::start(
+        "twice",
+        &format!(
+            "{BIN} --url {} --timeout 300 --export {}",
+            s.url,
+            export.display()
+        ),
+    );
+    wait_until("the live screen", 30, || {
+        tmux.screen().contains("╭ latency")
+    });
+    wait_until("the first request", 30, || invocations(&s) >= 1);
+    tmux.cmd(&["send-keys", "-t", "ui", "C-c"]);
+    wait_until("the stopping notice", 10, || {
+        tmux.screen().contains("Ctrl-C again")
+    });
+    tmux.cmd(&["send-keys", "-t", "ui", "C-c"]);
+    assert_eq!(tmux.wait_exit(20), 130, "{}", tmux.screen());
+    assert_restored(&tmux.screen());
+    let e = read_export(&export);
+    assert!(
+        e["error"].as_str().unwrap().contains("interrupted twice"),
+        "{e}"
+    );
+}
