@@ -130,6 +130,20 @@ pub async fn run(engine: Engine, abort: Abort) -> RunReport {
     report
 }
 
+/// Every SIGINT/SIGTERM from now on, one message each: the first stops, a second means now.
+pub fn signals() -> tokio::sync::mpsc::UnboundedReceiver<()> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        loop {
+            wait_for_signal().await;
+            if tx.send(()).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
 pub async fn wait_for_signal() {
     #[cfg(unix)]
     {

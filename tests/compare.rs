@@ -406,3 +406,40 @@ fn sigint_stops_a_headless_compare_and_keeps_what_was_measured() {
         stdout(&out)
     );
 }
+
+#[test]
+fn a_second_sigint_exits_a_compare_at_once_with_what_was_finished() {
+    let slow = Serve::start(&["--base-ms", "4000", "--per-token-ms", "0"]);
+    let path = tmp_path("compare-sigint-twice.json");
+    let a = format!("name=a,url={}", slow.url);
+    let b = format!("name=b,url={}", slow.url);
+    let child = std::process::Command::new(BIN)
+        .args(["compare", "--headless", "--no-accuracy", "--export"])
+        .arg(&path)
+        .args(["--target", &a, "--target", &b])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let second = std::time::Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    // Not the 4 s the request in flight would take.
+    assert!(
+        second.elapsed().as_millis() < 2500,
+        "{:?}",
+        second.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(e["stopped_early"], true);
+    assert!(e["error"].as_str().unwrap().contains("interrupted twice"));
+    assert!(
+        schema_violations(&e).is_empty(),
+        "{:?}",
+        schema_violations(&e)
+    );
+}

@@ -177,7 +177,7 @@ fn merging_two_hosts_adds_counts_and_gives_the_combined_percentiles() {
 
     for i in 0..2 {
         let (pa, pb, pm) = (&a["phases"][i], &b["phases"][i], &m["phases"][i]);
-        for k in ["n", "ok"] {
+        for k in ["n", "ok", "sent"] {
             assert_eq!(
                 pm[k].as_u64().unwrap(),
                 pa[k].as_u64().unwrap() + pb[k].as_u64().unwrap(),

@@ -4,7 +4,8 @@
 use super::{AppError, prepare, usage};
 use crate::cli::CompareArgs;
 use crate::compare::{self, CompareView, Entry, RowState, spec};
-use crate::export::{Export, write_atomic};
+use crate::export::{Export, check_writable, write_atomic};
+use crate::headless::ABORT_EXIT_CODE;
 use crate::report::render;
 use crate::serve::{self, ServeConfig, model::ServiceModel};
 use crate::tokenize::TokenCounter;
@@ -36,6 +37,10 @@ pub(super) async fn main(a: CompareArgs) -> Result<(), AppError> {
         }
     }
     let specs = spec::targets(&a, demo).map_err(|(flag, msg)| usage(&flag, msg))?;
+    if let Some(p) = &a.export {
+        check_writable(p)
+            .map_err(|e| usage("--export", format!("{}: cannot write: {e}", p.display())))?;
+    }
     // One seed for all: every target gets the same inputs in the same order.
     let seed = a.seed.unwrap_or_else(rand::random);
     let mut entries = Vec::with_capacity(specs.len());
@@ -58,13 +63,25 @@ pub(super) async fn main(a: CompareArgs) -> Result<(), AppError> {
     let live = !a.headless && std::io::stdout().is_terminal();
     let (view_tx, view_rx) = watch::channel(compare::initial_view(&a, &entries));
     let (stop_tx, stop_rx) = watch::channel(false);
+    // A second interrupt: write the phases finished so far; the front-end then exits at once.
+    let abort = |v: &CompareView| {
+        if let Some(path) = &a.export {
+            match write_atomic(path, &compare::interim_export(&a, &entries, v)) {
+                Ok(()) => eprintln!(
+                    "interrupted twice: results so far written to {}",
+                    path.display()
+                ),
+                Err(e) => eprintln!("error: --export {}: cannot write: {e}", path.display()),
+            }
+        }
+    };
     let work = compare::run(&a, &entries, view_tx, stop_rx);
     let export = if live {
-        crate::tui::compare::run(view_rx, stop_tx, work)
+        crate::tui::compare::run(view_rx, stop_tx, work, &abort)
             .await
             .map_err(|e| AppError::Failed(format!("cannot drive the terminal: {e}")))?
     } else {
-        headless(view_rx, stop_tx, work).await
+        headless(view_rx, stop_tx, work, &abort).await
     };
     if let Some(path) = &a.export {
         write_atomic(path, &export).map_err(|e| {
@@ -112,29 +129,37 @@ fn progress_line(v: &CompareView) -> String {
     )
 }
 
-/// Progress on stderr; SIGINT/SIGTERM stop the comparison, keeping what was measured.
+/// Progress on stderr; SIGINT/SIGTERM stop the comparison, keeping what was measured; a
+/// second one calls `abort`.
 async fn headless(
-    mut view: watch::Receiver<CompareView>,
+    view: watch::Receiver<CompareView>,
     stop: watch::Sender<bool>,
     work: impl std::future::Future<Output = Export>,
+    abort: &dyn Fn(&CompareView),
 ) -> Export {
+    let mut progress_view = view.clone();
     let progress = async {
         let mut iv = tokio::time::interval(Duration::from_secs(5));
         iv.tick().await;
         loop {
             iv.tick().await;
-            eprintln!("{}", progress_line(&view.borrow_and_update()));
+            eprintln!("{}", progress_line(&progress_view.borrow_and_update()));
         }
     };
-    let signal = async {
-        crate::headless::wait_for_signal().await;
-        eprintln!("\nstopping: the phase in progress ends, results so far are kept");
+    let mut signals = crate::headless::signals();
+    let interrupts = async {
+        signals.recv().await;
+        eprintln!(
+            "\nstopping: the phase in progress ends, results so far are kept (again to exit at once)"
+        );
         let _ = stop.send(true);
-        std::future::pending::<()>().await
+        signals.recv().await;
+        abort(&view.borrow());
+        std::process::exit(ABORT_EXIT_CODE)
     };
     tokio::select! {
         e = work => e,
         _ = progress => unreachable!("progress never ends"),
-        _ = signal => unreachable!("the signal arm waits forever after stopping"),
+        _ = interrupts => unreachable!("the process has exited"),
     }
 }

@@ -98,6 +98,7 @@ pub struct CompareView {
     pub elapsed: Duration,
     pub rows: Vec<RowView>,
     pub finished: bool,
+    pub started_at: SystemTime,
 }
 
 /// A target prepared for the comparison.
@@ -184,6 +185,7 @@ pub async fn run(
     mut stop: watch::Receiver<bool>,
 ) -> Export {
     let started_at = SystemTime::now();
+    view.send_modify(|v| v.started_at = started_at);
     let clock = std::time::Instant::now();
     let steps = steps(a);
     let mut outcomes: Vec<Outcome> = entries
@@ -266,20 +268,37 @@ pub async fn run(
             set_row(t, &|r| r.state = RowState::Waiting);
         }
     }
-    for (t, o) in outcomes.iter_mut().enumerate() {
-        derive(
-            &mut o.phases,
-            entries[t].prepared.price.as_ref().map(|p| p.1),
-        );
-    }
+    let export = export(a, entries, outcomes, started_at, stopped);
     view.send_modify(|v| {
         v.finished = true;
         v.elapsed = clock.elapsed();
-        for (r, o) in v.rows.iter_mut().zip(&outcomes) {
-            r.results = o.phases.clone();
+        for r in v.rows.iter_mut() {
+            r.results = export
+                .phases
+                .iter()
+                .filter(|p| p.target.as_deref() == Some(r.name.as_str()))
+                .cloned()
+                .collect();
         }
     });
-    export(a, entries, outcomes, started_at, stopped)
+    export
+}
+
+/// What a second Ctrl-C writes: the phases finished so far, as the view holds them; the one
+/// in progress is not waited for.
+pub fn interim_export(a: &CompareArgs, entries: &[Entry], v: &CompareView) -> Export {
+    let outcomes = v
+        .rows
+        .iter()
+        .map(|r| Outcome {
+            phases: r.results.clone(),
+            before: None,
+            after: r.accuracy.clone(),
+        })
+        .collect();
+    let mut e = export(a, entries, outcomes, v.started_at, true);
+    e.error = Some("interrupted twice: the phase in progress was not waited for".into());
+    e
 }
 
 pub fn initial_view(a: &CompareArgs, entries: &[Entry]) -> CompareView {
@@ -303,16 +322,20 @@ pub fn initial_view(a: &CompareArgs, entries: &[Entry]) -> CompareView {
             })
             .collect(),
         finished: false,
+        started_at: SystemTime::now(),
     }
 }
 
 fn export(
     a: &CompareArgs,
     entries: &[Entry],
-    outcomes: Vec<Outcome>,
+    mut outcomes: Vec<Outcome>,
     started_at: SystemTime,
     stopped: bool,
 ) -> Export {
+    for (o, e) in outcomes.iter_mut().zip(entries) {
+        derive(&mut o.phases, e.prepared.price.as_ref().map(|p| p.1));
+    }
     let diff = verdicts::diff(
         &entries
             .iter()

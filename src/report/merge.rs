@@ -125,10 +125,11 @@ fn merge_phase(sources: &[(String, Export)], i: usize) -> Result<PhaseResult, St
         }
     };
     let (mut errors, mut variants) = (BTreeMap::new(), BTreeMap::new());
-    let (mut n, mut ok, mut rps, mut sps, mut dur) = (0, 0, 0.0, 0.0, 0.0f64);
+    let (mut n, mut ok, mut sent, mut rps, mut sps, mut dur) = (0, 0, 0, 0.0, 0.0, 0.0f64);
     for (_, e) in sources {
         let p = &e.phases[i];
         n += p.n;
+        sent += p.sent;
         ok += p.ok;
         rps += p.req_per_s;
         sps += p.samples_per_s;
@@ -139,6 +140,7 @@ fn merge_phase(sources: &[(String, Export)], i: usize) -> Result<PhaseResult, St
     let l = LatencySummary::of(&latency);
     m.target = None;
     m.n = n;
+    m.sent = sent;
     m.ok = ok;
     m.errors = errors;
     m.variants = variants;

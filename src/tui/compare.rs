@@ -4,11 +4,12 @@
 use crate::compare::{CompareView, RowState, RowView, order_note};
 use crate::export::Export;
 use crate::sweep::PhaseKind;
+use crate::tui::app::is_interrupt;
 use crate::tui::format::{elapsed, ms};
 use crate::tui::panels::block;
 use crate::tui::screen::{MIN_HEIGHT, MIN_WIDTH};
 use ratatui::Frame;
-use ratatui::crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers};
+use ratatui::crossterm::event::{Event, KeyCode, KeyEventKind};
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
@@ -200,18 +201,18 @@ pub fn draw(f: &mut Frame, v: &CompareView, quitting: bool) {
 
 /// Draws the comparison until it ends and the operator quits. Quitting early (q, Esc, Ctrl-C,
 /// SIGINT, SIGTERM) stops the comparison; its result so far is returned either way, with the
-/// terminal restored.
+/// terminal restored. Interrupting again while it stops calls `abort`, then exits at once.
 pub async fn run(
     mut view: watch::Receiver<CompareView>,
     stop: watch::Sender<bool>,
     work: impl Future<Output = Export>,
+    abort: &dyn Fn(&CompareView),
 ) -> std::io::Result<Export> {
     let mut terminal = ratatui::try_init()?;
     let restore = super::Restore;
     let mut events = super::terminal_events();
+    let mut signals = crate::headless::signals();
     tokio::pin!(work);
-    let signal = crate::headless::wait_for_signal();
-    tokio::pin!(signal);
     let mut frame = tokio::time::interval(Duration::from_millis(100));
     frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut result = None;
@@ -223,27 +224,29 @@ pub async fn run(
             drop(restore);
             return Ok(e);
         }
-        tokio::select! {
-            e = &mut work, if result.is_none() => result = Some(e),
+        let interrupted = tokio::select! {
+            e = &mut work, if result.is_none() => {
+                result = Some(e);
+                false
+            }
             ev = events.recv() => match ev {
                 Some(Event::Key(k)) if k.kind != KeyEventKind::Release => {
-                    let ctrl_c = k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL);
-                    if matches!(k.code, KeyCode::Char('q') | KeyCode::Esc) || ctrl_c {
-                        quitting = true;
-                        let _ = stop.send(true);
-                    }
+                    matches!(k.code, KeyCode::Char('q') | KeyCode::Esc) || is_interrupt(&k)
                 }
-                Some(_) => {}
-                None => {
-                    quitting = true;
-                    let _ = stop.send(true);
-                }
+                Some(_) => false,
+                None => true,
             },
-            _ = &mut signal, if !quitting => {
-                quitting = true;
-                let _ = stop.send(true);
+            Some(()) = signals.recv() => true,
+            _ = frame.tick() => false,
+        };
+        if interrupted {
+            if quitting && result.is_none() {
+                drop(restore);
+                abort(&view.borrow());
+                std::process::exit(crate::headless::ABORT_EXIT_CODE);
             }
-            _ = frame.tick() => {}
+            quitting = true;
+            let _ = stop.send(true);
         }
     }
 }

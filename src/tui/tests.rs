@@ -214,6 +214,7 @@ fn compare_view() -> crate::compare::CompareView {
         elapsed: std::time::Duration::from_secs(83),
         rows,
         finished: false,
+        started_at: std::time::SystemTime::UNIX_EPOCH,
     }
 }
 
