@@ -59,6 +59,12 @@ class Server:
         with urllib.request.urlopen(self.url + "/_count", timeout=5) as r:
             return int(r.read())
 
+    def cpu_s(self):
+        """CPU seconds the server has used so far (user + system)."""
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self):
         self.proc.terminate()
         self.proc.wait()
@@ -210,6 +216,7 @@ def throughput(args, tools, body, server):
                 order = ["oha", "encbench"] if rep % 2 == 0 else ["encbench", "oha"]
                 for tool in order:
                     before = server.count()
+                    server_cpu = server.cpu_s()
                     if tool == "encbench":
                         export = os.path.join(tmp, "encbench.json")
                         if os.path.exists(export):
@@ -229,8 +236,10 @@ def throughput(args, tools, body, server):
                         with open(output) as f:
                             rps = json.load(f)["summary"]["requestsPerSec"]
                     served = server.count() - before
+                    server_cpu = server.cpu_s() - server_cpu
                     r.update(tool=tool, rps=rps, served=served,
-                             cpu_per_1k=r["cpu_s"] / served * 1000 if served else None)
+                             cpu_per_1k=r["cpu_s"] / served * 1000 if served else None,
+                             server_cpu_per_1k=server_cpu / served * 1000 if served else None)
                     r.pop("stdout")
                     runs[tool].append(r)
                     log(f"  tui={'on' if tui else 'off'} c={conc} {tool:8} {rps:10.1f} req/s "
@@ -242,6 +251,9 @@ def throughput(args, tools, body, server):
                 "encbench_rps": e, "oha_rps": o, "ratio": e / o if o else None,
                 "encbench_cpu_per_1k": median([r["cpu_per_1k"] for r in runs["encbench"]]),
                 "oha_cpu_per_1k": median([r["cpu_per_1k"] for r in runs["oha"]]),
+                # The server's share shows whether a client made the server work harder.
+                "server_cpu_per_1k_encbench": median([r["server_cpu_per_1k"] for r in runs["encbench"]]),
+                "server_cpu_per_1k_oha": median([r["server_cpu_per_1k"] for r in runs["oha"]]),
                 "runs": runs,
             })
     return rows
@@ -350,7 +362,7 @@ def frames(args, tools, server):
 
         def mean_us(part):
             n = sum(s["frames"] for s in part)
-            return sum(s["draw_us"] for s in part) / n if n else None
+            return sum(s["draw_cpu_us"] for s in part) / n if n else None
 
         # Skip the first seconds (start-up) and the last one (quitting).
         early = mean_us(secs[2:2 + w])
@@ -383,14 +395,16 @@ def markdown(res):
             f"### Closed loop, {res['duration_s']} s per run, same POST body",
             "",
             "| TUI | concurrency | encbench req/s | oha req/s | ratio | encbench CPU-s/1k req | "
-            "oha CPU-s/1k req | load avg before → after |",
-            "|---|---|---|---|---|---|---|---|",
+            "oha CPU-s/1k req | server CPU-s/1k req (encbench / oha) | load avg before → after |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for r in res["throughput"]:
             lines.append(
                 f"| {'on' if r['tui'] else 'off'} | {r['concurrency']} | {fmt(r['encbench_rps'], ',.0f')} "
                 f"| {fmt(r['oha_rps'], ',.0f')} | **{fmt(r['ratio'], '.2f')}×** "
                 f"| {fmt(r['encbench_cpu_per_1k'], '.3f')} | {fmt(r['oha_cpu_per_1k'], '.3f')} "
+                f"| {fmt(r.get('server_cpu_per_1k_encbench'), '.3f')} / "
+                f"{fmt(r.get('server_cpu_per_1k_oha'), '.3f')} "
                 f"| {r['load_before']} → {r['load_after']} |")
         lines.append("")
     if "openloop" in res:
@@ -431,7 +445,7 @@ def markdown(res):
     if "frames" in res:
         f = res["frames"]
         lines += [
-            f"### TUI frame draw time in a live run ({f['duration_s']} s, closed loop at "
+            f"### TUI frame cost (CPU time of the drawing thread) in a live run ({f['duration_s']} s, closed loop at "
             f"concurrency 16, {COLS}×{ROWS} pseudo-terminal)",
             "",
             f"| requests in the run | frame, seconds 2–{2 + f['window_s']} | frame, last "

@@ -24,12 +24,28 @@ pub type ExportNow = Box<dyn Fn(&RunReport) -> Result<String, String> + Send>;
 /// inside the process, and frame cost must be shown flat over a real run, not only a replay.
 const FRAME_LOG_ENV: &str = "ENCBENCH_FRAME_LOG";
 
-/// Frame draw times bucketed by second of the run: one small entry per second, like the
-/// engine's timeline.
+/// Frame costs bucketed by second of the run: one small entry per second, like the
+/// engine's timeline. A frame's cost is the CPU time of the thread that draws it: on a
+/// shared machine wall time mostly measures who else got the core.
 struct FrameLog {
     start: Instant,
-    /// (frames, total draw time) per second.
+    /// (frames, total draw CPU time) per second.
     seconds: Vec<(u32, Duration)>,
+}
+
+fn thread_cpu_time() -> Duration {
+    #[cfg(unix)]
+    {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `t` is a valid timespec that outlives the call.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0 {
+            return Duration::new(t.tv_sec as u64, t.tv_nsec as u32);
+        }
+    }
+    Duration::ZERO
 }
 
 impl FrameLog {
@@ -47,7 +63,7 @@ impl FrameLog {
             .seconds
             .iter()
             .enumerate()
-            .map(|(t, (n, d))| serde_json::json!({ "t_s": t, "frames": n, "draw_us": d.as_micros() as u64 }))
+            .map(|(t, (n, d))| serde_json::json!({ "t_s": t, "frames": n, "draw_cpu_us": d.as_micros() as u64 }))
             .collect();
         std::fs::write(path, serde_json::json!({ "seconds": seconds }).to_string())
     }
@@ -98,6 +114,7 @@ pub async fn run(
 
     loop {
         let drawing = Instant::now();
+        let cpu_before = thread_cpu_time();
         // A bug in a panel must not lose the run: stop drawing, keep the measurements.
         if catch_unwind(AssertUnwindSafe(|| {
             terminal.draw(|f| screen::draw(f, &app)).map(|_| ())
@@ -106,7 +123,7 @@ pub async fn run(
         {
             break;
         }
-        frame_log.add(drawing, drawing.elapsed());
+        frame_log.add(drawing, thread_cpu_time().saturating_sub(cpu_before));
         tokio::select! {
             ev = events.recv() => match ev {
                 Some(Event::Key(k)) if k.kind != KeyEventKind::Release => match app.on_key(k) {
