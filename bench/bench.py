@@ -480,7 +480,7 @@ def main():
     ap.add_argument("--oha", help="oha binary (sections that compare need it)")
     ap.add_argument("--sections", default="throughput,openloop,memory,frames")
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--duration", type=float, default=8, help="seconds per throughput run")
+    ap.add_argument("--duration", type=float, default=10, help="seconds per throughput run")
     ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64])
     ap.add_argument("--rates", type=int, nargs="+", default=[500, 2000, 5000])
     ap.add_argument("--openloop-duration", type=float, default=6)

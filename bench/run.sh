@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One command for the load-generator benchmark (see BENCHMARKS.md):
-#   bench/run.sh              the full matrix, about 20 minutes on 2 cores
+#   bench/run.sh              the full matrix, about 15 minutes on 2 cores
 #   bench/run.sh --quick      a one-minute smoke: short runs, one repetition, small counts
 # Extra arguments go to bench/bench.py (e.g. --sections throughput --reps 5).
 # Builds release binaries, installs oha from crates.io into target/bench/oha (once, about
