@@ -304,8 +304,13 @@ impl Engine {
                     .enable_all()
                     .build()
                     .expect("a current-thread runtime with static settings");
-                let report = runtime.block_on(run(setup, run_shared, cmd_rx, started_at));
-                let _ = report_tx.send(report);
+                // Spawned rather than run as block_on's own future: waking that one goes
+                // through the I/O driver (an eventfd write per completed request), while a
+                // task woken by a task on the same thread is only queued.
+                let task = runtime.spawn(run(setup, run_shared, cmd_rx, started_at));
+                if let Ok(report) = runtime.block_on(task) {
+                    let _ = report_tx.send(report);
+                }
             });
         // Without the thread `report` reports a failed engine (its sender is gone).
         drop(spawned);
