@@ -15,11 +15,60 @@ use crate::engine::{Command, Engine, RunReport};
 use app::{Action, App, Info};
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 /// Writes an export of what has been measured so far; returns where, or why not.
 pub type ExportNow = Box<dyn Fn(&RunReport) -> Result<String, String> + Send>;
+
+/// Where the benchmark harness (`bench/run.sh`) asks for frame draw times: it cannot see
+/// inside the process, and frame cost must be shown flat over a real run, not only a replay.
+const FRAME_LOG_ENV: &str = "ENCBENCH_FRAME_LOG";
+
+/// Frame costs bucketed by second of the run: one small entry per second, like the
+/// engine's timeline. A frame's cost is the CPU time of the thread that draws it: on a
+/// shared machine wall time mostly measures who else got the core.
+struct FrameLog {
+    start: Instant,
+    /// (frames, total draw CPU time) per second.
+    seconds: Vec<(u32, Duration)>,
+}
+
+fn thread_cpu_time() -> Duration {
+    #[cfg(unix)]
+    {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `t` is a valid timespec that outlives the call.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0 {
+            return Duration::new(t.tv_sec as u64, t.tv_nsec as u32);
+        }
+    }
+    Duration::ZERO
+}
+
+impl FrameLog {
+    fn add(&mut self, at: Instant, took: Duration) {
+        let s = at.saturating_duration_since(self.start).as_secs() as usize;
+        if self.seconds.len() <= s {
+            self.seconds.resize(s + 1, (0, Duration::ZERO));
+        }
+        self.seconds[s].0 += 1;
+        self.seconds[s].1 += took;
+    }
+
+    fn write(&self, path: &std::path::Path) -> std::io::Result<()> {
+        let seconds: Vec<serde_json::Value> = self
+            .seconds
+            .iter()
+            .enumerate()
+            .map(|(t, (n, d))| serde_json::json!({ "t_s": t, "frames": n, "draw_cpu_us": d.as_micros() as u64 }))
+            .collect();
+        std::fs::write(path, serde_json::json!({ "seconds": seconds }).to_string())
+    }
+}
 
 /// Restores the terminal however the TUI is left (return, `?`, panic unwinding).
 pub(crate) struct Restore;
@@ -63,8 +112,15 @@ pub async fn run(
     let signal = crate::headless::wait_for_signal();
     tokio::pin!(signal);
     let mut status_until = None;
+    let log_path = std::env::var_os(FRAME_LOG_ENV).map(std::path::PathBuf::from);
+    let mut frame_log = FrameLog {
+        start: Instant::now(),
+        seconds: Vec::new(),
+    };
 
     loop {
+        let drawing = Instant::now();
+        let cpu_before = thread_cpu_time();
         // A bug in a panel must not lose the run: stop drawing, keep the measurements.
         if catch_unwind(AssertUnwindSafe(|| {
             terminal.draw(|f| screen::draw(f, &app)).map(|_| ())
@@ -73,6 +129,7 @@ pub async fn run(
         {
             break;
         }
+        frame_log.add(drawing, thread_cpu_time().saturating_sub(cpu_before));
         tokio::select! {
             ev = events.recv() => match ev {
                 Some(Event::Key(k)) if k.kind != KeyEventKind::Release => match app.on_key(k) {
@@ -129,5 +186,10 @@ pub async fn run(
         }
     };
     drop(restore);
+    if let Some(path) = log_path
+        && let Err(e) = frame_log.write(&path)
+    {
+        eprintln!("{FRAME_LOG_ENV} {}: cannot write: {e}", path.display());
+    }
     Ok(report)
 }
