@@ -317,11 +317,22 @@ fn hf_toolkit_worker_killed_mid_run_times_out_its_requests_and_loses_none() {
 fn hf_toolkit_unhealthy_ping_is_not_ready() {
     let _one = one_at_a_time();
     let smhf = Peer::start("smhf.sh", &[], &[("WORKERS", "1")]);
-    // Killing the worker leaves the frontend answering 200 {"status": "Unhealthy"}.
+    // Killing the worker leaves the frontend answering 200 {"status": "Unhealthy"}; the
+    // frontend restarts it after a back-off, so keep killing it until the run is over (a
+    // restarted worker once turned this test into 16 requests waiting out their timeouts).
     let pattern = format!("smhf-{}/tmp/.mms.sock", smhf.port);
-    let _ = Command::new("pkill")
-        .args(["-KILL", "-f", &pattern])
-        .status();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let killer = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = Command::new("pkill")
+                    .args(["-KILL", "-f", &pattern])
+                    .status();
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        })
+    };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
         let body = common::get_text(&format!("{}/ping", smhf.url()));
@@ -341,11 +352,15 @@ fn hf_toolkit_unhealthy_ping_is_not_ready() {
             &smhf.url(),
             "--ready-timeout",
             "1.5",
+            "--timeout",
+            "5",
             "-n",
             "5",
         ],
         &[],
     );
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    killer.join().unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
