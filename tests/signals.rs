@@ -4,23 +4,16 @@
 
 mod common;
 
-use common::{BIN, Serve, get_json, schema_violations, tmp_path};
+use common::tmux::Tmux;
+use common::{BIN, Serve, get_json, schema_violations, tmp_path, wait_until};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn send(pid: u32, sig: libc::c_int) {
     // SAFETY: kill(2) on a child we started and have not reaped.
     assert_eq!(unsafe { libc::kill(pid as libc::pid_t, sig) }, 0);
-}
-
-fn wait_until(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 fn invocations(s: &Serve) -> u64 {
@@ -173,86 +166,6 @@ fn a_second_ctrl_c_exits_at_once_with_what_was_measured() {
     );
 }
 
-/// A private tmux server per test, so tests never touch the user's sessions or each other.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(name: &str, command: &str) -> Tmux {
-        let t = Tmux {
-            socket: format!("encbench-signals-{}-{name}", std::process::id()),
-        };
-        t.cmd(&["new-session", "-d", "-s", "ui", "-x", "120", "-y", "40"]);
-        t.cmd(&["set-option", "-t", "ui", "remain-on-exit", "on"]);
-        // tmux sometimes marks a pane dead without ever reaping its process (no exit status):
-        // the shell reports the code instead.
-        t.cmd(&[
-            "respawn-pane",
-            "-k",
-            "-t",
-            "ui",
-            &format!("{command}; echo exit=$?"),
-        ]);
-        t
-    }
-
-    fn cmd(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("tmux is required for this test (apt-get install tmux)");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn screen(&self) -> String {
-        self.cmd(&["capture-pane", "-p", "-t", "ui"])
-    }
-
-    fn display(&self, what: &str) -> String {
-        self.cmd(&["display-message", "-p", "-t", "ui", what])
-            .trim()
-            .to_string()
-    }
-
-    /// The binary's exit code, as the wrapping shell printed it.
-    fn wait_exit(&self, secs: u64) -> i32 {
-        let mut code = None;
-        wait_until("the binary to exit", secs, || {
-            code = self
-                .screen()
-                .lines()
-                .find_map(|l| l.strip_prefix("exit=").map(|c| c.trim().to_string()));
-            code.is_some()
-        });
-        code.unwrap().parse().unwrap()
-    }
-
-    /// The binary, a child of the pane's shell.
-    fn binary_pid(&self) -> u32 {
-        let sh = self.display("#{pane_pid}");
-        let mut pid = None;
-        wait_until("the binary's pid", 10, || {
-            let children = std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children"))
-                .unwrap_or_default();
-            pid = children
-                .split_whitespace()
-                .next()
-                .and_then(|p| p.parse().ok());
-            pid.is_some()
-        });
-        pid.unwrap()
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        self.cmd(&["kill-server"]);
-    }
-}
-
 fn assert_restored(screen: &str) {
     assert!(
         !screen.contains("╭ latency"),
@@ -267,6 +180,8 @@ fn sigint_and_sigterm_on_the_live_screen_restore_the_terminal_and_export() {
         let export = tmp_path("tui-signal.json");
         let tmux = Tmux::start(
             name,
+            120,
+            40,
             &format!(
                 "{BIN} --url {} --request-rate 30 --concurrency 2 --export {}",
                 s.url,
@@ -295,6 +210,8 @@ fn a_second_ctrl_c_key_on_the_live_screen_exits_at_once_and_restores_the_termina
     let export = tmp_path("tui-twice.json");
     let tmux = Tmux::start(
         "twice",
+        120,
+        40,
         &format!(
             "{BIN} --url {} --timeout 300 --export {}",
             s.url,

@@ -3,74 +3,9 @@
 
 mod common;
 
+use common::tmux::Tmux;
 use common::{BIN, Serve, tmp_path};
 use serde_json::Value;
-use std::process::Command;
-use std::time::{Duration, Instant};
-
-/// A private tmux server, so the test never touches the user's sessions.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn new() -> Tmux {
-        let ok = Command::new("tmux")
-            .arg("-V")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        assert!(ok, "tmux is required for this test (apt-get install tmux)");
-        Tmux {
-            socket: format!("encbench-test-{}", std::process::id()),
-        }
-    }
-
-    fn cmd(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("run tmux");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn screen(&self) -> String {
-        self.cmd(&["capture-pane", "-p", "-t", "ui"])
-    }
-
-    fn keys(&self, keys: &str) {
-        self.cmd(&["send-keys", "-t", "ui", keys]);
-    }
-
-    /// Polls the screen until `cond` holds; panics with the last screen after `secs`.
-    fn wait_for(&self, what: &str, secs: u64, cond: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        loop {
-            let s = self.screen();
-            if cond(&s) {
-                return s;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}; screen:\n{s}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn pane_dead(&self) -> bool {
-        self.cmd(&["display-message", "-p", "-t", "ui", "#{pane_dead}"])
-            .trim()
-            == "1"
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        self.cmd(&["kill-server"]);
-    }
-}
 
 fn phase_n(screen: &str) -> u64 {
     screen
@@ -86,15 +21,12 @@ fn operator_session_through_keys() {
     let _t = common::timed();
     let server = Serve::start(&["--workers", "4"]);
     let export = tmp_path("tui-export.json");
-    let tmux = Tmux::new();
     let command = format!(
         "{BIN} --url {} --request-rate 20 --concurrency 2 --batch-sizes 1 8 -n 20 --warmup 2 --export {}",
         server.url,
         export.display()
     );
-    tmux.cmd(&["new-session", "-d", "-s", "ui", "-x", "120", "-y", "40"]);
-    tmux.cmd(&["set-option", "-t", "ui", "remain-on-exit", "on"]);
-    tmux.cmd(&["respawn-pane", "-k", "-t", "ui", &command]);
+    let tmux = Tmux::start("keys", 120, 40, &command);
 
     let s = tmux.wait_for("live numbers", 20, |s| phase_n(s) >= 5);
     assert!(s.contains("open loop 20.0 req/s Poisson"), "{s}");
@@ -124,7 +56,7 @@ fn operator_session_through_keys() {
     tmux.wait_for("paused", 5, |s| s.contains(" paused ·"));
 
     tmux.keys("q");
-    wait_dead(&tmux, 15);
+    assert_eq!(tmux.wait_exit(15), 0);
     // The terminal is restored: the tables are printed on the normal screen.
     let after = tmux.screen();
     assert!(after.contains("Batch (n = measured"), "{after}");
@@ -170,18 +102,6 @@ fn operator_session_through_keys() {
     assert_eq!(e["accuracy"]["passed"], 4);
 }
 
-fn wait_dead(tmux: &Tmux, secs: u64) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !tmux.pane_dead() {
-        assert!(
-            Instant::now() < deadline,
-            "did not quit; screen:\n{}",
-            tmux.screen()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 /// `compare` on the live screen: a row per target that follows the interleaved phases, then
 /// the comparison tables on the restored terminal; quitting early keeps what was measured.
 #[test]
@@ -189,10 +109,6 @@ fn compare_shows_a_live_row_per_target() {
     let _t = common::timed();
     let fast = Serve::start(&["--base-ms", "1", "--per-token-ms", "0"]);
     let slow = Serve::start(&["--base-ms", "20", "--per-token-ms", "0"]);
-    let tmux = Tmux::new();
-    tmux.cmd(&["new-session", "-d", "-s", "ui", "-x", "100", "-y", "30"]);
-    tmux.cmd(&["set-option", "-t", "ui", "remain-on-exit", "on"]);
-
     // A short comparison runs to its end and waits for q.
     let export = tmp_path("compare-tui.json");
     let command = format!(
@@ -201,7 +117,7 @@ fn compare_shows_a_live_row_per_target() {
         slow.url,
         export.display()
     );
-    tmux.cmd(&["respawn-pane", "-k", "-t", "ui", &command]);
+    let tmux = Tmux::start("compare", 100, 30, &command);
     let s = tmux.wait_for("a live slow row", 20, |s| {
         s.lines()
             .any(|l| l.contains("│slow") && l.contains("running"))
@@ -214,8 +130,8 @@ fn compare_shows_a_live_row_per_target() {
         assert!(row.contains("done") && row.contains("4/4"), "{row}");
     }
     tmux.keys("q");
-    wait_dead(&tmux, 10);
-    let after = tmux.cmd(&["capture-pane", "-p", "-S", "-60", "-t", "ui"]);
+    assert_eq!(tmux.wait_exit(10), 0);
+    let after = tmux.history(60);
     assert!(after.contains("Cost per million samples"), "{after}");
     assert!(
         !after.contains("╭ targets"),
@@ -233,13 +149,13 @@ fn compare_shows_a_live_row_per_target() {
         slow.url,
         export.display()
     );
-    tmux.cmd(&["respawn-pane", "-k", "-t", "ui", &command]);
+    tmux.respawn(&command);
     tmux.wait_for("the slow target's first phase", 30, |s| {
         s.lines()
             .any(|l| l.contains("│slow") && l.contains("b=1 c=1 running"))
     });
     tmux.keys("q");
-    wait_dead(&tmux, 15);
+    assert_eq!(tmux.wait_exit(15), 0);
     let e: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
     assert_eq!(e["stopped_early"], true);
     let targets: Vec<&str> = e["phases"]

@@ -8,6 +8,8 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+pub mod tmux;
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_encbench-tui");
 
 /// Timed known-answer tests run one at a time: two cores shared by parallel load tests
@@ -184,4 +186,16 @@ pub fn schema_violations(export: &Value) -> Vec<String> {
         .iter_errors(export)
         .map(|e| format!("{}: {e}", e.instance_path()))
         .collect()
+}
+
+/// Polls `cond` every 50 ms; panics naming `what` after `secs`.
+pub fn wait_until(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while !cond() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
