@@ -5,7 +5,10 @@
 
 mod common;
 
-use common::{BIN, Serve, get_json, run, run_export, schema_violations, stderr, tmp_path};
+use common::{
+    BIN, Serve, assert_phase_accounted, get_json, run, run_export, schema_violations, stderr,
+    tmp_path,
+};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -23,19 +26,7 @@ fn assert_nothing_lost(e: &Value) {
         schema_violations(e)
     );
     for p in e["phases"].as_array().unwrap() {
-        let errors: u64 = p["errors"]
-            .as_object()
-            .unwrap()
-            .values()
-            .map(|v| v.as_u64().unwrap())
-            .sum();
-        let (ok, n, sent) = (
-            p["ok"].as_u64().unwrap(),
-            p["n"].as_u64().unwrap(),
-            p["sent"].as_u64().unwrap(),
-        );
-        assert_eq!(ok + errors, n, "phase {p}");
-        assert_eq!(n, sent, "every request sent is accounted for: {p}");
+        assert_phase_accounted(p);
     }
 }
 

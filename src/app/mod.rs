@@ -469,21 +469,8 @@ pub async fn prepare(a: &RunArgs) -> Result<Prepared, AppError> {
 }
 
 async fn run(a: RunArgs) -> Result<(), AppError> {
-    let Prepared {
-        texts,
-        accuracy,
-        price,
-        natural_tokens,
-        seed,
-        shape,
-        format,
-        target,
-        shown: shown_url,
-        flag,
-        config,
-        _demo,
-    } = prepare(&a).await?;
-    if let Err(e) = target.check_ready().await {
+    let p = prepare(&a).await?;
+    if let Err(e) = p.target.check_ready().await {
         let started = SystemTime::now();
         let report = RunReport {
             started_at: started,
@@ -495,8 +482,8 @@ async fn run(a: RunArgs) -> Result<(), AppError> {
             stopped_early: true,
             error: Some(e.to_string()),
         };
-        write_export(&a, &report, config)?;
-        return Err(usage(flag, e));
+        write_export(&a, &report, p.config)?;
+        return Err(usage(p.flag, e));
     }
 
     let live = !a.headless && std::io::stdout().is_terminal();
@@ -519,30 +506,30 @@ async fn run(a: RunArgs) -> Result<(), AppError> {
         concurrency_levels: a.concurrency_levels.clone(),
         live,
     };
-    let engine_name = format.name().to_string();
+    let engine_name = p.format.name().to_string();
     let engine = Engine::start(EngineSetup {
-        target,
-        texts,
-        format,
+        target: p.target,
+        texts: p.texts,
+        format: p.format,
         warmup_timeout: Duration::from_secs_f64(a.warmup_timeout),
-        shape,
+        shape: p.shape,
         pace,
         plan,
-        seed,
-        accuracy,
-        price_per_hour: price.as_ref().map(|p| p.1),
+        seed: p.seed,
+        accuracy: p.accuracy,
+        price_per_hour: p.price.as_ref().map(|p| p.1),
         window_s: a.window,
         tick: Duration::from_millis(1000 / a.fps.clamp(1, 60)),
     });
     let header = Header {
-        target: shown_url,
+        target: p.shown,
         engine: engine_name,
         pace,
         pad_to_max: a.pad_to_max,
         max_len: a.max_len,
-        natural_tokens,
+        natural_tokens: p.natural_tokens,
         simulated: a.demo,
-        price,
+        price: p.price,
         knee: a.knee,
     };
     let report = if live {
@@ -554,19 +541,19 @@ async fn run(a: RunArgs) -> Result<(), AppError> {
             window_s: a.window,
         };
         let export_path = a.export.clone().unwrap_or_else(default_export_path);
-        let export_config = config.clone();
+        let export_config = p.config.clone();
         let export_now: tui::ExportNow = Box::new(move |report| {
             write_atomic(&export_path, &Export::new(report, export_config.clone()))
                 .map(|_| export_path.display().to_string())
                 .map_err(|e| e.to_string())
         });
-        tui::run(engine, info, a.fps, export_now, abort_export(&a, &config))
+        tui::run(engine, info, a.fps, export_now, abort_export(&a, &p.config))
             .await
             .map_err(|e| AppError::Failed(format!("cannot drive the terminal: {e}")))?
     } else {
-        headless::run(engine, abort_export(&a, &config)).await
+        headless::run(engine, abort_export(&a, &p.config)).await
     };
-    write_export(&a, &report, config)?;
+    write_export(&a, &report, p.config)?;
     // Also after the live screen: the tables stay in the scrollback.
     print!("{}", headless::tables(&report, &header));
     Ok(())

@@ -199,3 +199,23 @@ pub fn wait_until(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// Every error of a phase, whatever its kind.
+pub fn error_total(p: &Value) -> u64 {
+    p["errors"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum()
+}
+
+/// ok + every error = n = sent: no request of the phase silently dropped.
+pub fn assert_phase_accounted(p: &Value) {
+    let (ok, n) = (p["ok"].as_u64().unwrap(), p["n"].as_u64().unwrap());
+    assert_eq!(ok + error_total(p), n, "phase {p}");
+    assert_eq!(
+        p["n"], p["sent"],
+        "every request sent is accounted for: {p}"
+    );
+}
