@@ -122,9 +122,11 @@ pub fn check_writable(path: &Path) -> std::io::Result<()> {
 pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
     let tmp = temp_beside(path);
     let result = (|| {
+        // Serialized whole first: straight into the file it was one write(2) per token.
+        let mut text = serde_json::to_vec_pretty(value)?;
+        text.push(b'\n');
         let mut f = std::fs::File::create(&tmp)?;
-        serde_json::to_writer_pretty(&mut f, value)?;
-        f.write_all(b"\n")?;
+        f.write_all(&text)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
     })();
