@@ -208,7 +208,9 @@ def export_phase(path):
 def throughput(args, tools, body, server):
     rows = []
     tmp = os.path.join(OUT, "tmp")
-    for tui in (False, True):
+    for tui in [m == "on" for m in args.tui.split(",")]:
+        # oha's TUI slows down as a run goes on (oha #806), so TUI runs may be made longer.
+        duration = args.tui_duration if tui and args.tui_duration else args.duration
         for conc in args.concurrency:
             runs = {"encbench": [], "oha": []}
             load = loadavg()
@@ -221,18 +223,18 @@ def throughput(args, tools, body, server):
                         export = os.path.join(tmp, "encbench.json")
                         if os.path.exists(export):
                             os.remove(export)
-                        cmd = tools.encbench_cmd(server.url, conc, duration=args.duration,
+                        cmd = tools.encbench_cmd(server.url, conc, duration=duration,
                                                  tui=tui, export=export)
-                        r = run(cmd, tty=tui, quit_after=args.duration if tui else None)
+                        r = run(cmd, tty=tui, quit_after=duration if tui else None)
                         rps = export_phase(export)["req_per_s"]
                     else:
                         output = os.path.join(tmp, "oha.json")
                         if os.path.exists(output):
                             os.remove(output)
-                        cmd = tools.oha_cmd(server.url, conc, body, duration=args.duration,
+                        cmd = tools.oha_cmd(server.url, conc, body, duration=duration,
                                             tui=tui, output=output)
                         # oha's TUI ends on its own when the duration is over.
-                        r = run(cmd, tty=tui, quit_after=args.duration + 15 if tui else None)
+                        r = run(cmd, tty=tui, quit_after=duration + 15 if tui else None)
                         with open(output) as f:
                             rps = json.load(f)["summary"]["requestsPerSec"]
                     served = server.count() - before
@@ -247,7 +249,7 @@ def throughput(args, tools, body, server):
             e = median([r["rps"] for r in runs["encbench"]])
             o = median([r["rps"] for r in runs["oha"]])
             rows.append({
-                "tui": tui, "concurrency": conc, "load_before": load, "load_after": loadavg(),
+                "tui": tui, "concurrency": conc, "duration_s": duration, "load_before": load, "load_after": loadavg(),
                 "encbench_rps": e, "oha_rps": o, "ratio": e / o if o else None,
                 "encbench_cpu_per_1k": median([r["cpu_per_1k"] for r in runs["encbench"]]),
                 "oha_cpu_per_1k": median([r["cpu_per_1k"] for r in runs["oha"]]),
@@ -392,15 +394,16 @@ def markdown(res):
     ]
     if "throughput" in res:
         lines += [
-            f"### Closed loop, {res['duration_s']} s per run, same POST body",
+            "### Closed loop, same POST body",
             "",
-            "| TUI | concurrency | encbench req/s | oha req/s | ratio | encbench CPU-s/1k req | "
+            "| TUI | concurrency | s per run | encbench req/s | oha req/s | ratio | encbench CPU-s/1k req | "
             "oha CPU-s/1k req | server CPU-s/1k req (encbench / oha) | load avg before → after |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "|---|---|---|---|---|---|---|---|---|---|",
         ]
         for r in res["throughput"]:
             lines.append(
-                f"| {'on' if r['tui'] else 'off'} | {r['concurrency']} | {fmt(r['encbench_rps'], ',.0f')} "
+                f"| {'on' if r['tui'] else 'off'} | {r['concurrency']} | {r['duration_s']:g} "
+                f"| {fmt(r['encbench_rps'], ',.0f')} "
                 f"| {fmt(r['oha_rps'], ',.0f')} | **{fmt(r['ratio'], '.2f')}×** "
                 f"| {fmt(r['encbench_cpu_per_1k'], '.3f')} | {fmt(r['oha_cpu_per_1k'], '.3f')} "
                 f"| {fmt(r.get('server_cpu_per_1k_encbench'), '.3f')} / "
@@ -481,6 +484,10 @@ def main():
     ap.add_argument("--sections", default="throughput,openloop,memory,frames")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--duration", type=float, default=10, help="seconds per throughput run")
+    ap.add_argument("--tui-duration", type=float, default=60,
+                    help="seconds per throughput run with the TUIs on: oha's TUI slows down "
+                         "over a run (oha #806), which a 10 s run would hide")
+    ap.add_argument("--tui", default="off,on", help="throughput runs with the TUIs off, on, or both")
     ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64])
     ap.add_argument("--rates", type=int, nargs="+", default=[500, 2000, 5000])
     ap.add_argument("--openloop-duration", type=float, default=6)
