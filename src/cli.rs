@@ -378,6 +378,10 @@ pub struct RunArgs {
     /// Seed for the arrival process (default: random, recorded in the export).
     #[arg(long, help_heading = "Workload")]
     pub seed: Option<u64>,
+    /// Threads that send requests (default: one per core). One dispatcher keeps the
+    /// schedule whatever the count; 1 runs everything on one thread.
+    #[arg(long, value_parser = positive_usize, help_heading = "Workload")]
+    pub client_threads: Option<usize>,
 
     // Accuracy, cost, output
     /// NLI samples checked before and after the load (default: shipped samples).

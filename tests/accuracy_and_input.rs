@@ -178,6 +178,7 @@ fn bad_input_gets_one_line_naming_the_flag_and_exit_code_2() {
         (vec!["--burstiness", "-1"], "--burstiness"),
         (vec!["--batch-size", "0"], "--batch-size"),
         (vec!["--concurrency", "0"], "--concurrency"),
+        (vec!["--client-threads", "0"], "--client-threads"),
         (vec!["--timeout", "0"], "--timeout"),
         (vec!["--engine", "onnx"], "--engine"),
         (vec!["--tokenizer", missing], "--tokenizer"),

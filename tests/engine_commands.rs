@@ -96,6 +96,7 @@ async fn live_commands_take_effect_and_are_logged() {
         price_per_hour: Some(1.408),
         window_s: 10,
         tick: Duration::from_millis(50),
+        lanes: 2,
     });
 
     let s = wait_for(&engine, "live traffic", |s| s.current.ok >= 10).await;

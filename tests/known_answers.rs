@@ -10,40 +10,48 @@ fn phase(export: &serde_json::Value, i: usize) -> &serde_json::Value {
     &export["phases"][i]
 }
 
+/// Run once on one client thread and once spread over three: how the requests are spread
+/// over threads must not change what is measured.
 #[test]
 fn closed_loop_four_workers_ten_ms_concurrency_eight() {
     let _t = timed();
     let s = Serve::start(&["--workers", "4", "--base-ms", "10", "--per-token-ms", "0"]);
-    let (out, e) = run_export(
-        &s.url,
-        &[
-            "-n",
-            "2000",
-            "--warmup",
-            "20",
-            "--concurrency",
-            "8",
-            "--no-accuracy",
-        ],
-    );
-    let p = phase(&e, 0);
-    let rps = f(&p["req_per_s"]);
-    let p50 = f(&p["latency_ms"]["p50"]);
-    eprintln!("closed loop: {rps:.1} req/s, p50 {p50:.2} ms");
-    assert!(
-        (rps / 400.0 - 1.0).abs() < 0.03,
-        "req/s {rps}, want 400 ± 3 %"
-    );
-    assert!(
-        (19.0..=21.5).contains(&p50),
-        "p50 {p50} ms, want about 20 (one request queued per worker)"
-    );
-    assert_eq!(p["closed_loop"], true);
-    assert!(
-        stdout(&out).contains("closed loop at concurrency 8"),
-        "{}",
-        stdout(&out)
-    );
+    for threads in ["1", "3"] {
+        let (out, e) = run_export(
+            &s.url,
+            &[
+                "-n",
+                "2000",
+                "--warmup",
+                "20",
+                "--concurrency",
+                "8",
+                "--no-accuracy",
+                "--client-threads",
+                threads,
+            ],
+        );
+        assert_eq!(e["config"]["client_threads"].to_string(), threads);
+        let p = phase(&e, 0);
+        let rps = f(&p["req_per_s"]);
+        let p50 = f(&p["latency_ms"]["p50"]);
+        eprintln!("closed loop on {threads} client thread(s): {rps:.1} req/s, p50 {p50:.2} ms");
+        assert!(
+            (rps / 400.0 - 1.0).abs() < 0.03,
+            "{threads} thread(s): req/s {rps}, want 400 ± 3 %"
+        );
+        assert!(
+            (19.0..=21.5).contains(&p50),
+            "{threads} thread(s): p50 {p50} ms, want about 20 (one request queued per worker)"
+        );
+        assert_eq!(p["n"], 2000);
+        assert_eq!(p["closed_loop"], true);
+        assert!(
+            stdout(&out).contains("closed loop at concurrency 8"),
+            "{}",
+            stdout(&out)
+        );
+    }
 }
 
 /// Exact mean sojourn time of a FIFO single server with constant service over this schedule

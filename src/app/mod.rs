@@ -284,6 +284,11 @@ fn price(a: &RunArgs) -> Result<Option<(String, f64)>, AppError> {
     }
 }
 
+fn client_threads(a: &RunArgs) -> usize {
+    a.client_threads
+        .unwrap_or_else(crate::engine::lanes::default_count)
+}
+
 fn config_json(
     a: &RunArgs,
     url: &str,
@@ -324,6 +329,7 @@ fn config_json(
         "texts": path(&a.texts),
         "tokenizer": path(&a.tokenizer),
         "timeout_s": a.timeout,
+        "client_threads": client_threads(a),
         "seed": seed,
         "accuracy_samples": path(&a.accuracy_samples),
         "accuracy_check": !a.no_accuracy,
@@ -520,6 +526,7 @@ async fn run(a: RunArgs) -> Result<(), AppError> {
         price_per_hour: p.price.as_ref().map(|p| p.1),
         window_s: a.window,
         tick: Duration::from_millis(1000 / a.fps.clamp(1, 60)),
+        lanes: client_threads(&a),
     });
     let header = Header {
         target: p.shown,

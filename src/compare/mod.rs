@@ -160,6 +160,7 @@ fn engine_for(p: &Prepared, a: &CompareArgs, step: Step, index: usize) -> Engine
         price_per_hour: p.price.as_ref().map(|p| p.1),
         window_s: 10,
         tick: Duration::from_millis(200),
+        lanes: crate::engine::lanes::default_count(),
     })
 }
 

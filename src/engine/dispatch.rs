@@ -5,15 +5,14 @@
 //! concurrency slot, so a slow endpoint shows up as dispatch delay and scheduled latency
 //! instead of silently lowering the offered rate (coordinated omission).
 
-use super::limiter::Permit;
+use super::closed::{self, Progress};
 use super::report::ServerBreakdown;
+use super::request::{Requester, Ticket};
 use super::{Command, Ctx, PhaseResult, PhaseView, RunState, report};
 use crate::arrival::{Arrivals, Pace, phase_seed};
 use crate::payload::kserve::ServerStats;
-use crate::payload::{Prepared, batch_inputs, prepared_ring};
-use crate::stats::{CLIENT_PANIC, Completion, PhaseRecorder};
+use crate::stats::PhaseRecorder;
 use crate::sweep::{PhaseKind, PhaseSpec, StopAt, SweepKind};
-use crate::target::ErrorKind;
 use crate::timing;
 use std::future::Future;
 use std::pin::Pin;
@@ -119,14 +118,8 @@ pub(crate) async fn run_phase(
     cmds: &mut UnboundedReceiver<Command>,
 ) -> PhaseEnd {
     let shared = &ctx.shared;
-    // Formats that tokenize prepare each request as it is sent, so the time is measured.
-    let ring: Option<Arc<Vec<Prepared>>> = (!ctx.format.tokenizes()).then(|| {
-        Arc::new(prepared_ring(
-            ctx.format.as_ref(),
-            &ctx.texts,
-            spec.batch_size,
-        ))
-    });
+    let requester = Requester::new(ctx, spec.batch_size);
+    let progress = Arc::new(Progress::new(&spec));
     let stats_before = ctx.target.server_stats().await;
     let mut generation;
     let mut pace;
@@ -164,33 +157,46 @@ pub(crate) async fn run_phase(
     let seed_for = |salt: u64| phase_seed(ctx.seed, index, salt);
     let mut repaces = 0u64;
     let mut arrivals = arrivals_for(pace, &spec, seed_for(0), true);
-    let mut idx: u64 = 0;
     let mut last_intended = Instant::now();
     let mut next_intended = last_intended;
-    let mut measure_start: Option<Instant> = None;
     let mut deadline = Deadline::new();
+    // The closed loop's current set of slots (see `closed`).
+    let mut slots: Option<Arc<closed::Slots>> = None;
 
     let end = 'phase: loop {
         let phase_end = match spec.stop {
-            StopAt::Count(n) if idx >= spec.warmup + n => break PhaseEnd::Completed,
-            StopAt::Duration(d) => match measure_start {
-                Some(t) if Instant::now() >= t + d => break PhaseEnd::Completed,
-                Some(t) => Some(t + d),
-                None => None,
+            StopAt::Count(n) if shared.sent.load(Ordering::Acquire) >= spec.warmup + n => {
+                break PhaseEnd::Completed;
+            }
+            StopAt::Duration(_) => match progress.end() {
+                Some(end) if Instant::now() >= end => break PhaseEnd::Completed,
+                end => end,
             },
             _ => None,
         };
         deadline.set(phase_end);
 
-        // Commands are handled at either wait; after one, the loop re-plans from the top.
-        let command = if arrivals.is_some() {
-            match wait(timing::sleep_until(next_intended), cmds, &mut deadline).await {
+        // Commands are handled at any wait; after one, the loop re-plans from the top.
+        let command = match arrivals {
+            // Closed loop: the slots send; this waits for them to use up the phase.
+            None => {
+                let set = slots.get_or_insert_with(|| {
+                    let c = shared.limiter.cap();
+                    closed::start(&ctx.lanes, &requester, &progress, generation, c)
+                });
+                match wait(set.finished(), cmds, &mut deadline).await {
+                    Woke::Ready(()) | Woke::Deadline => {
+                        slots = None;
+                        continue;
+                    }
+                    Woke::Command(c) => Some(c),
+                }
+            }
+            Some(_) => match wait(timing::sleep_until(next_intended), cmds, &mut deadline).await {
                 Woke::Ready(()) => None,
                 Woke::Command(c) => Some(c),
                 Woke::Deadline => continue,
-            }
-        } else {
-            None
+            },
         };
         let (permit, command) = match command {
             Some(c) => (None, Some(c)),
@@ -201,6 +207,11 @@ pub(crate) async fn run_phase(
             },
         };
         if let Some(c) = command {
+            // Any command can change what slots would do: the set stops (requests in flight
+            // finish) and a fresh one starts at the top if the phase is still closed loop.
+            if let Some(set) = slots.take() {
+                set.stop(&shared.limiter);
+            }
             let now = Instant::now();
             match apply(ctx, &spec, c, &mut pace, cmds).await {
                 Flow::Continue => {}
@@ -225,148 +236,54 @@ pub(crate) async fn run_phase(
                 }
                 Flow::Reset(g) => {
                     generation = g;
-                    measure_start = None;
                     // Measurement restarts at once (a warmup under way carries on); a fixed
                     // count counts afresh.
-                    idx = idx.min(spec.warmup);
-                    shared.sent.store(idx, Ordering::Relaxed);
+                    progress.restart();
+                    shared.sent.fetch_min(spec.warmup, Ordering::AcqRel);
                 }
                 Flow::End(e) => break 'phase e,
             }
             continue;
         }
         let permit = permit.expect("a permit when no command arrived");
-
-        let sent = Instant::now();
-        let intended = if arrivals.is_some() {
-            next_intended
-        } else {
-            sent
+        let Some(idx) = progress.claim(&shared.sent) else {
+            continue;
         };
-        let measured = idx >= spec.warmup;
-        if idx == spec.warmup && measure_start.is_none() {
-            measure_start = Some(intended);
-        }
-        let ready = ring.as_ref().map(|r| r[(idx as usize) % r.len()].clone());
-        let (target, batch_size) = (ctx.target.clone(), spec.batch_size);
-        let (format, texts, k) = (ctx.format.clone(), ctx.texts.clone(), idx as usize);
-        let warmup_timeout = ctx.warmup_timeout;
-        let mut guard = Unfinished {
-            shared: shared.clone(),
-            generation,
+        let intended = next_intended;
+        progress.started(idx, intended);
+        let ticket = Ticket {
+            idx,
             intended,
-            sent,
-            batch_size,
-            measured,
-            tokenize: None,
-            permit: Some(permit),
+            measured: idx >= spec.warmup,
+            generation,
         };
-        tokio::spawn(async move {
-            let prepared = match ready {
-                Some(p) => p,
-                // Tokenizing is CPU work: off the reactor, so other requests' timing is not
-                // held up behind it.
-                None => {
-                    let format = format.clone();
-                    match tokio::task::spawn_blocking(move || {
-                        format.prepare(&batch_inputs(&texts, batch_size, k))
-                    })
-                    .await
-                    {
-                        Ok(p) => p,
-                        Err(_) => return guard.finish(Instant::now(), Err(CLIENT_PANIC.into())),
-                    }
-                }
-            };
-            let prepared = Prepared {
-                timeout: (!measured).then_some(warmup_timeout),
-                ..prepared
-            };
-            let result = target.invoke(&prepared).await;
-            let done = Instant::now();
-            // After `done`: latency ends at the last byte, not after our parse.
-            let result = result.and_then(|reply| {
-                match !target.checks_replies() || format.check(&reply).is_ok() {
-                    true => Ok(reply),
-                    false => Err(ErrorKind::BadResponse),
-                }
-            });
-            guard.tokenize = prepared.tokenize;
-            guard.finish(done, result.map(|r| r.variant).map_err(|e| e.key()));
-        });
-        idx += 1;
-        shared.sent.store(idx, Ordering::Relaxed);
+        let lanes_used = shared.limiter.cap();
+        ctx.lanes
+            .spawn(idx, lanes_used, requester.clone().send(ticket, permit));
         if let Some(a) = arrivals.as_mut() {
             last_intended = next_intended;
             next_intended += a.next_gap();
         }
     };
+    if let Some(set) = slots.take() {
+        set.stop(&shared.limiter);
+    }
 
     drain(ctx, &end, cmds).await;
     let server = match (stats_before, ctx.target.server_stats().await) {
         (Some(before), Some(after)) => Some(after.since(&before)),
         _ => None,
     };
+    let sent = shared.sent.load(Ordering::Acquire);
     finish(
         ctx,
         &spec,
         pace,
         generation,
         server,
-        idx.saturating_sub(spec.warmup),
+        sent.saturating_sub(spec.warmup),
     );
     end
-}
-
-/// A request between dispatch and its recorded completion. If its task unwinds (a panic in
-/// the client) the request is still counted, as a `ClientPanic` error; the concurrency slot
-/// is given back only after the result is recorded, so a drained phase has every result.
-struct Unfinished {
-    shared: Arc<super::Shared>,
-    generation: u64,
-    intended: Instant,
-    sent: Instant,
-    batch_size: usize,
-    measured: bool,
-    tokenize: Option<std::time::Duration>,
-    permit: Option<Permit>,
-}
-
-impl Unfinished {
-    fn finish(mut self, done: Instant, result: Result<Option<String>, String>) {
-        self.record(done, result);
-    }
-
-    fn record(&mut self, done: Instant, result: Result<Option<String>, String>) {
-        let Some(permit) = self.permit.take() else {
-            return;
-        };
-        let (variant, error) = match result {
-            Ok(v) => (v, None),
-            Err(e) => (None, Some(e)),
-        };
-        let c = Completion {
-            intended: self.intended,
-            sent: self.sent,
-            done,
-            batch_size: self.batch_size,
-            error,
-            variant,
-            tokenize: self.tokenize,
-            measured: self.measured,
-        };
-        self.shared.record(&c, self.generation);
-        drop(permit);
-    }
-}
-
-impl Drop for Unfinished {
-    fn drop(&mut self) {
-        // Only unwinding counts: a task dropped at runtime shutdown belongs to no result.
-        if self.permit.is_some() && std::thread::panicking() {
-            self.record(Instant::now(), Err(CLIENT_PANIC.into()));
-        }
-    }
 }
 
 /// Applies one command. Pause blocks here until Resume or Stop, still serving other commands.

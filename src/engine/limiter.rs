@@ -2,7 +2,8 @@
 //!
 //! tokio's Semaphore cannot shrink without waiting for permits to come back; here the cap is
 //! just a number compared with the in-flight count, so lowering it takes effect at the next
-//! dispatch. Only the dispatcher acquires, so a plain check-then-increment is race-free.
+//! request. Closed-loop slots on several threads acquire at once, so taking a slot is one
+//! compare-and-swap; the common case (a slot free) touches no lock.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -35,22 +36,56 @@ impl Limiter {
 
     pub fn set_cap(&self, cap: usize) {
         self.cap.store(cap.max(1), Ordering::Release);
-        self.freed.notify_one();
+        self.wake_all();
+    }
+
+    /// Wakes every waiter to look again (the cap changed, or slots were told to stop).
+    pub fn wake_all(&self) {
+        self.freed.notify_waiters();
+    }
+
+    pub fn cap(&self) -> usize {
+        self.cap.load(Ordering::Acquire)
     }
 
     pub fn in_flight(&self) -> usize {
         self.in_flight.load(Ordering::Acquire)
     }
 
+    fn try_acquire(self: &Arc<Self>) -> Option<Permit> {
+        let cap = self.cap();
+        self.in_flight
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < cap).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Permit(self.clone()))
+    }
+
     /// Waits for a free slot. Cancel-safe: dropping the future takes nothing.
     pub async fn acquire(self: &Arc<Self>) -> Permit {
+        self.acquire_unless(|| false).await.expect("never given up")
+    }
+
+    /// Waits for a free slot, giving up (`None`) once `give_up` says so; a waiter that gives
+    /// up passes its wake-up on, so no freed slot goes unnoticed.
+    pub async fn acquire_unless(self: &Arc<Self>, give_up: impl Fn() -> bool) -> Option<Permit> {
         loop {
+            if give_up() {
+                return None;
+            }
+            if let Some(p) = self.try_acquire() {
+                return Some(p);
+            }
             let freed = self.freed.notified();
             tokio::pin!(freed);
             freed.as_mut().enable();
-            if self.in_flight() < self.cap.load(Ordering::Acquire) {
-                self.in_flight.fetch_add(1, Ordering::AcqRel);
-                return Permit(self.clone());
+            if give_up() {
+                self.freed.notify_one();
+                return None;
+            }
+            if let Some(p) = self.try_acquire() {
+                return Some(p);
             }
             freed.await;
         }

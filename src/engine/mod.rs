@@ -1,10 +1,13 @@
 //! The load engine: one dispatch loop driven by commands, publishing aggregated snapshots.
 //! No UI code lives here; the TUI and the headless front-end both drive this.
 
+mod closed;
 pub mod command;
 mod dispatch;
+pub mod lanes;
 pub mod limiter;
 pub mod report;
+mod request;
 pub mod snapshot;
 #[cfg(test)]
 mod tests;
@@ -49,6 +52,8 @@ pub struct EngineSetup {
     pub window_s: usize,
     /// How often snapshots are published.
     pub tick: Duration,
+    /// Threads that run requests (see `lanes`); 1 keeps everything on the engine's thread.
+    pub lanes: usize,
 }
 
 /// Timeline points kept in snapshots: enough for sparklines across a wide terminal.
@@ -168,6 +173,7 @@ pub(crate) struct Ctx {
     shared: Arc<Shared>,
     accuracy: Option<Arc<AccuracySetup>>,
     price_per_hour: Option<f64>,
+    lanes: lanes::Lanes,
 }
 
 impl Ctx {
@@ -436,6 +442,7 @@ async fn run(
         shared: shared.clone(),
         accuracy: setup.accuracy.map(Arc::new),
         price_per_hour: setup.price_per_hour,
+        lanes: lanes::Lanes::start(setup.lanes),
     };
     let plan = setup.plan;
 

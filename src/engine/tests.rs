@@ -66,6 +66,7 @@ async fn a_panicking_request_is_counted_and_the_phase_completes() {
         price_per_hour: None,
         window_s: 10,
         tick: Duration::from_millis(100),
+        lanes: 2,
     });
     let report = engine.finish().await;
     let p = &report.phases[0];

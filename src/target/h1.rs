@@ -23,7 +23,9 @@ pub(crate) struct H1Pool {
     host: HeaderValue,
     /// Origin-form request target (path and query).
     path: Uri,
-    idle: Mutex<Vec<Sender>>,
+    /// One idle list per lane (`super::lane`): a connection's I/O is driven by the runtime
+    /// that opened it, so it is only handed to requests on that same thread.
+    idle: Box<[Mutex<Vec<Sender>>]>,
     max_idle: usize,
     connect_timeout: Duration,
 }
@@ -58,21 +60,27 @@ impl H1Pool {
             ),
             host: HeaderValue::from_str(authority.as_str()).ok()?,
             path,
-            idle: Mutex::new(Vec::new()),
+            idle: (0..super::lane::SLOTS)
+                .map(|_| Mutex::new(Vec::new()))
+                .collect(),
             max_idle: max_idle.max(1),
             connect_timeout,
         })
     }
 
+    fn idle(&self) -> &Mutex<Vec<Sender>> {
+        &self.idle[super::lane::get() % self.idle.len()]
+    }
+
     fn pop(&self) -> Option<Sender> {
-        self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop()
+        self.idle().lock().unwrap_or_else(|p| p.into_inner()).pop()
     }
 
     fn give_back(&self, sender: Sender) {
         if sender.is_closed() {
             return;
         }
-        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        let mut idle = self.idle().lock().unwrap_or_else(|p| p.into_inner());
         if idle.len() < self.max_idle {
             idle.push(sender);
         }

@@ -2,6 +2,7 @@
 //! last byte, and classifies failures into the error kinds the tables and exports count.
 
 mod h1;
+pub mod lane;
 pub mod local;
 pub mod sagemaker;
 

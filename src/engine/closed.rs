@@ -1,0 +1,179 @@
+//! The closed loop: one slot per unit of concurrency, each sending its next request as soon
+//! as its last one is recorded, the slots spread over the lanes.
+//!
+//! Why not the dispatcher: a closed loop has no schedule to keep, only a count and a cap.
+//! Routing every request through the dispatcher cost a task spawn and a wake-up per request,
+//! and with lanes on other threads two cross-thread wake-ups (the hand-off and the freed
+//! slot): at concurrency 16 on loopback two threads were slower than one. A slot keeps a
+//! request, its connection and the next request on one thread.
+//!
+//! The dispatcher still owns the phase. It starts a set of slots; on any command it stops
+//! the set (each slot finishes the request it has in flight) and starts a new one if the
+//! phase is still closed loop. The count, the warmup and the measured start live in
+//! `Progress`, shared with the open-loop path, so changing sets never changes what is
+//! measured.
+
+use super::lanes::Lanes;
+use super::limiter::Limiter;
+use super::request::{Requester, Ticket};
+use crate::sweep::{PhaseSpec, StopAt};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
+
+/// A phase's count and measured start, whoever sends its requests.
+pub(crate) struct Progress {
+    /// Warmup plus measured requests of a counted phase.
+    limit: Option<u64>,
+    warmup: u64,
+    duration: Option<Duration>,
+    measure_start: Mutex<Option<Instant>>,
+}
+
+impl Progress {
+    pub fn new(spec: &PhaseSpec) -> Progress {
+        Progress {
+            limit: match spec.stop {
+                StopAt::Count(n) => Some(spec.warmup + n),
+                _ => None,
+            },
+            warmup: spec.warmup,
+            duration: match spec.stop {
+                StopAt::Duration(d) => Some(d),
+                _ => None,
+            },
+            measure_start: Mutex::new(None),
+        }
+    }
+
+    /// Takes the next request number from `sent`, unless the phase's count is used up.
+    pub fn claim(&self, sent: &AtomicU64) -> Option<u64> {
+        sent.fetch_update(Ordering::AcqRel, Ordering::Acquire, |i| match self.limit {
+            Some(limit) if i >= limit => None,
+            _ => Some(i + 1),
+        })
+        .ok()
+    }
+
+    /// Marks when measuring began, at the first measured request.
+    pub fn started(&self, idx: u64, intended: Instant) {
+        if idx == self.warmup {
+            self.lock().get_or_insert(intended);
+        }
+    }
+
+    pub fn measure_start(&self) -> Option<Instant> {
+        *self.lock()
+    }
+
+    /// Statistics were reset: measuring begins again at the next request.
+    pub fn restart(&self) {
+        *self.lock() = None;
+    }
+
+    /// The end of a `--duration` phase, once measuring has begun.
+    pub fn end(&self) -> Option<Instant> {
+        Some(self.measure_start()? + self.duration?)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Instant>> {
+        self.measure_start.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// One set of slots.
+pub(crate) struct Slots {
+    stopped: AtomicBool,
+    running: AtomicUsize,
+    exited: Notify,
+}
+
+/// Starts `concurrency` slots whose requests count in `generation`.
+pub(crate) fn start(
+    lanes: &Lanes,
+    requester: &Arc<Requester>,
+    progress: &Arc<Progress>,
+    generation: u64,
+    concurrency: usize,
+) -> Arc<Slots> {
+    let slots = Arc::new(Slots {
+        stopped: AtomicBool::new(false),
+        running: AtomicUsize::new(concurrency),
+        exited: Notify::new(),
+    });
+    for s in 0..concurrency {
+        let run = slot(
+            slots.clone(),
+            requester.clone(),
+            progress.clone(),
+            generation,
+        );
+        lanes.spawn(s as u64, concurrency, run);
+    }
+    slots
+}
+
+impl Slots {
+    /// Sends nothing more; requests in flight finish and are recorded.
+    pub fn stop(&self, limiter: &Limiter) {
+        self.stopped.store(true, Ordering::Release);
+        limiter.wake_all();
+    }
+
+    /// Waits until every slot has left: the count or the duration is used up.
+    pub async fn finished(&self) {
+        loop {
+            let exited = self.exited.notified();
+            tokio::pin!(exited);
+            exited.as_mut().enable();
+            if self.running.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            exited.await;
+        }
+    }
+}
+
+/// Counts a slot out however it leaves, unwinding included, so the dispatcher never waits
+/// for a slot that is gone.
+struct Leave(Arc<Slots>);
+
+impl Drop for Leave {
+    fn drop(&mut self) {
+        if self.0.running.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.exited.notify_waiters();
+        }
+    }
+}
+
+async fn slot(
+    slots: Arc<Slots>,
+    requester: Arc<Requester>,
+    progress: Arc<Progress>,
+    generation: u64,
+) {
+    let _leave = Leave(slots.clone());
+    let limiter = requester.shared.limiter.clone();
+    let stopped = || slots.stopped.load(Ordering::Acquire);
+    loop {
+        let Some(permit) = limiter.acquire_unless(stopped).await else {
+            return;
+        };
+        let now = Instant::now();
+        if progress.end().is_some_and(|end| now >= end) {
+            return;
+        }
+        let Some(idx) = progress.claim(&requester.shared.sent) else {
+            return;
+        };
+        progress.started(idx, now);
+        let ticket = Ticket {
+            idx,
+            intended: now,
+            measured: idx >= progress.warmup,
+            generation,
+        };
+        requester.clone().send(ticket, permit).await;
+    }
+}
