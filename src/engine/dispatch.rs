@@ -1,5 +1,7 @@
 //! The one dispatch loop. Every mode runs through it: open or closed loop, fixed count,
 //! duration or live, sweep phase or not. Modes differ only in the phase spec and the pace.
+//! In an open loop it sends each request itself; in a closed loop it starts and stops the
+//! slots that do (`closed`), and handles commands and the phase's end either way.
 //!
 //! Each request gets an intended send time from the arrival process *before* it waits for a
 //! concurrency slot, so a slow endpoint shows up as dispatch delay and scheduled latency

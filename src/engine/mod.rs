@@ -255,12 +255,12 @@ impl Engine {
     /// Starts the engine on a thread of its own; snapshots are published from the calling
     /// tokio runtime.
     ///
-    /// The dispatch loop, the request tasks and their connections share one single-threaded
-    /// runtime. On a multi-threaded one each request crossed threads several times (dispatch,
-    /// request, connection, completion), and every crossing woke a parked worker: at
-    /// concurrency 1 that cost about 15 µs a round trip on loopback, a third of the time,
-    /// and it capped closed-loop throughput below the endpoint's. One thread does more than
-    /// 50,000 requests per second, and the screen's drawing no longer delays a send.
+    /// The dispatch loop runs on a single-threaded runtime of its own, and requests on it and
+    /// on the other lanes (`lanes`), each a single-threaded runtime too. On one multi-threaded
+    /// runtime each request crossed threads several times (dispatch, request, connection,
+    /// completion), and every crossing woke a parked worker: at concurrency 1 that cost about
+    /// 15 µs a round trip on loopback, a third of the time. The screen's drawing never delays
+    /// a send.
     pub fn start(setup: EngineSetup) -> Engine {
         let started = Instant::now();
         let shared = Arc::new(Shared {
