@@ -17,8 +17,8 @@ use super::lanes::Lanes;
 use super::limiter::Limiter;
 use super::request::{Requester, Ticket};
 use crate::sweep::{PhaseSpec, StopAt};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
@@ -28,7 +28,10 @@ pub(crate) struct Progress {
     limit: Option<u64>,
     warmup: u64,
     duration: Option<Duration>,
-    measure_start: Mutex<Option<Instant>>,
+    /// Nanoseconds from `base` to the measured start, plus one; 0 while unset. Atomic
+    /// because every slot reads it before every request of a `--duration` phase.
+    measure_start: AtomicU64,
+    base: Instant,
 }
 
 impl Progress {
@@ -43,7 +46,8 @@ impl Progress {
                 StopAt::Duration(d) => Some(d),
                 _ => None,
             },
-            measure_start: Mutex::new(None),
+            measure_start: AtomicU64::new(0),
+            base: Instant::now(),
         }
     }
 
@@ -59,26 +63,29 @@ impl Progress {
     /// Marks when measuring began, at the first measured request.
     pub fn started(&self, idx: u64, intended: Instant) {
         if idx == self.warmup {
-            self.lock().get_or_insert(intended);
+            let at = intended.saturating_duration_since(self.base).as_nanos() as u64 + 1;
+            let _ = self
+                .measure_start
+                .compare_exchange(0, at, Ordering::AcqRel, Ordering::Acquire);
         }
     }
 
     pub fn measure_start(&self) -> Option<Instant> {
-        *self.lock()
+        match self.measure_start.load(Ordering::Acquire) {
+            0 => None,
+            at => Some(self.base + Duration::from_nanos(at - 1)),
+        }
     }
 
     /// Statistics were reset: measuring begins again at the next request.
     pub fn restart(&self) {
-        *self.lock() = None;
+        self.measure_start.store(0, Ordering::Release);
     }
 
     /// The end of a `--duration` phase, once measuring has begun.
     pub fn end(&self) -> Option<Instant> {
-        Some(self.measure_start()? + self.duration?)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Instant>> {
-        self.measure_start.lock().unwrap_or_else(|p| p.into_inner())
+        let duration = self.duration?;
+        Some(self.measure_start()? + duration)
     }
 }
 
