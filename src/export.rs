@@ -122,12 +122,12 @@ pub fn check_writable(path: &Path) -> std::io::Result<()> {
 pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
     let tmp = temp_beside(path);
     let result = (|| {
-        // Serialized whole first: straight into the file it was one write(2) per token.
-        let mut text = serde_json::to_vec_pretty(value)?;
-        text.push(b'\n');
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(&text)?;
-        f.sync_all()?;
+        // Buffered: straight into the file it was one write(2) per JSON token, and a whole
+        // serialized copy first would raise the run's peak memory by the export's size.
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        serde_json::to_writer_pretty(&mut f, value)?;
+        f.write_all(b"\n")?;
+        f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         std::fs::rename(&tmp, path)
     })();
     if result.is_err() {
