@@ -51,13 +51,9 @@ impl Progress {
         }
     }
 
-    /// Takes the next request number from `sent`, unless the phase's count is used up.
-    pub fn claim(&self, sent: &AtomicU64) -> Option<u64> {
-        sent.fetch_update(Ordering::AcqRel, Ordering::Acquire, |i| match self.limit {
-            Some(limit) if i >= limit => None,
-            _ => Some(i + 1),
-        })
-        .ok()
+    /// Takes the next request number, unless the phase's count is used up.
+    pub fn claim(&self, tickets: &Tickets) -> Option<Claim> {
+        tickets.claim(self.limit)
     }
 
     /// Marks when measuring began, at the first measured request.
@@ -89,6 +85,60 @@ impl Progress {
     }
 }
 
+/// Requests sent in the current phase, warmup included, with the number of statistics resets
+/// in the phase packed above the count. A slot takes its number and learns which reset it
+/// belongs to in one atomic step, so a request taken just before a reset is not counted
+/// afresh, and one taken just after is not dropped as belonging to the old statistics.
+pub(crate) struct Tickets(AtomicU64);
+
+const COUNT_BITS: u32 = 40;
+const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
+
+/// One request's number in its phase, and the resets before it.
+pub(crate) struct Claim {
+    pub idx: u64,
+    pub resets: u64,
+}
+
+impl Tickets {
+    pub fn new() -> Tickets {
+        Tickets(AtomicU64::new(0))
+    }
+
+    pub fn count(&self) -> u64 {
+        self.0.load(Ordering::Acquire) & COUNT_MASK
+    }
+
+    /// A new phase: nothing sent, no resets.
+    pub fn clear(&self) {
+        self.0.store(0, Ordering::Release);
+    }
+
+    fn claim(&self, limit: Option<u64>) -> Option<Claim> {
+        self.0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| match limit {
+                Some(limit) if v & COUNT_MASK >= limit => None,
+                _ => Some(v + 1),
+            })
+            .ok()
+            .map(|v| Claim {
+                idx: v & COUNT_MASK,
+                resets: v >> COUNT_BITS,
+            })
+    }
+
+    /// Statistics were reset: the count restarts after the warmup (a warmup under way
+    /// carries on).
+    pub fn reset(&self, warmup: u64) {
+        let _ = self
+            .0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
+                let resets = (v >> COUNT_BITS) + 1;
+                Some((resets << COUNT_BITS) | (v & COUNT_MASK).min(warmup))
+            });
+    }
+}
+
 /// One set of slots.
 pub(crate) struct Slots {
     stopped: AtomicBool,
@@ -96,7 +146,8 @@ pub(crate) struct Slots {
     exited: Notify,
 }
 
-/// Starts `concurrency` slots whose requests count in `generation`.
+/// Starts `concurrency` slots whose requests count in the phase's first `generation` (plus
+/// the resets since).
 pub(crate) fn start(
     lanes: &Lanes,
     requester: &Arc<Requester>,
@@ -171,16 +222,41 @@ async fn slot(
         if progress.end().is_some_and(|end| now >= end) {
             return;
         }
-        let Some(idx) = progress.claim(&requester.shared.sent) else {
+        let Some(claim) = progress.claim(&requester.shared.sent) else {
             return;
         };
-        progress.started(idx, now);
+        progress.started(claim.idx, now);
         let ticket = Ticket {
-            idx,
+            idx: claim.idx,
             intended: now,
-            measured: idx >= progress.warmup,
-            generation,
+            measured: claim.idx >= progress.warmup,
+            generation: generation + claim.resets,
         };
         requester.clone().send(ticket, permit).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reset_restarts_the_count_and_marks_later_claims_in_the_same_step() {
+        let t = Tickets::new();
+        let taken: Vec<u64> = (0..5).map(|_| t.claim(None).unwrap().idx).collect();
+        assert_eq!(taken, [0, 1, 2, 3, 4]);
+        t.reset(3);
+        assert_eq!(t.count(), 3);
+        let c = t.claim(Some(4)).unwrap();
+        assert_eq!((c.idx, c.resets), (3, 1));
+        assert!(t.claim(Some(4)).is_none(), "the count is used up");
+        assert_eq!(t.count(), 4);
+        // A reset during the warmup leaves the warmup under way.
+        t.clear();
+        t.claim(None);
+        t.reset(3);
+        t.reset(3);
+        let c = t.claim(None).unwrap();
+        assert_eq!((c.idx, c.resets), (1, 2));
     }
 }

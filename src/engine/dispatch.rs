@@ -19,7 +19,6 @@ use crate::timing;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Instant;
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -124,11 +123,14 @@ pub(crate) async fn run_phase(
     let progress = Arc::new(Progress::new(&spec));
     let stats_before = ctx.target.server_stats().await;
     let mut generation;
+    // Resets during the phase count up from here (see `closed::Tickets`).
+    let first_generation;
     let mut pace;
     {
         let mut live = shared.lock();
         live.generation += 1;
         generation = live.generation;
+        first_generation = generation;
         live.recorder = PhaseRecorder::default();
         live.batch_size = spec.batch_size;
         live.concurrency = spec.concurrency;
@@ -153,7 +155,7 @@ pub(crate) async fn run_phase(
             ),
         );
     }
-    shared.sent.store(0, Ordering::Relaxed);
+    shared.sent.clear();
     shared.limiter.set_cap(spec.concurrency);
 
     let seed_for = |salt: u64| phase_seed(ctx.seed, index, salt);
@@ -167,7 +169,7 @@ pub(crate) async fn run_phase(
 
     let end = 'phase: loop {
         let phase_end = match spec.stop {
-            StopAt::Count(n) if shared.sent.load(Ordering::Acquire) >= spec.warmup + n => {
+            StopAt::Count(n) if shared.sent.count() >= spec.warmup + n => {
                 break PhaseEnd::Completed;
             }
             StopAt::Duration(_) => match progress.end() {
@@ -184,7 +186,7 @@ pub(crate) async fn run_phase(
             None => {
                 let set = slots.get_or_insert_with(|| {
                     let c = shared.limiter.cap();
-                    closed::start(&ctx.lanes, &requester, &progress, generation, c)
+                    closed::start(&ctx.lanes, &requester, &progress, first_generation, c)
                 });
                 match wait(set.finished(), cmds, &mut deadline).await {
                     Woke::Ready(()) | Woke::Deadline => {
@@ -241,27 +243,30 @@ pub(crate) async fn run_phase(
                     // Measurement restarts at once (a warmup under way carries on); a fixed
                     // count counts afresh.
                     progress.restart();
-                    shared.sent.fetch_min(spec.warmup, Ordering::AcqRel);
+                    shared.sent.reset(spec.warmup);
                 }
                 Flow::End(e) => break 'phase e,
             }
             continue;
         }
         let permit = permit.expect("a permit when no command arrived");
-        let Some(idx) = progress.claim(&shared.sent) else {
+        let Some(claim) = progress.claim(&shared.sent) else {
             continue;
         };
         let intended = next_intended;
-        progress.started(idx, intended);
+        progress.started(claim.idx, intended);
         let ticket = Ticket {
-            idx,
+            idx: claim.idx,
             intended,
-            measured: idx >= spec.warmup,
-            generation,
+            measured: claim.idx >= spec.warmup,
+            generation: first_generation + claim.resets,
         };
         let lanes_used = shared.limiter.cap();
-        ctx.lanes
-            .spawn(idx, lanes_used, requester.clone().send(ticket, permit));
+        ctx.lanes.spawn(
+            claim.idx,
+            lanes_used,
+            requester.clone().send(ticket, permit),
+        );
         if let Some(a) = arrivals.as_mut() {
             last_intended = next_intended;
             next_intended += a.next_gap();
@@ -276,7 +281,7 @@ pub(crate) async fn run_phase(
         (Some(before), Some(after)) => Some(after.since(&before)),
         _ => None,
     };
-    let sent = shared.sent.load(Ordering::Acquire);
+    let sent = shared.sent.count();
     finish(
         ctx,
         &spec,
@@ -501,7 +506,7 @@ fn finish(
     live.generation = generation + 1;
     let mut rec = std::mem::take(&mut live.recorder);
     // The phase's requests now live in its result; an interim report must not count them twice.
-    ctx.shared.sent.store(0, Ordering::Relaxed);
+    ctx.shared.sent.clear();
     if spec.kind == PhaseKind::Live && sent == 0 && rec.completed() == 0 {
         return;
     }

@@ -25,7 +25,6 @@ use crate::target::Target;
 use hdrhistogram::Histogram;
 use limiter::Limiter;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -87,7 +86,7 @@ pub(crate) struct Live {
 pub(crate) struct Shared {
     live: Mutex<Live>,
     limiter: Arc<Limiter>,
-    sent: AtomicU64,
+    sent: closed::Tickets,
     started: Instant,
     target_name: String,
     shape: Shape,
@@ -135,7 +134,7 @@ impl Shared {
         let tail = entries[entries.len().saturating_sub(TAIL_POINTS)..].to_vec();
         let mut phase = live.phase.clone();
         if let Some(p) = phase.as_mut() {
-            p.sent = self.sent.load(Ordering::Relaxed);
+            p.sent = self.sent.count();
         }
         let state = match (live.state, &phase) {
             (RunState::Running, Some(p)) if p.sent <= p.warmup => RunState::Warming,
@@ -282,7 +281,7 @@ impl Engine {
                 live_shape: None,
             }),
             limiter: Limiter::new(setup.plan.concurrency),
-            sent: AtomicU64::new(0),
+            sent: closed::Tickets::new(),
             started,
             target_name: setup.target.describe(),
             shape: setup.shape,
@@ -391,7 +390,7 @@ impl Interim {
     pub fn report(&self) -> RunReport {
         let live = self.shared.lock();
         let mut phases: Vec<PhaseResult> = live.results.as_ref().clone();
-        let sent = self.shared.sent.load(Ordering::Relaxed);
+        let sent = self.shared.sent.count();
         if let Some(p) = &live.phase
             && (live.recorder.completed() > 0 || sent > p.warmup)
         {

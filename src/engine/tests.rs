@@ -5,7 +5,7 @@ use super::*;
 use crate::payload::{HfFormat, Prepared};
 use crate::sweep::StopAt;
 use crate::target::{BoxFuture, ErrorKind, Reply, TargetError};
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Answers `[]`, except every third request, where it panics.
 struct PanicsEveryThird(AtomicUsize);
