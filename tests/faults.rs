@@ -11,7 +11,7 @@ use common::{
 };
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn count(p: &Value, kind: &str) -> u64 {
@@ -36,8 +36,17 @@ fn invocations(s: &Serve) -> u64 {
         .unwrap()
 }
 
-/// No warmup and no accuracy check: every request the server sees is a measured one.
-const MEASURED_ONLY: [&str; 4] = ["--warmup", "0", "--no-accuracy", "--seed"];
+/// Runs `load` with no warmup and no accuracy check, so every request the server sees is a
+/// measured one, and checks that nothing was lost. Returns the output, the phase and the
+/// server's counters after the run.
+fn measured_run(s: &Serve, load: &[&str], seed: &str) -> (Output, Value, Value) {
+    let mut args = load.to_vec();
+    args.extend(["--warmup", "0", "--no-accuracy", "--seed", seed]);
+    let (out, e) = run_export(&s.url, &args);
+    assert_nothing_lost(&e);
+    let counters = get_json(&format!("{}/_encbench/counters", s.url));
+    (out, e["phases"][0].clone(), counters)
+}
 
 #[test]
 fn http_500_bursts_and_random_model_errors_are_counted_and_the_run_recovers() {
@@ -57,13 +66,8 @@ fn http_500_bursts_and_random_model_errors_are_counted_and_the_run_recovers() {
         "--error-burst-ms",
         "500",
     ]);
-    let mut args = vec!["-n", "300", "--request-rate", "200", "--concurrency", "4"];
-    args.extend(MEASURED_ONLY);
-    args.push("1");
-    let (_, e) = run_export(&s.url, &args);
-    assert_nothing_lost(&e);
-    let p = &e["phases"][0];
-    let c = get_json(&format!("{}/_encbench/counters", s.url));
+    let load = ["-n", "300", "--request-rate", "200", "--concurrency", "4"];
+    let (_, ref p, c) = measured_run(&s, &load, "1");
     let burst = c["burst_errors"].as_u64().unwrap();
     assert!(burst > 20, "half a second at 200/s fails in the burst: {c}");
     assert!(
@@ -90,13 +94,8 @@ fn throttles_are_counted_and_nothing_is_lost() {
         "--throttle-above",
         "1",
     ]);
-    let mut args = vec!["-n", "150", "--request-rate", "400", "--concurrency", "4"];
-    args.extend(MEASURED_ONLY);
-    args.push("2");
-    let (_, e) = run_export(&s.url, &args);
-    assert_nothing_lost(&e);
-    let p = &e["phases"][0];
-    let c = get_json(&format!("{}/_encbench/counters", s.url));
+    let load = ["-n", "150", "--request-rate", "400", "--concurrency", "4"];
+    let (_, ref p, c) = measured_run(&s, &load, "2");
     assert!(count(p, "ThrottlingException") > 0, "{p}");
     assert_eq!(
         count(p, "ThrottlingException"),
@@ -119,7 +118,7 @@ fn a_stall_past_the_timeout_gives_timeouts_and_the_run_goes_on() {
         "--stall-ms",
         "1500",
     ]);
-    let mut args = vec![
+    let load = [
         "-n",
         "150",
         "--request-rate",
@@ -129,11 +128,7 @@ fn a_stall_past_the_timeout_gives_timeouts_and_the_run_goes_on() {
         "--timeout",
         "0.5",
     ];
-    args.extend(MEASURED_ONLY);
-    args.push("3");
-    let (_, e) = run_export(&s.url, &args);
-    assert_nothing_lost(&e);
-    let p = &e["phases"][0];
+    let (_, ref p, _) = measured_run(&s, &load, "3");
     assert!(count(p, "Timeout") > 0, "{p}");
     assert!(
         p["ok"].as_u64().unwrap() > 50,
@@ -157,13 +152,7 @@ fn resets_mid_response_and_bodies_that_are_not_responses_are_bad_responses() {
         "--seed",
         "11",
     ]);
-    let mut args = vec!["-n", "200", "--concurrency", "4"];
-    args.extend(MEASURED_ONLY);
-    args.push("4");
-    let (out, e) = run_export(&s.url, &args);
-    assert_nothing_lost(&e);
-    let p = &e["phases"][0];
-    let c = get_json(&format!("{}/_encbench/counters", s.url));
+    let (out, ref p, c) = measured_run(&s, &["-n", "200", "--concurrency", "4"], "4");
     let mangled = c["mangled"].as_u64().unwrap();
     assert!(mangled > 20, "{c}");
     // Each cut-off or replaced 200 is one BadResponse; none passes as a success.
