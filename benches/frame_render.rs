@@ -1,16 +1,14 @@
 //! Frame render time from engine snapshots after 1 minute and after 30 minutes of a simulated
 //! run at 1,000 req/s. The stats structures are the engine's own, fed with completions on a
-//! simulated clock; the screen is drawn into a 160×48 TestBackend. The point is the ratio:
+//! simulated clock; the screen is drawn into a 160×48 `TestBackend`. The point is the ratio:
 //! frame cost must not grow with run length (oha's TUI rescans every sample each frame).
 //!
 //! Run: `cargo bench --bench frame_render` (numbers go into BENCHMARKS.md).
 
-use encbench::accuracy::{AccuracyReport, Verdict, shipped_samples};
-use encbench::arrival::Pace;
-use encbench::engine::{LiveStats, PhaseView, RunState, Snapshot};
+use encbench::engine::{LiveStats, Snapshot};
+use encbench::fixtures::{self, Live};
 use encbench::stats::{Completion, LatencySummary, PhaseRecorder, Timeline, view_histogram};
-use encbench::sweep::{PhaseKind, StopAt};
-use encbench::tui::app::{App, Info};
+use encbench::tui::app::App;
 use encbench::tui::screen;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -30,8 +28,8 @@ fn simulate(secs: u64) -> (Snapshot, Duration) {
     for i in 0..secs * RATE {
         // A cheap deterministic spread of 20–60 ms with a tail.
         x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
         let lat_us = 20_000 + (x >> 33) % 40_000 + if i % 997 == 0 { 400_000 } else { 0 };
         let intended = t0 + Duration::from_micros(i * 1_000_000 / RATE);
         let c = Completion {
@@ -56,49 +54,18 @@ fn simulate(secs: u64) -> (Snapshot, Duration) {
     timeline.roll(now);
     let entries = &timeline.entries;
     let tail = entries[entries.len().saturating_sub(300)..].to_vec();
-    let latency = LatencySummary::of(&recorder.scheduled);
-    let samples: Vec<Verdict> = shipped_samples()
-        .into_iter()
-        .map(|s| Verdict {
-            premise: s.premise,
-            hypothesis: s.hypothesis,
-            predicted: Some(s.expected.clone()),
-            expected: s.expected,
-            ok: true,
-            error: None,
-        })
-        .collect();
-    let accuracy = AccuracyReport {
-        passed: 4,
-        total: 4,
-        samples,
-    };
-    let snap = Snapshot {
+    let snap = fixtures::live_snapshot(Live {
         elapsed: Duration::from_secs(secs),
-        state: RunState::Running,
-        target: "http://127.0.0.1:8080".into(),
-        pace: Pace {
-            rate_per_s: Some(RATE as f64),
-            burstiness: 1.0,
-        },
+        phase_index: 1,
+        rate_per_s: RATE as f64,
         concurrency: 64,
-        batch_size: 1,
         in_flight: 40,
-        phase: Some(PhaseView {
-            kind: PhaseKind::Live,
-            index: 1,
-            planned: None,
-            batch_size: 1,
-            concurrency: 64,
-            warmup: 3,
-            stop: StopAt::Never,
-            sent: secs * RATE,
-        }),
+        sent: secs * RATE,
         current: LiveStats {
             n: recorder.completed(),
             ok: recorder.ok,
             errors: recorder.errors.clone(),
-            latency,
+            latency: LatencySummary::of(&recorder.scheduled),
             service: LatencySummary::of(&recorder.service),
             dispatch_delay: LatencySummary::of(&recorder.dispatch_delay),
             tokenize: None,
@@ -108,23 +75,13 @@ fn simulate(secs: u64) -> (Snapshot, Duration) {
         recent_latency: timeline.recent(),
         run_latency: run,
         timeline_tail: tail,
-        phases: Arc::new(Vec::new()),
-        accuracy_before: Some(accuracy.clone()),
-        accuracy_latest: Some(accuracy),
-        accuracy_running: false,
-    };
+        phases: Vec::new(),
+    });
     (snap, build.elapsed())
 }
 
 fn frame_time(snap: Snapshot, frames: u32, whole_run: bool) -> Duration {
-    let info = Info {
-        target: snap.target.clone(),
-        engine: "hf".into(),
-        simulated: true,
-        knee: 0.8,
-        window_s: 10,
-    };
-    let mut app = App::new(info, Arc::new(snap));
+    let mut app = App::new(fixtures::info(), Arc::new(snap));
     app.whole_run = whole_run;
     let mut term = Terminal::new(TestBackend::new(160, 48)).unwrap();
     for _ in 0..50 {

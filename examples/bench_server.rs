@@ -59,11 +59,10 @@ fn arg(args: &[String], name: &str, default: u64) -> u64 {
     args.iter()
         .position(|a| a == name)
         .and_then(|i| args.get(i + 1))
-        .map(|v| {
+        .map_or(default, |v| {
             v.parse()
                 .unwrap_or_else(|_| panic!("{name} needs a whole number"))
         })
-        .unwrap_or(default)
 }
 
 fn main() -> std::io::Result<()> {

@@ -1,7 +1,7 @@
 //! Data shipped inside the binary, so nothing is fetched at run time (users behind
 //! firewalls, and this project's CI, have no route to model hubs).
 
-/// WordPiece tokenizer of all-MiniLM-L6-v2 (BERT uncased); licence in assets/TOKENIZER_LICENSE.txt.
+/// WordPiece tokenizer of all-MiniLM-L6-v2 (BERT uncased); licence in `assets/TOKENIZER_LICENSE.txt`.
 pub const TOKENIZER_JSON: &[u8] = include_bytes!("../assets/tokenizer.json");
 /// Premise/hypothesis pairs with the verdict an NLI model must give.
 pub const NLI_SAMPLES: &str = include_str!("../assets/nli_samples.jsonl");

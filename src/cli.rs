@@ -1,6 +1,12 @@
-//! The command line (SPEC "Command line"). Parsing only: turning it into a run is `app`'s job.
+//! The command line. Parsing only: turning it into a run is `app`'s job.
+// Doc comments here are `--help` text, read in a terminal: no Markdown in them.
+#![allow(clippy::doc_markdown)]
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use crate::export::CompareOrder;
+use crate::payload::PayloadFormat;
+use crate::payload::vllm::VllmApi;
+use crate::report::ReportFormat;
+use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
@@ -54,39 +60,39 @@ pub struct CompareArgs {
     /// LMI multi-model endpoint: one target model.
     #[arg(long, value_name = "ENDPOINT:MODEL[@INSTANCE]")]
     pub lmi: Vec<String>,
-    /// Compare three simulated endpoints on 127.0.0.1 modelled on the seed's co-hosting
-    /// figures (CPU multi-container, GPU inference component, GPU LMI) with their prices.
+    /// Compare three simulated endpoints on 127.0.0.1 modelled on measured co-hosting
+    /// deployments (CPU multi-container, GPU inference component, GPU LMI) with their prices.
     #[arg(long)]
     pub demo: bool,
     /// Batch sizes measured closed loop at concurrency 1 (latency and throughput tables).
-    #[arg(long, num_args = 1.., default_values_t = [1usize, 8], value_parser = positive_usize)]
+    #[arg(long, num_args = 1.., default_values_t = [1usize, 8], value_parser = at_least_one::<usize>)]
     pub batch_sizes: Vec<usize>,
     /// Concurrency levels measured at batch 1 (the concurrency table).
-    #[arg(long, num_args = 1.., default_values_t = [8usize], value_parser = positive_usize)]
+    #[arg(long, num_args = 1.., default_values_t = [8usize], value_parser = at_least_one::<usize>)]
     pub concurrency_levels: Vec<usize>,
     /// Skip the concurrency table.
     #[arg(long)]
     pub no_concurrency: bool,
     /// Measured requests per target and phase.
-    #[arg(short = 'n', long = "requests", default_value_t = 100, value_parser = positive_u64)]
+    #[arg(short = 'n', long = "requests", default_value_t = 100, value_parser = at_least_one::<u64>)]
     pub n: u64,
     /// Requests sent before measuring each phase (excluded from results).
     #[arg(long, default_value_t = 3)]
     pub warmup: u64,
-    /// Keep inputs at their natural length (compare pads to --max-len by default, as the
-    /// seed's comparison did).
+    /// Keep inputs at their natural length (compare pads to --max-len by default: the
+    /// production condition for RAG-chunk NLI).
     #[arg(long)]
     pub no_pad_to_max: bool,
     /// Tokens every input is padded to.
-    #[arg(long, default_value_t = 512, value_parser = positive_usize)]
+    #[arg(long, default_value_t = 512, value_parser = at_least_one::<usize>)]
     pub max_len: usize,
     /// Run every target through one phase before the next phase (interleaved), or each
     /// target through all phases in turn (sequential).
     #[arg(long, value_enum, default_value_t = CompareOrder::Interleaved)]
     pub order: CompareOrder,
     /// Default payload format of targets that do not name one.
-    #[arg(long, value_enum, default_value_t = EngineKind::Hf)]
-    pub engine: EngineKind,
+    #[arg(long, value_enum, default_value_t = PayloadFormat::Hf)]
+    pub engine: PayloadFormat,
     /// Default model name (triton, vllm) of targets that do not name one.
     #[arg(long)]
     pub model: Option<String>,
@@ -141,13 +147,6 @@ pub struct CompareArgs {
     pub headless: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CompareOrder {
-    Interleaved,
-    Sequential,
-}
-
 #[derive(Args, Debug, Clone)]
 pub struct ReportArgs {
     /// Exports written with --export (runs or comparisons).
@@ -165,13 +164,6 @@ pub struct ReportArgs {
     pub output: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReportFormat {
-    Terminal,
-    Markdown,
-    Csv,
-}
-
 #[derive(Args, Debug, Clone)]
 pub struct ColdStartArgs {
     /// SageMaker endpoint to probe.
@@ -181,7 +173,7 @@ pub struct ColdStartArgs {
     pub sagemaker: SageMakerArgs,
     /// Seconds to leave the endpoint idle before the first request (scale-to-zero needs
     /// its idle period to pass).
-    #[arg(long, default_value = "0", value_parser = non_negative_f64)]
+    #[arg(long, default_value = "0", value_parser = non_negative)]
     pub idle_wait: f64,
     /// Seconds between attempts while the endpoint is not ready.
     #[arg(long, default_value = "5", value_parser = positive_secs)]
@@ -190,29 +182,18 @@ pub struct ColdStartArgs {
     #[arg(long, default_value = "900", value_parser = positive_secs)]
     pub give_up: f64,
     /// Requests after the first success that give the steady-state p50.
-    #[arg(short = 'n', long = "requests", default_value_t = 20, value_parser = positive_u64)]
+    #[arg(short = 'n', long = "requests", default_value_t = 20, value_parser = at_least_one::<u64>)]
     pub n: u64,
     /// Per-request timeout in seconds (a cold start can take minutes).
     #[arg(long, default_value = "70", value_parser = positive_secs)]
     pub timeout: f64,
     #[arg(long)]
     pub pad_to_max: bool,
-    #[arg(long, default_value_t = 512, value_parser = positive_usize)]
+    #[arg(long, default_value_t = 512, value_parser = at_least_one::<usize>)]
     pub max_len: usize,
     /// Write the result as JSON here.
     #[arg(long, short = 'o')]
     pub export: Option<PathBuf>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EngineKind {
-    /// Hugging Face inference toolkit payloads: {"inputs": [...], "parameters": {...}}.
-    Hf,
-    /// KServe v2 tensors (Triton), tokenized on the client.
-    Triton,
-    /// vLLM pooling server: /classify or /v1/embeddings.
-    Vllm,
 }
 
 /// A request rate; `None` is `inf` (closed loop).
@@ -239,45 +220,39 @@ fn parse_burstiness(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A finite number that `ok` accepts, or the error `why`.
+fn number(s: &str, ok: fn(f64) -> bool, why: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && ok(v) => Ok(v),
+        _ => Err(why.into()),
+    }
+}
+
 fn positive_secs(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
-        _ => Err("must be a number of seconds > 0".into()),
-    }
+    number(s, |v| v > 0.0, "must be a number of seconds > 0")
 }
 
-fn positive_usize(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(v) if v > 0 => Ok(v),
-        _ => Err("must be a whole number >= 1".into()),
-    }
+fn positive(s: &str) -> Result<f64, String> {
+    number(s, |v| v > 0.0, "must be a number > 0")
 }
 
-fn positive_u64(s: &str) -> Result<u64, String> {
-    match s.parse::<u64>() {
-        Ok(v) if v > 0 => Ok(v),
-        _ => Err("must be a whole number >= 1".into()),
-    }
-}
-
-fn positive_f64(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
-        _ => Err("must be a number > 0".into()),
-    }
+fn non_negative(s: &str) -> Result<f64, String> {
+    number(s, |v| v >= 0.0, "must be a number >= 0")
 }
 
 fn probability(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
-        _ => Err("must be a probability between 0 and 1".into()),
-    }
+    number(
+        s,
+        |v| (0.0..=1.0).contains(&v),
+        "must be a probability between 0 and 1",
+    )
 }
 
-fn non_negative_f64(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v >= 0.0 && v.is_finite() => Ok(v),
-        _ => Err("must be a number >= 0".into()),
+/// A whole number of at least 1 (a count, a size, a level).
+fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(s: &str) -> Result<T, String> {
+    match s.parse::<T>() {
+        Ok(v) if v >= T::from(1) => Ok(v),
+        _ => Err("must be a whole number >= 1".into()),
     }
 }
 
@@ -313,18 +288,18 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Target")]
     pub output_name: Option<String>,
     /// vLLM: which pooling API to call.
-    #[arg(long, value_enum, default_value_t = crate::payload::vllm::VllmApi::Classify, help_heading = "Target")]
-    pub vllm_api: crate::payload::vllm::VllmApi,
+    #[arg(long, value_enum, default_value_t = VllmApi::Classify, help_heading = "Target")]
+    pub vllm_api: VllmApi,
     /// Payload format.
-    #[arg(long, value_enum, default_value_t = EngineKind::Hf, help_heading = "Target")]
-    pub engine: EngineKind,
+    #[arg(long, value_enum, default_value_t = PayloadFormat::Hf, help_heading = "Target")]
+    pub engine: PayloadFormat,
     /// Start the built-in reference endpoint on 127.0.0.1 and run against it.
     #[arg(long, help_heading = "Target")]
     pub demo: bool,
 
     // Workload
     /// Measured requests per phase.
-    #[arg(short = 'n', long = "requests", default_value_t = 100, value_parser = positive_u64, help_heading = "Workload")]
+    #[arg(short = 'n', long = "requests", default_value_t = 100, value_parser = at_least_one::<u64>, help_heading = "Workload")]
     pub n: u64,
     /// Requests sent before measuring, per phase (excluded from results).
     #[arg(long, default_value_t = 3, help_heading = "Workload")]
@@ -337,20 +312,20 @@ pub struct RunArgs {
     #[arg(long, value_parser = positive_secs, help_heading = "Workload")]
     pub duration: Option<f64>,
     /// Inputs per request.
-    #[arg(long, default_value_t = 1, value_parser = positive_usize, help_heading = "Workload")]
+    #[arg(long, default_value_t = 1, value_parser = at_least_one::<usize>, help_heading = "Workload")]
     pub batch_size: usize,
     /// Run one phase per --batch-sizes entry.
     #[arg(long, help_heading = "Workload")]
     pub sweep_batch: bool,
-    #[arg(long, num_args = 1.., default_values_t = [1usize, 8, 32], value_parser = positive_usize, help_heading = "Workload")]
+    #[arg(long, num_args = 1.., default_values_t = [1usize, 8, 32], value_parser = at_least_one::<usize>, help_heading = "Workload")]
     pub batch_sizes: Vec<usize>,
     /// Most requests in flight at once.
-    #[arg(long, default_value_t = 1, value_parser = positive_usize, help_heading = "Workload")]
+    #[arg(long, default_value_t = 1, value_parser = at_least_one::<usize>, help_heading = "Workload")]
     pub concurrency: usize,
     /// Run one phase per --concurrency-levels entry.
     #[arg(long, help_heading = "Workload")]
     pub sweep_concurrency: bool,
-    #[arg(long, num_args = 1.., default_values_t = [1usize, 2, 4, 8, 16], value_parser = positive_usize, help_heading = "Workload")]
+    #[arg(long, num_args = 1.., default_values_t = [1usize, 2, 4, 8, 16], value_parser = at_least_one::<usize>, help_heading = "Workload")]
     pub concurrency_levels: Vec<usize>,
     /// Requests per second; inf means closed loop at the concurrency cap.
     #[arg(long, default_value = "inf", value_parser = parse_rate, help_heading = "Workload")]
@@ -361,7 +336,7 @@ pub struct RunArgs {
     /// Ask the endpoint to pad every input to --max-len tokens (the RAG-chunk condition).
     #[arg(long, help_heading = "Workload")]
     pub pad_to_max: bool,
-    #[arg(long, default_value_t = 512, value_parser = positive_usize, help_heading = "Workload")]
+    #[arg(long, default_value_t = 512, value_parser = at_least_one::<usize>, help_heading = "Workload")]
     pub max_len: usize,
     /// Input texts: JSONL of {"premise","hypothesis"} pairs or strings (default: shipped samples).
     #[arg(long, help_heading = "Workload")]
@@ -380,7 +355,7 @@ pub struct RunArgs {
     pub seed: Option<u64>,
     /// Threads that send requests (default: one per core). One dispatcher keeps the
     /// schedule whatever the count; 1 runs everything on one thread.
-    #[arg(long, value_parser = positive_usize, help_heading = "Workload")]
+    #[arg(long, value_parser = at_least_one::<usize>, help_heading = "Workload")]
     pub client_threads: Option<usize>,
 
     // Accuracy, cost, output
@@ -402,7 +377,7 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Accuracy, cost, output")]
     pub instance_type: Option<String>,
     /// Hourly price in USD (overrides --instance-type's).
-    #[arg(long, value_parser = positive_f64, help_heading = "Accuracy, cost, output")]
+    #[arg(long, value_parser = positive, help_heading = "Accuracy, cost, output")]
     pub price_per_hour: Option<f64>,
     /// Write results as JSON here on exit (also on Ctrl-C and errors).
     #[arg(long, short = 'o', help_heading = "Accuracy, cost, output")]
@@ -411,15 +386,15 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Accuracy, cost, output")]
     pub headless: bool,
     /// Batch efficiency under which a batch size counts as past the knee.
-    #[arg(long, default_value = "0.8", value_parser = positive_f64, help_heading = "Accuracy, cost, output")]
+    #[arg(long, default_value = "0.8", value_parser = positive, help_heading = "Accuracy, cost, output")]
     pub knee: f64,
 
     // Live screen
     /// Screen refreshes per second.
-    #[arg(long, default_value_t = 10, value_parser = positive_u64, help_heading = "Live screen")]
+    #[arg(long, default_value_t = 10, value_parser = at_least_one::<u64>, help_heading = "Live screen")]
     pub fps: u64,
     /// Seconds of history in the latency histogram's recent view.
-    #[arg(long, default_value_t = 10, value_parser = positive_usize, help_heading = "Live screen")]
+    #[arg(long, default_value_t = 10, value_parser = at_least_one::<usize>, help_heading = "Live screen")]
     pub window: usize,
 }
 
@@ -455,15 +430,15 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 8080)]
     pub port: u16,
     /// Requests served at once, like container workers; the rest queue.
-    #[arg(long, default_value_t = 1, value_parser = positive_usize)]
+    #[arg(long, default_value_t = 1, value_parser = at_least_one::<usize>)]
     pub workers: usize,
     /// Each worker loads the model on its first request, one worker after another.
-    #[arg(long, default_value = "0", value_parser = non_negative_f64)]
+    #[arg(long, default_value = "0", value_parser = non_negative)]
     pub model_load_ms: f64,
     /// Service time = base + per-token × max(batch × len, saturation).
-    #[arg(long, default_value = "14.8", value_parser = non_negative_f64)]
+    #[arg(long, default_value = "14.8", value_parser = non_negative)]
     pub base_ms: f64,
-    #[arg(long, default_value = "0.0215", value_parser = non_negative_f64)]
+    #[arg(long, default_value = "0.0215", value_parser = non_negative)]
     pub per_token_ms: f64,
     #[arg(long, default_value_t = 512)]
     pub saturation_tokens: usize,
@@ -471,20 +446,20 @@ pub struct ServeArgs {
     #[arg(long, default_value = "0", value_parser = probability)]
     pub error_rate: f64,
     /// Requests beyond this many in flight get ThrottlingException.
-    #[arg(long, value_parser = positive_usize)]
+    #[arg(long, value_parser = at_least_one::<usize>)]
     pub throttle_above: Option<usize>,
     /// Seconds after the first request at which the server freezes once.
-    #[arg(long, value_parser = non_negative_f64, requires = "stall_ms")]
+    #[arg(long, value_parser = non_negative, requires = "stall_ms")]
     pub stall_at: Option<f64>,
     /// How long the freeze lasts.
-    #[arg(long, value_parser = non_negative_f64, requires = "stall_at")]
+    #[arg(long, value_parser = non_negative, requires = "stall_at")]
     pub stall_ms: Option<f64>,
     /// Seconds after the first request at which every request fails with a 500 ModelError
     /// for --error-burst-ms (a model reload).
-    #[arg(long, value_parser = non_negative_f64, requires = "error_burst_ms")]
+    #[arg(long, value_parser = non_negative, requires = "error_burst_ms")]
     pub error_burst_at: Option<f64>,
     /// How long the error burst lasts.
-    #[arg(long, value_parser = non_negative_f64, requires = "error_burst_at")]
+    #[arg(long, value_parser = non_negative, requires = "error_burst_at")]
     pub error_burst_ms: Option<f64>,
     /// Fraction of successful replies cut off half-way, the connection closed.
     #[arg(long, default_value = "0", value_parser = probability)]
@@ -498,7 +473,7 @@ pub struct ServeArgs {
     pub wrong_content_type: bool,
     /// /ping answers 200 {"status": "Unhealthy"} for this long after start, as
     /// multi-model-server does while its workers come up.
-    #[arg(long, default_value = "0", value_parser = non_negative_f64)]
+    #[arg(long, default_value = "0", value_parser = non_negative)]
     pub unhealthy_for_ms: f64,
     /// Give wrong verdicts, to show an accuracy mismatch.
     #[arg(long)]

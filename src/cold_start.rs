@@ -1,6 +1,7 @@
 //! The cold-start probe: after an idle period, how long until an endpoint answers at all,
 //! how many attempts that took, and how the first answer compares with steady state
-//! (the seed: scale-to-zero 471 s and 95 retries, 15,422× the steady p50; serverless 43.2 s, 364×).
+//! (measured on SageMaker: scale-to-zero 471 s and 95 retries, 15,422× the steady p50;
+//! serverless 43.2 s, 364×).
 
 use crate::export::rfc3339;
 use crate::payload::Prepared;
@@ -113,9 +114,9 @@ async fn countdown(wait: Duration) {
         }
         let line = format!("idle wait: {} s left", left.as_secs_f64().ceil());
         if tty {
-            eprint!("\r{line}\x1b[K")
+            eprint!("\r{line}\x1b[K");
         } else if left.as_secs().is_multiple_of(10) {
-            eprintln!("{line}")
+            eprintln!("{line}");
         }
         tokio::time::sleep(left.min(Duration::from_secs(1))).await;
     }
@@ -132,7 +133,7 @@ pub fn table(target: &str, r: &ColdStartResult) -> String {
         out,
         "  attempts               {} ({} failed{})",
         r.attempts,
-        r.attempts - r.first_success.is_some() as u64,
+        r.attempts - u64::from(r.first_success.is_some()),
         if failed.is_empty() {
             String::new()
         } else {

@@ -1,9 +1,10 @@
-//! The versioned JSON export (SPEC "Export"): field names are the contract, and
+//! The versioned JSON export: field names are the contract, and
 //! `assets/export.schema.json` describes them. Written atomically: a reader sees the old file
 //! or the new one, never half of one, even when the run is interrupted.
 
 use crate::accuracy::AccuracyReport;
-use crate::engine::{PhaseResult, RunReport};
+use crate::accuracy::diff::Disagreement;
+use crate::results::{PhaseResult, RunReport};
 use crate::stats::TimelineEntry;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -40,7 +41,44 @@ pub struct Export {
     pub error: Option<String>,
     /// Present in the export of `compare`: its targets, their verdicts and the diff.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub compare: Option<crate::compare::CompareSection>,
+    pub compare: Option<CompareSection>,
+}
+
+/// How `compare` takes turns between its targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompareOrder {
+    Interleaved,
+    Sequential,
+}
+
+impl CompareOrder {
+    pub fn name(self) -> &'static str {
+        match self {
+            CompareOrder::Interleaved => "interleaved",
+            CompareOrder::Sequential => "sequential",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareTarget {
+    pub name: String,
+    /// The target as a plain run's export records it (`config.target`).
+    pub target: Value,
+    pub instance_type: Option<String>,
+    pub price_per_hour_usd: Option<f64>,
+    pub accuracy: Option<AccuracyExport>,
+}
+
+/// The `compare` part of an export.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareSection {
+    pub order: CompareOrder,
+    pub order_note: String,
+    pub targets: Vec<CompareTarget>,
+    /// Targets whose verdicts differ from the others'; empty when all agree.
+    pub verdict_diff: Vec<Disagreement>,
 }
 
 pub fn rfc3339(t: SystemTime) -> String {
@@ -101,8 +139,7 @@ fn temp_beside(path: &Path) -> std::path::PathBuf {
     };
     let name = path
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "export".into());
+        .map_or_else(|| "export".into(), |n| n.to_string_lossy().into_owned());
     dir.join(format!(".{name}.{}.tmp", std::process::id()))
 }
 
@@ -127,7 +164,9 @@ pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()>
         let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
         serde_json::to_writer_pretty(&mut f, value)?;
         f.write_all(b"\n")?;
-        f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        f.into_inner()
+            .map_err(std::io::IntoInnerError::into_error)?
+            .sync_all()?;
         std::fs::rename(&tmp, path)
     })();
     if result.is_err() {

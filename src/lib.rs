@@ -1,4 +1,33 @@
-//! encbench: the engine, targets and reference endpoint behind `encbench-tui`.
+//! encbench: the load engine, targets, reference endpoint and front-ends behind
+//! `encbench-tui`, a load tester for encoder-model inference endpoints.
+//!
+//! The layers, from the bottom up. A module uses only modules of its own layer or below;
+//! nothing below knows what is above it.
+//!
+//! ```text
+//! app, cli          the command line, and from it to a finished run (main.rs calls app)
+//! tui, headless     front-ends: drive one engine by commands, draw its snapshots
+//! signals           SIGINT/SIGTERM: stop, and a second one means now
+//! compare           several targets on one workload, each (target, phase) one engine run
+//! cold_start        first-request latency after idleness
+//! setup             settings to a prepared target: inputs, samples, price, format, client
+//! report            exports to tables (terminal, Markdown, CSV), and merging exports
+//! export            the versioned JSON export, written atomically
+//! engine            the load engine: one dispatch loop, closed-loop slots, client threads
+//! results           what a phase and a run amount to, and what a sweep says (knee, advice)
+//! accuracy          the known-answer verdicts, and the verdict diff across deployments
+//! target            where requests go: a URL (HTTP/1.1 pool, reqwest) or SageMaker (AWS SDK)
+//! serve             the reference endpoint: a simulated encoder with a known service model
+//! payload           the wire formats (hf, triton, vllm): request bodies, replies, labels
+//! tokenize          real token counts and client-side tokenization from a tokenizer.json
+//! input             input texts and known-answer samples
+//! sweep             the phases a run is made of (plain, batch sweep, concurrency sweep, live)
+//! stats, metrics    HdrHistograms and the timeline; efficiency, cost and prices
+//! fmt, arrival      figures as text; the arrival process (Gamma gaps, seeded)
+//! timing, assets    sub-millisecond sleeps; data shipped in the binary
+//! ```
+//!
+//! `fixtures` (tests and benchmarks only) holds fixed values for the screen tests.
 
 pub mod accuracy;
 pub mod app;
@@ -9,11 +38,18 @@ pub mod cold_start;
 pub mod compare;
 pub mod engine;
 pub mod export;
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixtures;
+pub mod fmt;
 pub mod headless;
+pub mod input;
 pub mod metrics;
 pub mod payload;
 pub mod report;
+pub mod results;
 pub mod serve;
+pub mod setup;
+pub mod signals;
 pub mod stats;
 pub mod sweep;
 pub mod target;

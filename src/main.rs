@@ -1,24 +1,17 @@
-use clap::Parser;
-use clap::error::ErrorKind;
-use encbench::app;
-use encbench::cli::Cli;
+use encbench::app::{self, Stdout};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match app::parse(std::env::args_os()) {
         Ok(cli) => cli,
-        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
-            let _ = e.print();
+        Err((0, text)) => {
+            print!("{text}");
             return ExitCode::SUCCESS;
         }
-        Err(e) => {
-            // clap's report spans several lines; the first one names the flag and the problem.
-            let text = e.to_string();
-            eprintln!(
-                "{}",
-                text.lines().next().unwrap_or("error: invalid arguments")
-            );
-            return ExitCode::from(2);
+        Err((code, line)) => {
+            eprintln!("{line}");
+            return ExitCode::from(code);
         }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -32,10 +25,15 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match runtime.block_on(app::main(cli)) {
+    let mut out = std::io::stdout();
+    let mut stdout = Stdout {
+        is_terminal: out.is_terminal(),
+        writer: &mut out,
+    };
+    match runtime.block_on(app::main(cli, &mut stdout)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("{}", e.line());
             ExitCode::from(e.exit_code())
         }
     }

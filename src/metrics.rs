@@ -40,7 +40,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn seed_figures() {
+    fn measured_figures() {
         // Batch scaling at natural length: b=1 55.2/s, b=8 408.6/s (0.93), b=32 1280.8/s (0.73).
         assert!((batch_efficiency(408.6, 55.2, 8).unwrap() - 0.925).abs() < 0.001);
         assert!((batch_efficiency(1280.8, 55.2, 32).unwrap() - 0.725).abs() < 0.001);

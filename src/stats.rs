@@ -303,7 +303,7 @@ impl Timeline {
         }
     }
 
-    /// The point of the second under way: completions in [t_s − 1, t_s).
+    /// The point of the second under way: the completions of the second that ends at `t_s`.
     fn current_point(&self) -> TimelineEntry {
         let t_s = (self.second_start + Duration::from_secs(1))
             .saturating_duration_since(self.start)
@@ -446,7 +446,7 @@ mod tests {
                 assert_eq!(*samples_per_s, 4.0);
                 assert!(p50_ms.unwrap() >= 19.0);
             }
-            e => panic!("unexpected {e:?}"),
+            e @ TimelineEntry::Event { .. } => panic!("unexpected {e:?}"),
         }
         assert!(matches!(
             tl.entries[1],

@@ -21,22 +21,22 @@ pub async fn sleep_until(deadline: Instant) {
     if timerfd::sleep_until(deadline).await.is_ok() {
         return;
     }
-    fallback_sleep_until(deadline).await
+    fallback_sleep_until(deadline).await;
 }
 
 /// Slack left for the precise phase of the fallback; larger than tokio's tick so the coarse
 /// sleep never overshoots the deadline.
-const COARSE_SLACK: Duration = Duration::from_micros(2_000);
+const COARSE_SLACK: Duration = Duration::from_millis(2);
 
 async fn fallback_sleep_until(deadline: Instant) {
     let now = Instant::now();
     if deadline > now && deadline - now > COARSE_SLACK {
-        tokio::time::sleep_until((deadline - COARSE_SLACK).into()).await;
+        tokio::time::sleep_until(deadline.checked_sub(COARSE_SLACK).unwrap().into()).await;
     }
     if deadline.saturating_duration_since(Instant::now()) > NOT_WORTH_IT {
         // Computed inside the closure: the hand-off itself takes a few microseconds.
         let _ = tokio::task::spawn_blocking(move || {
-            std::thread::sleep(deadline.saturating_duration_since(Instant::now()))
+            std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
         })
         .await;
     }
@@ -44,45 +44,49 @@ async fn fallback_sleep_until(deadline: Instant) {
 
 #[cfg(target_os = "linux")]
 mod timerfd {
+    use rustix::time::{
+        Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags, Timespec, timerfd_create,
+        timerfd_settime,
+    };
     use std::io;
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::fd::OwnedFd;
     use std::time::Instant;
     use tokio::io::Interest;
     use tokio::io::unix::AsyncFd;
 
+    /// Hands the timer to tokio's reactor, which wakes this task when it fires.
+    #[allow(
+        unsafe_code,
+        reason = "tokio registers a descriptor only through an unsafe fn (tokio#8587)"
+    )]
+    fn register(fd: OwnedFd) -> io::Result<AsyncFd<OwnedFd>> {
+        // SAFETY: the AsyncFd owns `fd`, which stays open and the same descriptor until the
+        // AsyncFd is dropped.
+        unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }.map_err(io::Error::from)
+    }
+
     pub async fn sleep_until(deadline: Instant) -> io::Result<()> {
-        // SAFETY: timerfd_create has no pointer arguments; a negative result is an error.
-        let raw = unsafe {
-            libc::timerfd_create(
-                libc::CLOCK_MONOTONIC,
-                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
-            )
-        };
-        if raw < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `raw` is a fresh descriptor that nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let fd = timerfd_create(
+            TimerfdClockId::Monotonic,
+            TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC,
+        )?;
         let remaining = deadline.saturating_duration_since(Instant::now());
         if remaining.is_zero() {
             return Ok(());
         }
-        let spec = libc::itimerspec {
-            it_interval: libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
-            it_value: libc::timespec {
-                tv_sec: remaining.as_secs() as libc::time_t,
-                tv_nsec: remaining.subsec_nanos() as libc::c_long,
+        let zero = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        let spec = Itimerspec {
+            it_interval: zero,
+            it_value: Timespec {
+                tv_sec: i64::try_from(remaining.as_secs()).unwrap_or(i64::MAX),
+                tv_nsec: i64::from(remaining.subsec_nanos()),
             },
         };
-        // SAFETY: `fd` is a valid timerfd and `spec` lives across the call.
-        if unsafe { libc::timerfd_settime(fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) } < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: the AsyncFd owns `fd`, which stays open and unchanged until it is dropped.
-        let fd = unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE)? };
+        timerfd_settime(&fd, TimerfdTimerFlags::empty(), &spec)?;
+        let fd = register(fd)?;
         let _ready = fd.readable().await?;
         Ok(())
     }
@@ -93,14 +97,26 @@ mod timerfd {
 /// on every runtime thread (`on_thread_start`).
 pub fn tighten_timer_slack() {
     #[cfg(target_os = "linux")]
-    // SAFETY: PR_SET_TIMERSLACK takes a plain integer and only affects the calling thread.
-    unsafe {
-        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
+    let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1));
+}
+
+/// CPU time the calling thread has used: what a frame or a request costs this process,
+/// whatever else the machine is doing.
+pub fn thread_cpu_time() -> Duration {
+    #[cfg(target_os = "linux")]
+    {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+        Duration::new(
+            u64::try_from(t.tv_sec).unwrap_or(0),
+            u32::try_from(t.tv_nsec).unwrap_or(0),
+        )
     }
+    #[cfg(not(target_os = "linux"))]
+    Duration::ZERO
 }
 
 pub async fn sleep(d: Duration) {
-    sleep_until(Instant::now() + d).await
+    sleep_until(Instant::now() + d).await;
 }
 
 #[cfg(test)]
@@ -129,7 +145,12 @@ mod tests {
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
             assert!(start.elapsed() >= Duration::from_millis(5), "woke early");
-            over.push(start.elapsed() - Duration::from_millis(5));
+            over.push(
+                start
+                    .elapsed()
+                    .checked_sub(Duration::from_millis(5))
+                    .unwrap(),
+            );
         }
         over.sort();
         over[over.len() / 2]

@@ -1,19 +1,51 @@
 //! `compare`: prepare every target as a plain run would, check that all are ready before
 //! anything is measured, then drive the comparison from the live screen or headless.
 
-use super::{AppError, prepare, usage};
+use super::{AppError, Stdout, usage, write_export};
 use crate::cli::CompareArgs;
-use crate::compare::{self, CompareView, Entry, RowState, spec};
+use crate::compare::{self, CompareView, Entry, RowState, Settings, spec};
 use crate::export::{Export, check_writable, write_atomic};
-use crate::headless::ABORT_EXIT_CODE;
-use crate::report::render;
+use crate::report::{ReportFormat, render};
 use crate::serve::{self, ServeConfig, model::ServiceModel};
+use crate::setup::{self, SetupError};
+use crate::signals::ABORT_EXIT_CODE;
 use crate::tokenize::TokenCounter;
-use std::io::IsTerminal;
 use std::time::Duration;
 use tokio::sync::watch;
 
-pub(super) async fn main(a: CompareArgs) -> Result<(), AppError> {
+/// The workload of every target, as `compare` takes it.
+fn settings(a: &CompareArgs) -> Settings {
+    Settings {
+        batch_sizes: a.batch_sizes.clone(),
+        concurrency_levels: if a.no_concurrency {
+            vec![]
+        } else {
+            a.concurrency_levels.clone()
+        },
+        n: a.n,
+        warmup: a.warmup,
+        pad_to_max: !a.no_pad_to_max,
+        max_len: a.max_len,
+        order: a.order,
+        format: a.engine,
+        model: a.model.clone(),
+        instance_type: a.instance_type.clone(),
+        texts: a.texts.clone(),
+        tokenizer: a.tokenizer.clone(),
+        timeout: Duration::from_secs_f64(a.timeout),
+        warmup_timeout: Duration::from_secs_f64(a.warmup_timeout),
+        ready_timeout: Duration::from_secs_f64(a.ready_timeout),
+        seed: a.seed,
+        accuracy_samples: a.accuracy_samples.clone(),
+        accuracy_check: !a.no_accuracy,
+        labels: a.labels.clone(),
+        region: a.region.clone(),
+        profile: a.profile.clone(),
+        endpoint_url: a.endpoint_url.clone(),
+    }
+}
+
+pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
     let mut demo_servers = Vec::new();
     let mut demo = Vec::new();
     if a.demo {
@@ -36,19 +68,23 @@ pub(super) async fn main(a: CompareArgs) -> Result<(), AppError> {
             demo_servers.push(server);
         }
     }
-    let specs = spec::targets(&a, demo).map_err(|(flag, msg)| usage(&flag, msg))?;
+    let specs = spec::targets(demo, &a.targets, [&a.mc, &a.ic, &a.lmi])
+        .map_err(|(flag, msg)| usage(&flag, msg))?;
     if let Some(p) = &a.export {
         check_writable(p)
             .map_err(|e| usage("--export", format!("{}: cannot write: {e}", p.display())))?;
     }
     // One seed for all: every target gets the same inputs in the same order.
-    let seed = a.seed.unwrap_or_else(rand::random);
+    let s = Settings {
+        seed: Some(a.seed.unwrap_or_else(rand::random)),
+        ..settings(&a)
+    };
     let mut entries = Vec::with_capacity(specs.len());
     for t in &specs {
-        let mut r = spec::run_args(&a, t);
-        r.seed = Some(seed);
-        let named = |e: AppError| AppError::Usage(format!("{} {}: {e}", t.flag, t.name));
-        let prepared = prepare(&r).await.map_err(named)?;
+        let named = |e: SetupError| AppError::Usage(format!("{} {}: {e}", t.flag, t.name));
+        let prepared = setup::prepare(&spec::target_settings(&s, t))
+            .await
+            .map_err(named)?;
         entries.push(Entry {
             name: t.name.clone(),
             prepared,
@@ -60,13 +96,13 @@ pub(super) async fn main(a: CompareArgs) -> Result<(), AppError> {
         }
     }
 
-    let live = !a.headless && std::io::stdout().is_terminal();
-    let (view_tx, view_rx) = watch::channel(compare::initial_view(&a, &entries));
+    let live = !a.headless && stdout.is_terminal;
+    let (view_tx, view_rx) = watch::channel(compare::initial_view(&s, &entries));
     let (stop_tx, stop_rx) = watch::channel(false);
     // A second interrupt: write the phases finished so far; the front-end then exits at once.
     let abort = |v: &CompareView| {
         if let Some(path) = &a.export {
-            match write_atomic(path, &compare::interim_export(&a, &entries, v)) {
+            match write_atomic(path, &compare::interim_export(&s, &entries, v)) {
                 Ok(()) => eprintln!(
                     "interrupted twice: results so far written to {}",
                     path.display()
@@ -75,7 +111,7 @@ pub(super) async fn main(a: CompareArgs) -> Result<(), AppError> {
             }
         }
     };
-    let work = compare::run(&a, &entries, view_tx, stop_rx);
+    let work = compare::run(&s, &entries, view_tx, stop_rx);
     let export = if live {
         crate::tui::compare::run(view_rx, stop_tx, work, &abort)
             .await
@@ -84,19 +120,12 @@ pub(super) async fn main(a: CompareArgs) -> Result<(), AppError> {
         headless(view_rx, stop_tx, work, &abort).await
     };
     if let Some(path) = &a.export {
-        write_atomic(path, &export).map_err(|e| {
-            AppError::Failed(format!("--export {}: cannot write: {e}", path.display()))
-        })?;
-        eprintln!("results written to {}", path.display());
+        write_export("--export", path, &export)?;
     }
-    print!(
-        "{}",
-        render(
-            &[("compare".into(), export)],
-            crate::cli::ReportFormat::Terminal
-        )
-    );
-    Ok(())
+    stdout.print(&render(
+        &[("compare".into(), export)],
+        ReportFormat::Terminal,
+    ))
 }
 
 fn progress_line(v: &CompareView) -> String {
@@ -146,7 +175,7 @@ async fn headless(
             eprintln!("{}", progress_line(&progress_view.borrow_and_update()));
         }
     };
-    let mut signals = crate::headless::signals();
+    let mut signals = crate::signals::signals();
     let interrupts = async {
         signals.recv().await;
         eprintln!(

@@ -1,11 +1,11 @@
 //! `report`: render exports, or merge exports of one workload into one.
 
-use super::{AppError, usage};
+use super::{AppError, Stdout, usage};
 use crate::cli::ReportArgs;
 use crate::export::write_atomic;
 use crate::report::{load, merge::merge, render};
 
-pub(super) fn main(a: ReportArgs) -> Result<(), AppError> {
+pub(super) fn main(a: ReportArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
     let mut exports = Vec::with_capacity(a.files.len());
     for path in &a.files {
         let shown = path.display().to_string();
@@ -17,8 +17,7 @@ pub(super) fn main(a: ReportArgs) -> Result<(), AppError> {
         exports.push((name, export));
     }
     if !a.merge {
-        print!("{}", render(&exports, a.format));
-        return Ok(());
+        return stdout.print(&render(&exports, a.format));
     }
     let merged = merge(&exports).map_err(|e| usage("--merge", e))?;
     let out = a.output.expect("clap requires -o with --merge");
@@ -27,7 +26,7 @@ pub(super) fn main(a: ReportArgs) -> Result<(), AppError> {
     let name = out
         .file_name()
         .map_or("merged".into(), |n| n.to_string_lossy().into_owned());
-    print!("{}", render(&[(name, merged)], a.format));
+    stdout.print(&render(&[(name, merged)], a.format))?;
     eprintln!("merged {} exports into {}", exports.len(), out.display());
     Ok(())
 }

@@ -1,25 +1,54 @@
-//! `compare`: several targets on one workload, side by side (the seed's co-hosting question:
+//! `compare`: several targets on one workload, side by side (the co-hosting question:
 //! multi-container, inference components or LMI multi-model). Each target is prepared as a
 //! plain run would be; each (target, phase) pair is one engine run, so measurement rules are
 //! the engine's and nothing is re-implemented here.
 
 pub mod spec;
-pub mod tables;
-pub mod verdicts;
 
-use crate::accuracy::{self, AccuracyReport};
-use crate::app::Prepared;
+use crate::accuracy::{self, AccuracyReport, diff};
 use crate::arrival::{Pace, phase_seed};
-use crate::cli::{CompareArgs, CompareOrder};
-use crate::engine::report::derive;
-use crate::engine::{Command, Engine, EngineSetup, LiveStats, PhaseResult, RunState};
-use crate::export::{AccuracyExport, Export, SCHEMA_VERSION, rfc3339};
+use crate::engine::{Command, Engine, EngineSetup, LiveStats, RunState};
+use crate::export::{
+    AccuracyExport, CompareOrder, CompareSection, CompareTarget, Export, SCHEMA_VERSION, rfc3339,
+};
+use crate::payload::PayloadFormat;
+use crate::results::{PhaseResult, derive};
+use crate::setup::PreparedTarget;
 use crate::sweep::{PhaseKind, StopAt, SweepPlan};
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 use tokio::sync::watch;
-use verdicts::Disagreement;
+
+/// The workload every target gets, and the defaults of targets that do not say otherwise.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// Batch sizes measured closed loop at concurrency 1.
+    pub batch_sizes: Vec<usize>,
+    /// Concurrency levels measured at batch 1 (empty: no concurrency table).
+    pub concurrency_levels: Vec<usize>,
+    pub n: u64,
+    pub warmup: u64,
+    pub pad_to_max: bool,
+    pub max_len: usize,
+    pub order: CompareOrder,
+    pub format: PayloadFormat,
+    pub model: Option<String>,
+    pub instance_type: Option<String>,
+    pub texts: Option<PathBuf>,
+    pub tokenizer: Option<PathBuf>,
+    pub timeout: Duration,
+    pub warmup_timeout: Duration,
+    pub ready_timeout: Duration,
+    /// Shared by every target (default: random, recorded in the export).
+    pub seed: Option<u64>,
+    pub accuracy_samples: Option<PathBuf>,
+    pub accuracy_check: bool,
+    pub labels: Vec<String>,
+    pub region: Option<String>,
+    pub profile: Option<String>,
+    pub endpoint_url: Option<String>,
+}
 
 /// One phase of the shared workload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,9 +67,8 @@ impl Step {
     }
 }
 
-/// The seed's comparison: every batch size at concurrency 1, then every concurrency level at
-/// batch 1, closed loop.
-pub fn steps(a: &CompareArgs) -> Vec<Step> {
+/// Every batch size at concurrency 1, then every concurrency level at batch 1, closed loop.
+pub fn steps(a: &Settings) -> Vec<Step> {
     let batch = a.batch_sizes.iter().map(|&b| Step {
         kind: PhaseKind::Batch,
         batch_size: b,
@@ -51,7 +79,7 @@ pub fn steps(a: &CompareArgs) -> Vec<Step> {
         batch_size: 1,
         concurrency: c,
     });
-    batch.chain(conc.filter(|_| !a.no_concurrency)).collect()
+    batch.chain(conc).collect()
 }
 
 pub fn order_note(order: CompareOrder) -> &'static str {
@@ -104,7 +132,7 @@ pub struct CompareView {
 /// A target prepared for the comparison.
 pub struct Entry {
     pub name: String,
-    pub prepared: Prepared,
+    pub prepared: PreparedTarget,
 }
 
 struct Outcome {
@@ -113,33 +141,13 @@ struct Outcome {
     after: Option<AccuracyReport>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CompareTarget {
-    pub name: String,
-    /// The target as a plain run's export records it (`config.target`).
-    pub target: Value,
-    pub instance_type: Option<String>,
-    pub price_per_hour_usd: Option<f64>,
-    pub accuracy: Option<AccuracyExport>,
-}
-
-/// The `compare` part of an export.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CompareSection {
-    pub order: CompareOrder,
-    pub order_note: String,
-    pub targets: Vec<CompareTarget>,
-    /// Targets whose verdicts differ from the others'; empty when all agree.
-    pub verdict_diff: Vec<Disagreement>,
-}
-
-fn engine_for(p: &Prepared, a: &CompareArgs, step: Step, index: usize) -> Engine {
+fn engine_for(p: &PreparedTarget, a: &Settings, step: Step, index: usize) -> Engine {
     Engine::start(EngineSetup {
         target: p.target.clone(),
         texts: p.texts.clone(),
         format: p.format.clone(),
         shape: p.shape,
-        warmup_timeout: Duration::from_secs_f64(a.warmup_timeout),
+        warmup_timeout: a.warmup_timeout,
         pace: Pace {
             rate_per_s: None,
             burstiness: 1.0,
@@ -160,27 +168,19 @@ fn engine_for(p: &Prepared, a: &CompareArgs, step: Step, index: usize) -> Engine
         price_per_hour: p.price.as_ref().map(|p| p.1),
         window_s: 10,
         tick: Duration::from_millis(200),
-        lanes: crate::engine::lanes::default_count(),
+        client_threads: crate::engine::client_threads::default_count(),
     })
 }
 
-async fn check_accuracy(p: &Prepared) -> Option<AccuracyReport> {
+async fn check_accuracy(p: &PreparedTarget) -> Option<AccuracyReport> {
     let acc = p.accuracy.as_ref()?;
-    Some(
-        accuracy::check(
-            p.target.as_ref(),
-            p.format.as_ref(),
-            &acc.samples,
-            &acc.labels,
-        )
-        .await,
-    )
+    Some(accuracy::check(p.target.as_ref(), p.format.as_ref(), acc).await)
 }
 
 /// Runs the comparison, publishing a view for the front-end. `stop` turning true ends it
 /// early: the phase in progress is stopped and kept, later phases are skipped.
 pub async fn run(
-    a: &CompareArgs,
+    a: &Settings,
     entries: &[Entry],
     view: watch::Sender<CompareView>,
     mut stop: watch::Receiver<bool>,
@@ -209,7 +209,7 @@ pub async fn run(
         view.send_modify(|v| {
             f(&mut v.rows[t]);
             v.elapsed = clock.elapsed();
-        })
+        });
     };
     let mut stopped = false;
     for (k, &(t, s)) in pairs.iter().enumerate() {
@@ -222,7 +222,7 @@ pub async fn run(
             set_row(t, &|r| r.state = RowState::CheckingAccuracy);
             outcomes[t].before = check_accuracy(p).await;
             let before = outcomes[t].before.clone();
-            set_row(t, &|r| r.accuracy = before.clone());
+            set_row(t, &|r| r.accuracy.clone_from(&before));
         }
         let step = steps[s];
         set_row(t, &|r| r.state = RowState::Running(step));
@@ -251,7 +251,7 @@ pub async fn run(
         let results = outcomes[t].phases.clone();
         set_row(t, &|r| {
             r.live = None;
-            r.results = results.clone();
+            r.results.clone_from(&results);
         });
         view.send_modify(|v| v.done = k + 1);
         if stopped {
@@ -262,7 +262,7 @@ pub async fn run(
             outcomes[t].after = check_accuracy(p).await;
             let after = outcomes[t].after.clone();
             set_row(t, &|r| {
-                r.accuracy = after.clone();
+                r.accuracy.clone_from(&after);
                 r.state = RowState::Done;
             });
         } else if a.order == CompareOrder::Interleaved {
@@ -273,7 +273,7 @@ pub async fn run(
     view.send_modify(|v| {
         v.finished = true;
         v.elapsed = clock.elapsed();
-        for r in v.rows.iter_mut() {
+        for r in &mut v.rows {
             r.results = export
                 .phases
                 .iter()
@@ -287,7 +287,7 @@ pub async fn run(
 
 /// What a second Ctrl-C writes: the phases finished so far, as the view holds them; the one
 /// in progress is not waited for.
-pub fn interim_export(a: &CompareArgs, entries: &[Entry], v: &CompareView) -> Export {
+pub fn interim_export(a: &Settings, entries: &[Entry], v: &CompareView) -> Export {
     let outcomes = v
         .rows
         .iter()
@@ -302,7 +302,7 @@ pub fn interim_export(a: &CompareArgs, entries: &[Entry], v: &CompareView) -> Ex
     e
 }
 
-pub fn initial_view(a: &CompareArgs, entries: &[Entry]) -> CompareView {
+pub fn initial_view(a: &Settings, entries: &[Entry]) -> CompareView {
     let steps = steps(a);
     CompareView {
         order: a.order,
@@ -328,7 +328,7 @@ pub fn initial_view(a: &CompareArgs, entries: &[Entry]) -> CompareView {
 }
 
 fn export(
-    a: &CompareArgs,
+    a: &Settings,
     entries: &[Entry],
     mut outcomes: Vec<Outcome>,
     started_at: SystemTime,
@@ -337,7 +337,7 @@ fn export(
     for (o, e) in outcomes.iter_mut().zip(entries) {
         derive(&mut o.phases, e.prepared.price.as_ref().map(|p| p.1));
     }
-    let diff = verdicts::diff(
+    let diff = diff::diff(
         &entries
             .iter()
             .zip(&outcomes)
@@ -348,7 +348,7 @@ fn export(
     let config = json!({
         "target": {
             "url": null,
-            "engine": a.engine,
+            "engine": a.format,
             "compare": entries.iter().map(|e| e.name.clone()).collect::<Vec<_>>(),
         },
         "n": a.n,
@@ -362,12 +362,12 @@ fn export(
         "max_len": first.shape.max_len,
         "natural_tokens_per_input": (first.natural_tokens * 10.0).round() / 10.0,
         "batch_sizes": a.batch_sizes,
-        "concurrency_levels": if a.no_concurrency { vec![] } else { a.concurrency_levels.clone() },
+        "concurrency_levels": a.concurrency_levels,
         "order": a.order,
         "texts": a.texts.as_ref().map(|p| p.display().to_string()),
-        "timeout_s": a.timeout,
+        "timeout_s": a.timeout.as_secs_f64(),
         "seed": first.seed,
-        "accuracy_check": !a.no_accuracy,
+        "accuracy_check": a.accuracy_check,
         "labels": a.labels,
     });
     let targets = entries
@@ -375,7 +375,7 @@ fn export(
         .zip(&outcomes)
         .map(|(e, o)| CompareTarget {
             name: e.name.clone(),
-            target: e.prepared.config["target"].clone(),
+            target: e.prepared.target_config.clone(),
             instance_type: e.prepared.price.as_ref().map(|p| p.0.clone()),
             price_per_hour_usd: e.prepared.price.as_ref().map(|p| p.1),
             accuracy: AccuracyExport::of(&o.before, &o.after),

@@ -1,8 +1,11 @@
-//! What `compare` is asked to measure: each target as a name plus the `RunArgs` a single run
+//! What `compare` is asked to measure: each target as a name plus the settings a single run
 //! against it would take, so a compared target is prepared exactly as a plain run would be.
 
-use crate::cli::{Cli, CompareArgs, EngineKind, RunArgs};
-use clap::{Parser, ValueEnum};
+use super::Settings;
+use crate::payload::{PayloadFormat, Shape};
+use crate::setup::{Address, FormatSettings, TargetSettings};
+use crate::target::sagemaker::SageMakerConfig;
+use clap::ValueEnum;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct TargetSpec {
@@ -11,7 +14,7 @@ pub struct TargetSpec {
     pub flag: String,
     pub url: Option<String>,
     pub endpoint: Option<String>,
-    pub engine: Option<EngineKind>,
+    pub engine: Option<PayloadFormat>,
     pub model: Option<String>,
     pub container: Option<String>,
     pub component: Option<String>,
@@ -59,9 +62,9 @@ pub fn parse_target(s: &str) -> Result<TargetSpec, String> {
             "endpoint" => t.endpoint = Some(value),
             "engine" => {
                 t.engine = Some(
-                    EngineKind::from_str(&value, true)
+                    PayloadFormat::from_str(&value, true)
                         .map_err(|_| format!("unknown engine '{value}' (hf, vllm, triton)"))?,
-                )
+                );
             }
             "model" => t.model = Some(value),
             "container" => t.container = Some(value),
@@ -93,7 +96,7 @@ pub fn parse_target(s: &str) -> Result<TargetSpec, String> {
     Ok(t)
 }
 
-/// The seed's three co-hosting schemes: `ENDPOINT:ROUTE[@INSTANCE]`.
+/// The three co-hosting schemes of SageMaker: `ENDPOINT:ROUTE[@INSTANCE]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scheme {
     MultiContainer,
@@ -144,17 +147,18 @@ pub fn parse_scheme(scheme: Scheme, s: &str) -> Result<TargetSpec, String> {
 /// Every target of the command line, in the order given per flag; names must be unique
 /// because they key the tables and the export.
 pub fn targets(
-    a: &CompareArgs,
     demo: Vec<TargetSpec>,
+    targets: &[String],
+    [mc, ic, lmi]: [&[String]; 3],
 ) -> Result<Vec<TargetSpec>, (String, String)> {
     let mut out = demo;
-    for s in &a.targets {
+    for s in targets {
         out.push(parse_target(s).map_err(|e| ("--target".to_string(), format!("'{s}': {e}")))?);
     }
     for (scheme, list) in [
-        (Scheme::MultiContainer, &a.mc),
-        (Scheme::InferenceComponent, &a.ic),
-        (Scheme::Lmi, &a.lmi),
+        (Scheme::MultiContainer, mc),
+        (Scheme::InferenceComponent, ic),
+        (Scheme::Lmi, lmi),
     ] {
         for s in list {
             out.push(parse_scheme(scheme, s).map_err(|e| (scheme.flag().to_string(), e))?);
@@ -177,10 +181,11 @@ pub fn targets(
     Ok(out)
 }
 
-/// The seed's co-hosting conditions as reference-endpoint service models, fitted to its
-/// figures at 512 tokens (base + per-token × batch × 512): b=1 p50 and b=8 samples/s of
-/// 02 CPU multi-container ONNX (58.3 ms, 27/s), 03 GPU inference component (25.8 ms, 78/s)
-/// and 04 GPU LMI (49.7 ms, 104/s), with their instance types.
+/// Three co-hosting deployments of mDeBERTa measured on SageMaker, as reference-endpoint
+/// service models fitted to their figures at 512 tokens (base + per-token × batch × 512):
+/// b=1 p50 and b=8 samples/s of a CPU multi-container ONNX endpoint (58.3 ms, 27/s), a GPU
+/// inference component (25.8 ms, 78/s) and a GPU LMI multi-model endpoint (49.7 ms,
+/// 104/s), with their instance types.
 pub const DEMO: [(&str, f64, f64, &str); 3] = [
     ("mc/cpu-onnx", 24.34, 0.06632, "ml.c6i.2xlarge"),
     ("ic/gpu-mdeberta", 14.8, 0.0215, "ml.g6.12xlarge"),
@@ -196,44 +201,49 @@ pub fn local(name: &str, url: String, instance: &str) -> TargetSpec {
     t
 }
 
-/// The single-run arguments for one target: the shared workload plus the target's own
-/// address, routing, engine and price.
-pub fn run_args(a: &CompareArgs, t: &TargetSpec) -> RunArgs {
-    let mut r = Cli::parse_from(["encbench-tui"]).run;
-    r.endpoint = t.endpoint.clone();
-    if let Some(u) = &t.url {
-        r.url = u.clone();
+/// The settings a single run against one target would take: the shared workload plus the
+/// target's own address, routing, payload format and price.
+pub fn target_settings(a: &Settings, t: &TargetSpec) -> TargetSettings {
+    let address = match (&t.endpoint, &t.url) {
+        (Some(endpoint), _) => Address::SageMaker(SageMakerConfig {
+            endpoint: endpoint.clone(),
+            region: a.region.clone(),
+            profile: a.profile.clone(),
+            endpoint_url: t.endpoint_url.clone().or(a.endpoint_url.clone()),
+            target_container: t.container.clone(),
+            inference_component: t.component.clone(),
+            target_model: t.target_model.clone(),
+            target_variant: t.variant.clone(),
+            content_type: "application/json".into(),
+        }),
+        (None, Some(url)) => Address::Url(url.clone()),
+        (None, None) => unreachable!("parse_target requires url or endpoint"),
+    };
+    TargetSettings {
+        address,
+        format: FormatSettings {
+            model: t.model.clone().or(a.model.clone()),
+            ..FormatSettings::of(t.engine.unwrap_or(a.format))
+        },
+        tokenizer: a.tokenizer.clone(),
+        shape: Shape {
+            pad_to_max: a.pad_to_max,
+            max_len: a.max_len,
+        },
+        texts: a.texts.clone(),
+        accuracy: a
+            .accuracy_check
+            .then(|| (a.accuracy_samples.clone(), a.labels.clone())),
+        instance_type: t.instance.clone().or(a.instance_type.clone()),
+        price_per_hour: t.price,
+        seed: a.seed,
+        max_concurrency: a.concurrency_levels.iter().copied().max().unwrap_or(1),
+        // The plan is compare's own; these shape the body-size check.
+        batch_size: 1,
+        sweep_batch_sizes: a.batch_sizes.clone(),
+        timeout: a.timeout,
+        ready_timeout: a.ready_timeout,
     }
-    r.engine = t.engine.unwrap_or(a.engine);
-    r.model = t.model.clone().or(a.model.clone());
-    r.sagemaker.region = a.region.clone();
-    r.sagemaker.profile = a.profile.clone();
-    r.sagemaker.endpoint_url = t.endpoint_url.clone().or(a.endpoint_url.clone());
-    r.sagemaker.target_container = t.container.clone();
-    r.sagemaker.inference_component = t.component.clone();
-    r.sagemaker.target_model = t.target_model.clone();
-    r.sagemaker.target_variant = t.variant.clone();
-    r.n = a.n;
-    r.warmup = a.warmup;
-    r.warmup_timeout = a.warmup_timeout;
-    // The plan is compare's own; these shape the client pool and the body-size check.
-    r.sweep_batch = true;
-    r.batch_sizes = a.batch_sizes.clone();
-    r.concurrency_levels = a.concurrency_levels.clone();
-    r.pad_to_max = !a.no_pad_to_max;
-    r.max_len = a.max_len;
-    r.texts = a.texts.clone();
-    r.tokenizer = a.tokenizer.clone();
-    r.timeout = a.timeout;
-    r.ready_timeout = a.ready_timeout;
-    r.seed = a.seed;
-    r.accuracy_samples = a.accuracy_samples.clone();
-    r.no_accuracy = a.no_accuracy;
-    r.labels = a.labels.clone();
-    r.instance_type = t.instance.clone().or(a.instance_type.clone());
-    r.price_per_hour = t.price;
-    r.headless = true;
-    r
 }
 
 #[cfg(test)]
@@ -249,7 +259,7 @@ mod tests {
         let t = parse_target("endpoint=ep,component=ic1,price=2.5,engine=triton").unwrap();
         assert_eq!(t.name, "ep");
         assert_eq!(t.price, Some(2.5));
-        assert_eq!(t.engine, Some(EngineKind::Triton));
+        assert_eq!(t.engine, Some(PayloadFormat::Triton));
         for bad in [
             "name=x",
             "url=a,endpoint=b",

@@ -1,9 +1,9 @@
 //! The closed loop: one slot per unit of concurrency, each sending its next request as soon
-//! as its last one is recorded, the slots spread over the lanes.
+//! as its last one is recorded, the slots spread over the client threads.
 //!
 //! Why not the dispatcher: a closed loop has no schedule to keep, only a count and a cap.
 //! Routing every request through the dispatcher cost a task spawn and a wake-up per request,
-//! and with lanes on other threads two cross-thread wake-ups (the hand-off and the freed
+//! and with client threads beside the engine's two cross-thread wake-ups (the hand-off and the freed
 //! slot): at concurrency 16 on loopback two threads were slower than one. A slot keeps a
 //! request, its connection and the next request on one thread.
 //!
@@ -13,7 +13,7 @@
 //! `Progress`, shared with the open-loop path, so changing sets never changes what is
 //! measured.
 
-use super::lanes::Lanes;
+use super::client_threads::ClientThreads;
 use super::limiter::Limiter;
 use super::request::{Requester, Ticket};
 use crate::sweep::{PhaseSpec, StopAt};
@@ -149,7 +149,7 @@ pub(crate) struct Slots {
 /// Starts `concurrency` slots whose requests count in the phase's first `generation` (plus
 /// the resets since).
 pub(crate) fn start(
-    lanes: &Lanes,
+    threads: &ClientThreads,
     requester: &Arc<Requester>,
     progress: &Arc<Progress>,
     generation: u64,
@@ -167,7 +167,7 @@ pub(crate) fn start(
             progress.clone(),
             generation,
         );
-        lanes.spawn(s as u64, concurrency, run);
+        threads.spawn(s as u64, concurrency, run);
     }
     slots
 }

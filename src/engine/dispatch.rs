@@ -8,13 +8,14 @@
 //! instead of silently lowering the offered rate (coordinated omission).
 
 use super::closed::{self, Progress};
-use super::report::ServerBreakdown;
 use super::request::{Requester, Ticket};
-use super::{Command, Ctx, PhaseResult, PhaseView, RunState, report};
+use super::{Command, Ctx, PhaseView, RunState};
 use crate::arrival::{Arrivals, Pace, phase_seed};
-use crate::payload::kserve::ServerStats;
+use crate::fmt;
+use crate::results::{self, PhaseResult, ServerBreakdown};
 use crate::stats::PhaseRecorder;
 use crate::sweep::{PhaseKind, PhaseSpec, StopAt, SweepKind};
+use crate::target::ServerStats;
 use crate::timing;
 use std::future::Future;
 use std::pin::Pin;
@@ -83,7 +84,7 @@ async fn wait<F: Future>(
     tokio::select! {
         biased;
         c = cmds.recv() => Woke::Command(c),
-        _ = deadline.timer.as_mut(), if armed => Woke::Deadline,
+        () = deadline.timer.as_mut(), if armed => Woke::Deadline,
         v = fut => Woke::Ready(v),
     }
 }
@@ -97,18 +98,6 @@ fn arrivals_for(pace: Pace, spec: &PhaseSpec, seed: u64, fresh: bool) -> Option<
         }
         _ => Arrivals::new(rate, pace.burstiness, seed),
     })
-}
-
-fn fmt_rate(r: Option<f64>) -> String {
-    r.map_or("inf".into(), |r| format!("{r:.1}"))
-}
-
-fn fmt_burst(b: f64) -> String {
-    if b.is_finite() {
-        format!("{b}")
-    } else {
-        "inf".into()
-    }
 }
 
 pub(crate) async fn run_phase(
@@ -146,12 +135,13 @@ pub(crate) async fn run_phase(
             sent: 0,
         });
         pace = live.pace;
-        let kind = format!("{:?}", spec.kind).to_lowercase();
         live.timeline.event(
             Instant::now(),
             format!(
-                "phase {index} {kind} start: batch {} concurrency {}",
-                spec.batch_size, spec.concurrency
+                "phase {index} {} start: batch {} concurrency {}",
+                spec.kind.name(),
+                spec.batch_size,
+                spec.concurrency
             ),
         );
     }
@@ -186,7 +176,13 @@ pub(crate) async fn run_phase(
             None => {
                 let set = slots.get_or_insert_with(|| {
                     let c = shared.limiter.cap();
-                    closed::start(&ctx.lanes, &requester, &progress, first_generation, c)
+                    closed::start(
+                        &ctx.client_threads,
+                        &requester,
+                        &progress,
+                        first_generation,
+                        c,
+                    )
                 });
                 match wait(set.finished(), cmds, &mut deadline).await {
                     Woke::Ready(()) | Woke::Deadline => {
@@ -261,12 +257,9 @@ pub(crate) async fn run_phase(
             measured: claim.idx >= spec.warmup,
             generation: first_generation + claim.resets,
         };
-        let lanes_used = shared.limiter.cap();
-        ctx.lanes.spawn(
-            claim.idx,
-            lanes_used,
-            requester.clone().send(ticket, permit),
-        );
+        let cap = shared.limiter.cap();
+        ctx.client_threads
+            .spawn(claim.idx, cap, requester.clone().send(ticket, permit));
         if let Some(a) = arrivals.as_mut() {
             last_intended = next_intended;
             next_intended += a.next_gap();
@@ -318,7 +311,7 @@ async fn apply(
             }
             live.timeline.event(
                 Instant::now(),
-                format!("request_rate {} -> {}", fmt_rate(old), fmt_rate(r)),
+                format!("request_rate {} -> {}", fmt::rate(old), fmt::rate(r)),
             );
             Flow::Repace
         }
@@ -329,7 +322,11 @@ async fn apply(
             live.pace = *pace;
             live.timeline.event(
                 Instant::now(),
-                format!("burstiness {} -> {}", fmt_burst(old), fmt_burst(b)),
+                format!(
+                    "burstiness {} -> {}",
+                    fmt::burstiness(old),
+                    fmt::burstiness(b)
+                ),
             );
             Flow::Repace
         }
@@ -355,13 +352,13 @@ async fn apply(
             Flow::Reset(live.generation)
         }
         Command::StartSweep(kind) if spec.kind == PhaseKind::Live => {
-            shared.event(format!("{} sweep requested", sweep_name(kind)));
+            shared.event(format!("{} sweep requested", kind.name()));
             Flow::End(PhaseEnd::Sweep(kind))
         }
         Command::StartSweep(kind) => {
             shared.event(format!(
                 "{} sweep ignored: a sweep is already running",
-                sweep_name(kind)
+                kind.name()
             ));
             Flow::Continue
         }
@@ -369,11 +366,12 @@ async fn apply(
             ctx.spawn_accuracy_check();
             Flow::Continue
         }
-        Command::Resume => Flow::Continue,
         Command::Stop => Flow::End(PhaseEnd::Stopped),
         Command::Pause | Command::TogglePause => pause(ctx, spec, pace, cmds).await,
-        // `resolve` turned the relative forms into absolute ones.
-        Command::ScaleRate(_)
+        // Resume outside a pause changes nothing; `resolve` turned the relative forms into
+        // absolute ones.
+        Command::Resume
+        | Command::ScaleRate(_)
         | Command::ToggleRateInf
         | Command::ScaleBurstiness(_)
         | Command::AddConcurrency(_) => Flow::Continue,
@@ -423,13 +421,6 @@ fn resolve(shared: &super::Shared, pace: &Pace, command: Command) -> Command {
     }
 }
 
-fn sweep_name(kind: SweepKind) -> &'static str {
-    match kind {
-        SweepKind::Batch => "batch",
-        SweepKind::Concurrency => "concurrency",
-    }
-}
-
 async fn pause(
     ctx: &Ctx,
     spec: &PhaseSpec,
@@ -445,7 +436,7 @@ async fn pause(
     }
     let outcome = loop {
         match cmds.recv().await {
-            Some(Command::Resume) | Some(Command::Pause) | Some(Command::TogglePause) => {
+            Some(Command::Resume | Command::Pause | Command::TogglePause) => {
                 break Flow::Resumed;
             }
             Some(Command::Stop) | None => break Flow::End(PhaseEnd::Stopped),
@@ -485,7 +476,7 @@ async fn drain(ctx: &Ctx, end: &PhaseEnd, cmds: &mut UnboundedReceiver<Command>)
         deadline.set(grace);
         match wait(shared.limiter.idle(), cmds, &mut deadline).await {
             Woke::Ready(()) | Woke::Deadline => return,
-            Woke::Command(Some(Command::Stop)) | Woke::Command(None) => {
+            Woke::Command(Some(Command::Stop) | None) => {
                 grace.get_or_insert(Instant::now() + super::STOP_GRACE);
             }
             Woke::Command(Some(_)) => {}
@@ -519,10 +510,10 @@ fn finish(
     let mut result = PhaseResult::new(&spec, pace, ctx.shape, &rec);
     result.server = server.map(|s| ServerBreakdown::from_stats(&s));
     let index = live.phase.as_ref().map_or(0, |p| p.index);
-    let results = Arc::make_mut(&mut live.results);
-    results.push(result);
-    report::derive(results, ctx.price_per_hour);
-    let row = results.last().expect("just pushed");
+    let phases = Arc::make_mut(&mut live.results);
+    phases.push(result);
+    results::derive(phases, ctx.price_per_hour);
+    let row = phases.last().expect("just pushed");
     let summary = format!(
         "phase {index} end: n {} p50 {:.1} ms p99 {:.1} ms {:.1} req/s",
         row.n, row.latency_ms.p50, row.latency_ms.p99, row.req_per_s

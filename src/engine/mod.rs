@@ -1,24 +1,24 @@
 //! The load engine: one dispatch loop driven by commands, publishing aggregated snapshots.
 //! No UI code lives here; the TUI and the headless front-end both drive this.
 
+pub mod client_threads;
 mod closed;
 pub mod command;
 mod dispatch;
-pub mod lanes;
 pub mod limiter;
-pub mod report;
 mod request;
 pub mod snapshot;
 #[cfg(test)]
 mod tests;
 
 pub use command::Command;
-pub use report::{PhaseResult, RunReport};
 pub use snapshot::{LiveStats, PhaseView, RunState, Snapshot};
 
-use crate::accuracy::{self, AccuracyReport, LabelMap, NliSample};
+use crate::accuracy::{self, AccuracyReport, AccuracySetup};
 use crate::arrival::Pace;
-use crate::payload::{Format, Input, Shape};
+use crate::input::Input;
+use crate::payload::{Format, Shape};
+use crate::results::{PhaseResult, RunReport};
 use crate::stats::{Completion, LatencySummary, PhaseRecorder, Timeline, view_histogram};
 use crate::sweep::{PhaseSpec, SweepPlan};
 use crate::target::Target;
@@ -29,11 +29,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
-
-pub struct AccuracySetup {
-    pub samples: Vec<NliSample>,
-    pub labels: LabelMap,
-}
 
 pub struct EngineSetup {
     pub target: Arc<dyn Target>,
@@ -51,8 +46,9 @@ pub struct EngineSetup {
     pub window_s: usize,
     /// How often snapshots are published.
     pub tick: Duration,
-    /// Threads that run requests (see `lanes`); 1 keeps everything on the engine's thread.
-    pub lanes: usize,
+    /// Threads that run requests (see `client_threads`); 1 keeps everything on the engine's
+    /// thread.
+    pub client_threads: usize,
 }
 
 /// Timeline points kept in snapshots: enough for sparklines across a wide terminal.
@@ -80,7 +76,7 @@ pub(crate) struct Live {
     /// Where `i` returns to when leaving closed loop.
     last_finite_rate: Option<f64>,
     /// The live phase's batch size, concurrency and pace, restored after a sweep.
-    live_shape: Option<(usize, usize, Pace)>,
+    after_sweep: Option<(usize, usize, Pace)>,
 }
 
 pub(crate) struct Shared {
@@ -95,7 +91,9 @@ pub(crate) struct Shared {
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Live> {
         // A panic in a request task must not take the measurements with it.
-        self.live.lock().unwrap_or_else(|p| p.into_inner())
+        self.live
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn record(&self, c: &Completion, generation: u64) {
@@ -172,7 +170,7 @@ pub(crate) struct Ctx {
     shared: Arc<Shared>,
     accuracy: Option<Arc<AccuracySetup>>,
     price_per_hour: Option<f64>,
-    lanes: lanes::Lanes,
+    client_threads: client_threads::ClientThreads,
 }
 
 impl Ctx {
@@ -183,13 +181,7 @@ impl Ctx {
             .as_ref()
             .expect("called only with accuracy samples");
         self.shared.lock().state = RunState::CheckingAccuracy;
-        let r = accuracy::check(
-            self.target.as_ref(),
-            self.format.as_ref(),
-            &a.samples,
-            &a.labels,
-        )
-        .await;
+        let r = accuracy::check(self.target.as_ref(), self.format.as_ref(), a).await;
         let mut live = self.shared.lock();
         live.timeline.event(
             Instant::now(),
@@ -222,13 +214,7 @@ impl Ctx {
             self.format.clone(),
         );
         tokio::spawn(async move {
-            let report = accuracy::check(
-                target.as_ref(),
-                format.as_ref(),
-                &setup.samples,
-                &setup.labels,
-            )
-            .await;
+            let report = accuracy::check(target.as_ref(), format.as_ref(), &setup).await;
             let mut live = shared.lock();
             live.timeline.event(
                 Instant::now(),
@@ -255,11 +241,11 @@ impl Engine {
     /// tokio runtime.
     ///
     /// The dispatch loop runs on a single-threaded runtime of its own, and requests on it and
-    /// on the other lanes (`lanes`), each a single-threaded runtime too. On one multi-threaded
-    /// runtime each request crossed threads several times (dispatch, request, connection,
-    /// completion), and every crossing woke a parked worker: at concurrency 1 that cost about
-    /// 15 µs a round trip on loopback, a third of the time. The screen's drawing never delays
-    /// a send.
+    /// on the other client threads (`client_threads`), each a single-threaded runtime too. On
+    /// one multi-threaded runtime each request crossed threads several times (dispatch,
+    /// request, connection, completion), and every crossing woke a parked worker: at
+    /// concurrency 1 that cost about 15 µs a round trip on loopback, a third of the time. The
+    /// screen's drawing never delays a send.
     pub fn start(setup: EngineSetup) -> Engine {
         let started = Instant::now();
         let shared = Arc::new(Shared {
@@ -278,7 +264,7 @@ impl Engine {
                 accuracy_latest: None,
                 accuracy_running: false,
                 last_finite_rate: setup.pace.rate_per_s,
-                live_shape: None,
+                after_sweep: None,
             }),
             limiter: Limiter::new(setup.plan.concurrency),
             sent: closed::Tickets::new(),
@@ -366,14 +352,12 @@ impl Engine {
 
     /// Waits for the run to end (its plan done, or `Command::Stop`).
     pub async fn finish(mut self) -> RunReport {
-        match (&mut self.report).await {
-            Ok(report) => report,
-            Err(_) => {
-                let mut r = self.interim_report();
-                r.error =
-                    Some("engine task failed: the engine thread ended without a report".into());
-                r
-            }
+        if let Ok(report) = (&mut self.report).await {
+            report
+        } else {
+            let mut r = self.interim_report();
+            r.error = Some("engine task failed: the engine thread ended without a report".into());
+            r
         }
     }
 }
@@ -441,7 +425,7 @@ async fn run(
         shared: shared.clone(),
         accuracy: setup.accuracy.map(Arc::new),
         price_per_hour: setup.price_per_hour,
-        lanes: lanes::Lanes::start(setup.lanes),
+        client_threads: client_threads::ClientThreads::start(setup.client_threads),
     };
     let plan = setup.plan;
 
@@ -458,7 +442,7 @@ async fn run(
             Some(s) => s,
             None if plan.live => {
                 let mut live = shared.lock();
-                if let Some((b, c, pace)) = live.live_shape.take() {
+                if let Some((b, c, pace)) = live.after_sweep.take() {
                     live.batch_size = b;
                     live.concurrency = c;
                     live.pace = pace;
@@ -483,7 +467,7 @@ async fn run(
                     // The operator's live settings come back when the sweep is done. A sweep
                     // measures capacity, so it runs closed loop: at a fixed offered rate every
                     // batch size would show the same throughput and efficiency would be noise.
-                    live.live_shape = Some((live.batch_size, live.concurrency, live.pace));
+                    live.after_sweep = Some((live.batch_size, live.concurrency, live.pace));
                     live.pace.rate_per_s = None;
                     live.timeline
                         .event(Instant::now(), "sweep runs closed loop");

@@ -1,9 +1,10 @@
 //! One request from its concurrency slot to its recorded completion. The open-loop
-//! dispatcher spawns it on a lane; a closed-loop slot awaits it in its own loop.
+//! dispatcher spawns it on a client thread; a closed-loop slot awaits it in its own loop.
 
 use super::limiter::Permit;
 use super::{Ctx, Shared};
-use crate::payload::{Format, Input, Prepared, batch_inputs, prepared_ring};
+use crate::input::{Input, batch_inputs};
+use crate::payload::{Format, Prepared, prepared_ring};
 use crate::stats::{CLIENT_PANIC, Completion};
 use crate::target::{ErrorKind, Target};
 use std::sync::Arc;
@@ -51,7 +52,7 @@ impl Requester {
             shared: self.shared.clone(),
             generation: ticket.generation,
             intended: ticket.intended,
-            // The hand-off to a lane is dispatch delay, not service time.
+            // The hand-off to a client thread is dispatch delay, not service time.
             sent: Instant::now(),
             batch_size: self.batch_size,
             measured: ticket.measured,
@@ -84,9 +85,10 @@ impl Requester {
         let done = Instant::now();
         // After `done`: latency ends at the last byte, not after our parse.
         let result = result.and_then(|reply| {
-            match !self.target.checks_replies() || self.format.check(&reply).is_ok() {
-                true => Ok(reply),
-                false => Err(ErrorKind::BadResponse),
+            if !self.target.checks_replies() || self.format.check(&reply).is_ok() {
+                Ok(reply)
+            } else {
+                Err(ErrorKind::BadResponse)
             }
         });
         guard.tokenize = prepared.tokenize;

@@ -1,9 +1,9 @@
 //! The aggregated view of a running engine that front-ends render. Published on a tick;
 //! its size does not grow with run length (the timeline is cut to a recent tail).
 
-use super::report::PhaseResult;
 use crate::accuracy::AccuracyReport;
 use crate::arrival::Pace;
+use crate::results::PhaseResult;
 use crate::stats::{LatencySummary, TimelineEntry};
 use crate::sweep::{PhaseKind, StopAt};
 use hdrhistogram::Histogram;
@@ -63,6 +63,13 @@ pub struct LiveStats {
     pub tokenize: Option<LatencySummary>,
     pub req_per_s: f64,
     pub samples_per_s: f64,
+}
+
+impl LiveStats {
+    /// Errors of every kind.
+    pub fn error_count(&self) -> u64 {
+        self.errors.values().sum()
+    }
 }
 
 #[derive(Debug, Clone)]

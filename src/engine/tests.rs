@@ -2,9 +2,9 @@
 //! panics mid-request must not lose the request or hang the phase.
 
 use super::*;
-use crate::payload::{HfFormat, Prepared};
+use crate::payload::{HfFormat, Prepared, Reply};
 use crate::sweep::StopAt;
-use crate::target::{BoxFuture, ErrorKind, Reply, TargetError};
+use crate::target::{BoxFuture, ErrorKind, TargetError};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Answers `[]`, except every third request, where it panics.
@@ -22,9 +22,10 @@ impl Target for PanicsEveryThird {
     fn invoke<'a>(&'a self, _: &'a Prepared) -> BoxFuture<'a, Result<Reply, ErrorKind>> {
         Box::pin(async move {
             tokio::task::yield_now().await;
-            if self.0.fetch_add(1, Ordering::Relaxed) % 3 == 2 {
-                panic!("simulated client bug");
-            }
+            assert!(
+                self.0.fetch_add(1, Ordering::Relaxed) % 3 != 2,
+                "simulated client bug"
+            );
             Ok(Reply {
                 body: bytes::Bytes::from_static(b"[]"),
                 variant: None,
@@ -66,7 +67,7 @@ async fn a_panicking_request_is_counted_and_the_phase_completes() {
         price_per_hour: None,
         window_s: 10,
         tick: Duration::from_millis(100),
-        lanes: 2,
+        client_threads: 2,
     });
     let report = engine.finish().await;
     let p = &report.phases[0];

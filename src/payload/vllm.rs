@@ -3,8 +3,9 @@
 //! exactly `--max-len` built with the tokenizer; pairs always travel as token ids (with their
 //! [SEP]), texts as strings.
 
-use super::{Format, Input, Prepared};
-use crate::target::Reply;
+use super::labels::argmax_label;
+use super::{Format, Prepared, Reply};
+use crate::input::Input;
 use crate::tokenize::Encoder;
 use bytes::Bytes;
 use serde_json::{Value, json};
@@ -75,13 +76,7 @@ impl Format for VllmFormat {
                 let probs = d["probs"]
                     .as_array()
                     .ok_or("classify item has neither label nor probs")?;
-                let best = probs
-                    .iter()
-                    .filter_map(Value::as_f64)
-                    .enumerate()
-                    .max_by(|a, b| a.1.total_cmp(&b.1))
-                    .map_or(0, |(i, _)| i);
-                Ok(format!("LABEL_{best}"))
+                Ok(argmax_label(probs.iter().filter_map(Value::as_f64)))
             })
             .collect()
     }

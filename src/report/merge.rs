@@ -3,10 +3,9 @@
 //! histograms add exactly, so the combined percentiles are those of one histogram holding
 //! every host's samples; rates add because the hosts loaded the endpoint together.
 
-use crate::engine::PhaseResult;
-use crate::engine::report::{decode_histogram, derive, encode_histogram};
 use crate::export::{Export, rfc3339};
 use crate::metrics::tail_ratio;
+use crate::results::{PhaseResult, decode_histogram, derive, encode_histogram};
 use crate::stats::{LatencySummary, TimelineEntry, phase_histogram, round3};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -36,7 +35,7 @@ const WORKLOAD_KEYS: [&str; 15] = [
 
 fn short(v: &Value) -> String {
     let s = v.to_string();
-    crate::accuracy::truncate(&s, 60)
+    crate::fmt::truncate(&s, 60)
 }
 
 /// Why `b` is not the workload of `a`, if it is not.
@@ -172,9 +171,7 @@ fn merge_timeline(sources: &[(String, Export)], start: OffsetDateTime) -> Vec<Ti
     let mut points: BTreeMap<i64, (f64, f64, u64)> = BTreeMap::new();
     let mut events = Vec::new();
     for (src, e) in sources {
-        let offset = parse_time(&e.started_at)
-            .map(|t| (t - start).as_seconds_f64())
-            .unwrap_or(0.0);
+        let offset = parse_time(&e.started_at).map_or(0.0, |t| (t - start).as_seconds_f64());
         for entry in &e.timeline {
             match entry {
                 TimelineEntry::Point {
@@ -244,8 +241,7 @@ pub fn merge(sources: &[(String, Export)]) -> Result<Export, String> {
     let start = times.iter().map(|t| t.0).min();
     let end = times.iter().map(|t| t.1).max();
     let stamp = |t: Option<OffsetDateTime>, fallback: &str| {
-        t.map(|t| rfc3339(SystemTime::from(t)))
-            .unwrap_or_else(|| fallback.to_string())
+        t.map_or_else(|| fallback.to_string(), |t| rfc3339(SystemTime::from(t)))
     };
     // The worst host's verdicts: a deployment that went wrong under one host's load did.
     let accuracy = sources

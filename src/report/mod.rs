@@ -1,14 +1,30 @@
-//! `report`: exports back into tables — for the terminal, for a Markdown document, for a
+//! `report`: exports into tables — for the terminal, for a Markdown document, for a
 //! spreadsheet — and `--merge`, which adds exports of one workload (several hosts loading one
 //! endpoint) into one export with exact combined percentiles.
+//!
+//! This is the one renderer of results: a run and a comparison print their own export
+//! through it when they end, so `report` on that export prints the same thing.
 
+pub mod compare;
 pub mod merge;
+mod run;
 pub mod table;
 
-use crate::engine::PhaseResult;
 use crate::export::Export;
+use std::fmt::Write as _;
 use std::path::Path;
-use table::{Table, num};
+use table::Table;
+
+/// How `report` renders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// Aligned columns.
+    Terminal,
+    /// Pipe tables to paste into a document.
+    Markdown,
+    /// One row per phase of every export, for spreadsheets.
+    Csv,
+}
 
 /// Reads an export, naming the file in every error.
 pub fn load(path: &Path) -> Result<Export, String> {
@@ -25,156 +41,49 @@ pub fn load(path: &Path) -> Result<Export, String> {
     Ok(export)
 }
 
+/// The run's target as its export records it (never credentials), named as the run named
+/// it: the URL, or `sagemaker:ENDPOINT` with its routing.
 fn describe_target(e: &Export) -> String {
     let t = &e.config["target"];
-    let s = |k: &str| t[k].as_str().map(str::to_string);
-    let mut out = s("endpoint")
-        .or(s("url"))
-        .unwrap_or_else(|| "unknown target".into());
-    for (k, label) in [
-        ("target_container", "container"),
-        ("inference_component", "component"),
-        ("target_model", "model"),
-        ("target_variant", "variant"),
-    ] {
-        if let Some(v) = s(k) {
-            out.push_str(&format!(" {label} {v}"));
-        }
+    let s = |k: &str| t[k].as_str();
+    match s("endpoint") {
+        Some(endpoint) => crate::target::sagemaker::describe(
+            endpoint,
+            [
+                "target_container",
+                "inference_component",
+                "target_model",
+                "target_variant",
+            ]
+            .map(s),
+        ),
+        None => s("url").unwrap_or("unknown target").to_string(),
     }
-    out
 }
 
-/// What the run was, in one line above its tables.
-pub fn heading(e: &Export, source: &str) -> String {
-    let c = &e.config;
-    let shape = if c["pad_to_max"].as_bool() == Some(true) {
-        format!("inputs padded to {} tokens", c["max_len"])
-    } else {
-        "inputs at natural length".into()
-    };
-    let what = match &e.compare {
-        Some(cmp) => format!("{} targets compared", cmp.targets.len()),
-        None => format!(
-            "{} — engine {}",
-            describe_target(e),
-            c["target"]["engine"].as_str().unwrap_or("?")
-        ),
-    };
-    let merged = c["merged_from"]
+/// When the export's run started, and whether it is several runs merged.
+fn started(e: &Export) -> String {
+    let merged = e.config["merged_from"]
         .as_array()
         .map(|m| format!(" — merged from {} exports", m.len()))
         .unwrap_or_default();
-    let early = if e.stopped_early {
-        " — stopped early"
+    format!("started {}{merged}", e.started_at)
+}
+
+/// What the export holds, in a few lines above its tables.
+pub fn heading(e: &Export) -> Vec<String> {
+    if e.compare.is_some() {
+        compare::heading(e)
     } else {
-        ""
-    };
-    let order = match &e.compare {
-        Some(cmp) => format!("\norder: {}", cmp.order_note),
-        None => String::new(),
-    };
-    format!(
-        "{source}: {what}; {shape}; started {}{merged}{early}{order}",
-        e.started_at
-    )
-}
-
-fn kind(p: &PhaseResult) -> String {
-    format!("{:?}", p.kind).to_lowercase()
-}
-
-/// A plain run's phases, one row each, with every percentile and n beside them.
-pub fn run_tables(e: &Export) -> Vec<Table> {
-    let mut t = Table::new(
-        "Phases (n = measured requests; at n=100 p99 is nearly the maximum)",
-        &[
-            "kind",
-            "batch",
-            "conc",
-            "rate",
-            "n",
-            "errors",
-            "p50 ms",
-            "p90 ms",
-            "p95 ms",
-            "p99 ms",
-            "p99.9 ms",
-            "max ms",
-            "p99/p50",
-            "req/s",
-            "samples/s",
-            "efficiency",
-            "$/1M",
-        ],
-    );
-    for p in &e.phases {
-        let l = &p.latency_ms;
-        t.row(vec![
-            kind(p),
-            p.batch_size.to_string(),
-            p.concurrency.to_string(),
-            p.request_rate.map_or("inf".into(), |r| format!("{r:.1}")),
-            p.n.to_string(),
-            p.errors.values().sum::<u64>().to_string(),
-            num(Some(l.p50), 1),
-            num(Some(l.p90), 1),
-            num(Some(l.p95), 1),
-            num(Some(l.p99), 1),
-            num(Some(l.p999), 1),
-            num(Some(l.max), 1),
-            num(p.p99_over_p50, 2),
-            num(Some(p.req_per_s), 1),
-            num(Some(p.samples_per_s), 1),
-            num(p.batch_efficiency, 2),
-            num(p.cost_per_1m_usd, 2),
-        ]);
+        run::heading(e)
     }
-    let mut out = vec![t];
-    let mut kinds: Vec<&String> = e.phases.iter().flat_map(|p| p.errors.keys()).collect();
-    kinds.sort();
-    kinds.dedup();
-    if !kinds.is_empty() {
-        let mut t = Table::new(
-            "Errors by kind",
-            &["kind", "batch", "conc", "error", "count"],
-        );
-        for p in &e.phases {
-            for (k, n) in &p.errors {
-                t.row(vec![
-                    kind(p),
-                    p.batch_size.to_string(),
-                    p.concurrency.to_string(),
-                    k.clone(),
-                    n.to_string(),
-                ]);
-            }
-        }
-        out.push(t);
-    }
-    if let Some(a) = &e.accuracy {
-        let mut t = Table::new(
-            format!("Accuracy {}/{}", a.passed, a.total),
-            &["ok", "expected", "predicted", "premise", "hypothesis"],
-        );
-        for v in &a.samples {
-            t.row(vec![
-                if v.ok { "ok" } else { "MISMATCH" }.into(),
-                v.expected.clone(),
-                v.predicted.clone().unwrap_or_else(|| "-".into()),
-                crate::accuracy::truncate(&v.premise, 48),
-                crate::accuracy::truncate(&v.hypothesis, 48),
-            ]);
-        }
-        out.push(t);
-    }
-    out
 }
 
 pub fn tables(e: &Export) -> Vec<Table> {
     if e.compare.is_some() {
-        crate::compare::tables::tables(e)
+        compare::tables(e)
     } else {
-        run_tables(e)
+        run::tables(e)
     }
 }
 
@@ -215,7 +124,7 @@ pub fn csv_table(exports: &[(String, Export)]) -> Table {
             t.row(vec![
                 source.clone(),
                 p.target.clone().unwrap_or_default(),
-                kind(p),
+                p.kind.name().into(),
                 p.batch_size.to_string(),
                 p.concurrency.to_string(),
                 o(p.request_rate),
@@ -223,7 +132,7 @@ pub fn csv_table(exports: &[(String, Export)]) -> Table {
                 p.max_len.to_string(),
                 p.n.to_string(),
                 p.ok.to_string(),
-                p.errors.values().sum::<u64>().to_string(),
+                p.error_count().to_string(),
                 f(l.min),
                 f(l.mean),
                 f(l.p50),
@@ -242,9 +151,9 @@ pub fn csv_table(exports: &[(String, Export)]) -> Table {
     t
 }
 
-/// Every export rendered in `format`, each under its heading (CSV: one table for all).
-pub fn render(exports: &[(String, Export)], format: crate::cli::ReportFormat) -> String {
-    use crate::cli::ReportFormat;
+/// Every export rendered in `format`, each under its heading (CSV: one table for all). With
+/// more than one export each heading starts with the export's name.
+pub fn render(exports: &[(String, Export)], format: ReportFormat) -> String {
     if format == ReportFormat::Csv {
         return csv_table(exports).csv();
     }
@@ -253,15 +162,25 @@ pub fn render(exports: &[(String, Export)], format: crate::cli::ReportFormat) ->
         if i > 0 {
             out.push('\n');
         }
-        let head = heading(e, source);
-        match format {
-            ReportFormat::Markdown => out.push_str(&format!("## {head}\n\n")),
-            _ => out.push_str(&format!("{head}\n\n")),
+        let mut head = heading(e);
+        if exports.len() > 1 {
+            head[0] = format!("{source}: {}", head[0]);
         }
-        for (k, t) in tables(e).iter().enumerate() {
-            if k > 0 {
-                out.push('\n');
+        match format {
+            ReportFormat::Markdown => {
+                let _ = write!(out, "## {}\n\n", head[0]);
+                for line in &head[1..] {
+                    let _ = writeln!(out, "{line}  ");
+                }
             }
+            _ => {
+                for line in &head {
+                    let _ = writeln!(out, "{line}");
+                }
+            }
+        }
+        for t in tables(e) {
+            out.push('\n');
             out.push_str(&match format {
                 ReportFormat::Markdown => t.markdown(),
                 _ => t.terminal(),

@@ -17,7 +17,10 @@ impl Table {
     pub fn new(title: impl Into<String>, headers: &[&str]) -> Table {
         Table {
             title: title.into(),
-            headers: headers.iter().map(|h| h.to_string()).collect(),
+            headers: headers
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect(),
             rows: vec![],
             notes: vec![],
         }
@@ -28,13 +31,12 @@ impl Table {
         self.rows.push(cells);
     }
 
-    /// Text columns (the first, and any cell that is not a number) align left, numbers right.
+    /// Columns of numbers align right, any other left.
     fn numeric(&self, col: usize) -> bool {
-        col > 0
-            && self.rows.iter().all(|r| {
-                let c = r[col].trim_end_matches(['×', '%']);
-                c == "-" || c.parse::<f64>().is_ok()
-            })
+        self.rows.iter().all(|r| {
+            let c = r[col].trim_end_matches(['×', '%']);
+            c == "-" || c.parse::<f64>().is_ok()
+        })
     }
 
     pub fn terminal(&self) -> String {
@@ -123,12 +125,6 @@ impl Table {
         }
         out
     }
-}
-
-/// A figure with `prec` decimals, or `-` when there is none.
-pub fn num(v: Option<f64>, prec: usize) -> String {
-    v.filter(|x| x.is_finite())
-        .map_or("-".into(), |x| format!("{x:.prec$}"))
 }
 
 #[cfg(test)]

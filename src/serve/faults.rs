@@ -34,7 +34,11 @@ pub async fn wire_faults(State(s): State<Arc<Server>>, req: Request, next: Next)
     }
     let (reset, garbage) = (s.cfg.reset_rate, s.cfg.garbage_rate);
     let mangle = if reset > 0.0 || garbage > 0.0 {
-        let u: f64 = s.rng.lock().unwrap_or_else(|p| p.into_inner()).random();
+        let u: f64 = s
+            .rng
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .random();
         if u < reset {
             Some(Mangle::Reset)
         } else if u < reset + garbage {

@@ -63,7 +63,11 @@ pub async fn config(Path(model): Path<String>) -> Response {
 }
 
 pub async fn stats(State(s): State<Arc<Server>>, Path(model): Path<String>) -> Response {
-    let st = *s.counters.kserve.lock().unwrap_or_else(|p| p.into_inner());
+    let st = *s
+        .counters
+        .kserve
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let timing = |count: u64, ns: u64| json!({ "count": count, "ns": ns });
     axum::Json(json!({ "model_stats": [{
         "name": model, "version": "1",
@@ -84,7 +88,7 @@ pub async fn stats(State(s): State<Arc<Server>>, Path(model): Path<String>) -> R
 /// asked for binary outputs.
 struct Request {
     /// Raw texts from a BYTES tensor (a model that tokenizes on the server).
-    texts: Option<Vec<crate::payload::Input>>,
+    texts: Option<Vec<crate::input::Input>>,
     tensors: Vec<(String, Vec<i64>)>,
     batch: usize,
     len: usize,
@@ -192,7 +196,7 @@ fn parse(headers: &HeaderMap, body: &[u8]) -> Result<(Request, Value), String> {
 
 /// One BYTES tensor of shape [batch, 1] (texts) or [batch, 2] (premise, hypothesis).
 fn parse_text(t: &Value, header: &Value) -> Result<(Request, Value), String> {
-    use crate::payload::Input;
+    use crate::input::Input;
     let shape = tensor_shape(t);
     let [batch, width @ (1 | 2)] = shape[..] else {
         return Err(format!("text input shape {shape:?} is not [batch, 1 or 2]"));
@@ -270,7 +274,7 @@ pub async fn infer(
         *s.counters
             .last_tensors
             .lock()
-            .unwrap_or_else(|p| p.into_inner()) = received.clone();
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = received.clone();
     }
     let work = parsed
         .as_ref()
@@ -293,7 +297,11 @@ pub async fn infer(
         return error(StatusCode::BAD_REQUEST, "unparsable request");
     };
     {
-        let mut st = s.counters.kserve.lock().unwrap_or_else(|p| p.into_inner());
+        let mut st = s
+            .counters
+            .kserve
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         st.inference_count += req.batch as u64;
         st.execution_count += 1;
         st.success_count += 1;

@@ -14,7 +14,7 @@ mod sigv4;
 mod vllm;
 mod workers;
 
-use crate::payload::Input;
+use crate::input::Input;
 use crate::timing;
 use crate::tokenize::TokenCounter;
 use axum::Router;
@@ -43,7 +43,7 @@ pub struct ServeConfig {
     pub service: ServiceModel,
     /// Probability that a request ends in a 500 (after its service time).
     pub error_rate: f64,
-    /// More requests in flight than this get SageMaker's ThrottlingException.
+    /// More requests in flight than this get SageMaker's `ThrottlingException`.
     pub throttle_above: Option<usize>,
     /// Seconds after the first request at which the server freezes once, and for how long.
     pub stall_at: Option<Duration>,
@@ -70,7 +70,8 @@ pub struct ServeConfig {
 }
 
 impl Default for ServeConfig {
-    /// The seed's 03 deployment (mDeBERTa on an inference component, ml.g6.12xlarge).
+    /// mDeBERTa on an inference component of an ml.g6.12xlarge, as measured: 25.8 ms at
+    /// b=1 and 102.8 ms at b=8, padded to 512 tokens.
     fn default() -> Self {
         ServeConfig {
             port: 0,
@@ -243,7 +244,7 @@ impl Server {
             && self
                 .rng
                 .lock()
-                .unwrap_or_else(|p| p.into_inner())
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .random_bool(self.cfg.error_rate.min(1.0))
     }
 }
@@ -333,7 +334,8 @@ async fn ping(State(s): State<Arc<Server>>) -> Response {
         .into_response()
 }
 
-fn error(status: StatusCode, kind: &'static str, message: String) -> Response {
+fn error(status: StatusCode, kind: &'static str, message: impl Into<String>) -> Response {
+    let message = message.into();
     let mut headers = HeaderMap::new();
     headers.insert("x-amzn-errortype", HeaderValue::from_static(kind));
     (
@@ -381,12 +383,12 @@ async fn invocations(State(s): State<Arc<Server>>, body: Bytes) -> Response {
         Err(Fault::ModelError) => error(
             StatusCode::INTERNAL_SERVER_ERROR,
             "ModelError",
-            "simulated model error".into(),
+            "simulated model error",
         ),
         Err(Fault::NotReady) => error(
             StatusCode::SERVICE_UNAVAILABLE,
             "ServiceUnavailable",
-            "model loading".into(),
+            "model loading",
         ),
     }
 }
@@ -396,7 +398,7 @@ async fn counters(State(s): State<Arc<Server>>) -> Response {
     let routing = c
         .last_routing
         .lock()
-        .unwrap_or_else(|p| p.into_inner())
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
         .clone();
     axum::Json(json!({
         "invocations": c.invocations.load(Ordering::Relaxed),
@@ -404,9 +406,9 @@ async fn counters(State(s): State<Arc<Server>>) -> Response {
         "mangled": c.mangled.load(Ordering::Relaxed),
         "burst_errors": c.burst_errors.load(Ordering::Relaxed),
         "last_routing": routing,
-        "routed": c.routed.lock().unwrap_or_else(|p| p.into_inner()).clone(),
-        "last_tensors": c.last_tensors.lock().unwrap_or_else(|p| p.into_inner()).clone(),
-        "last_vllm": c.last_vllm.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+        "routed": c.routed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone(),
+        "last_tensors": c.last_tensors.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone(),
+        "last_vllm": c.last_vllm.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone(),
     }))
     .into_response()
 }

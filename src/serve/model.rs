@@ -1,7 +1,7 @@
 //! The simulated encoder: how long a request takes and what it answers.
 
-use crate::accuracy::shipped_samples;
-use crate::payload::Input;
+use crate::input::Input;
+use crate::input::shipped_samples;
 use crate::tokenize::TokenCounter;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -9,8 +9,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// Service time of one forward pass over `batch` inputs padded to `len` tokens:
-/// base + per_token × max(batch × len, saturation). Below the saturation point the GPU is
-/// not yet busy, so small batches cost the same (the seed's b=8 at 59 tokens ≈ b=1 at 512).
+/// base + `per_token` × max(batch × len, saturation). Below the saturation point the GPU is
+/// not yet busy, so small batches cost the same (measured on an ml.g6.12xlarge: b=8 at 59
+/// tokens ≈ b=1 at 512).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ServiceModel {
     pub base_ms: f64,
@@ -68,13 +69,16 @@ impl Lengths {
         if let Some(&n) = self
             .cache
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(input)
         {
             return n;
         }
         let n = self.counter.count(input);
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cache = self
+            .cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if cache.len() >= CACHE_LIMIT {
             cache.clear();
         }
@@ -83,7 +87,7 @@ impl Lengths {
     }
 
     /// Splits the inputs into passes of `batch_size` (the pipeline runs one input at a time
-    /// when no batch_size is given) and pads each pass like the tokenizer call would:
+    /// when no `batch_size` is given) and pads each pass like the tokenizer call would:
     /// to `max_length` with `padding=max_length`, else to the longest input in the pass.
     pub fn plan(&self, inputs: &[Input], parameters: &Value) -> Work {
         let batch_size = parameters
@@ -103,14 +107,13 @@ impl Lengths {
         let passes = inputs
             .chunks(batch_size)
             .map(|chunk| {
-                let len = match (pad_to_max, max_length) {
-                    (true, Some(m)) => m,
-                    _ => {
-                        let longest = chunk.iter().map(|i| self.natural(i)).max().unwrap_or(0);
-                        match (truncate, max_length) {
-                            (true, Some(m)) => longest.min(m),
-                            _ => longest,
-                        }
+                let len = if let (true, Some(m)) = (pad_to_max, max_length) {
+                    m
+                } else {
+                    let longest = chunk.iter().map(|i| self.natural(i)).max().unwrap_or(0);
+                    match (truncate, max_length) {
+                        (true, Some(m)) => longest.min(m),
+                        _ => longest,
                     }
                 };
                 (chunk.len(), len)
@@ -194,12 +197,14 @@ impl Verdicts {
             .known_ids
             .iter()
             .find(|(prefix, _)| ids.starts_with(prefix))
-            .map(|(_, idx)| *idx)
-            .unwrap_or_else(|| {
-                ids.iter()
-                    .fold(0usize, |h, &x| h.wrapping_mul(31).wrapping_add(x as usize))
-                    % LABELS.len()
-            });
+            .map_or_else(
+                || {
+                    ids.iter()
+                        .fold(0usize, |h, &x| h.wrapping_mul(31).wrapping_add(x as usize))
+                        % LABELS.len()
+                },
+                |(_, idx)| *idx,
+            );
         self.shown(idx)
     }
 
@@ -213,7 +218,7 @@ fn stable_hash(input: &Input) -> usize {
     let (a, b) = input.parts();
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for byte in a.bytes().chain([0u8]).chain(b.unwrap_or("").bytes()) {
-        h ^= byte as u64;
+        h ^= u64::from(byte);
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
     h as usize
@@ -224,7 +229,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn seed03() -> ServiceModel {
+    fn g6_inference_component() -> ServiceModel {
         ServiceModel {
             base_ms: 14.8,
             per_token_ms: 0.0215,
@@ -233,8 +238,8 @@ mod tests {
     }
 
     #[test]
-    fn reproduces_the_seed_03_figures() {
-        let m = seed03();
+    fn reproduces_the_g6_inference_component_figures() {
+        let m = g6_inference_component();
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         assert!((ms(m.forward(1, 512)) - 25.808).abs() < 1e-6);
         assert!((ms(m.forward(8, 512)) - 102.864).abs() < 1e-6);
@@ -244,7 +249,10 @@ mod tests {
     #[test]
     fn passes_follow_batch_size_and_padding() {
         let l = Lengths::new(TokenCounter::shipped());
-        let inputs: Vec<Input> = shipped_samples().iter().map(|s| s.input()).collect();
+        let inputs: Vec<Input> = shipped_samples()
+            .iter()
+            .map(crate::input::NliSample::input)
+            .collect();
         let padded = l.plan(&inputs, &json!({"batch_size": 4, "padding": "max_length", "truncation": true, "max_length": 512}));
         assert_eq!(padded.passes, vec![(4, 512)]);
         let one_by_one = l.plan(&inputs, &json!({}));

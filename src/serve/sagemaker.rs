@@ -22,8 +22,12 @@ fn error(status: StatusCode, kind: &'static str, body: Value) -> Response {
     (status, headers, axum::Json(body)).into_response()
 }
 
-fn plain(status: StatusCode, kind: &'static str, message: String) -> Response {
-    error(status, kind, json!({ "__type": kind, "message": message }))
+fn plain(status: StatusCode, kind: &'static str, message: impl Into<String>) -> Response {
+    error(
+        status,
+        kind,
+        json!({ "__type": kind, "message": message.into() }),
+    )
 }
 
 pub async fn invoke(
@@ -45,9 +49,13 @@ pub async fn invoke(
             .counters
             .last_routing
             .lock()
-            .unwrap_or_else(|p| p.into_inner());
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         seen.clear();
-        let mut routed = s.counters.routed.lock().unwrap_or_else(|p| p.into_inner());
+        let mut routed = s
+            .counters
+            .routed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         for h in ROUTING {
             if let Some(v) = headers.get(h) {
                 let v_str = v.to_str().unwrap_or("").to_string();
@@ -115,7 +123,7 @@ pub async fn invoke(
 
 /// A KServe v2 request through the SageMaker API, answered by the KServe handler; `None`
 /// when the body is not one. A container error comes back as its status (SageMaker wraps
-/// it in a ModelError).
+/// it in a `ModelError`).
 async fn triton(
     s: &Arc<Server>,
     model: &str,

@@ -4,7 +4,7 @@
 use super::model::LABELS;
 use super::model::Work;
 use super::{Fault, Server};
-use crate::payload::Input;
+use crate::input::Input;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -48,7 +48,8 @@ pub async fn health() -> Response {
     StatusCode::OK.into_response()
 }
 
-fn error(status: StatusCode, message: String) -> Response {
+fn error(status: StatusCode, message: impl Into<String>) -> Response {
+    let message = message.into();
     (
         status,
         axum::Json(json!({ "object": "error", "message": message, "code": status.as_u16() })),
@@ -72,7 +73,7 @@ async fn serve(s: &Server, body: &[u8]) -> Result<(String, Vec<Item>), Response>
     *s.counters
         .last_vllm
         .lock()
-        .unwrap_or_else(|p| p.into_inner()) = json!({ "token_counts": lens });
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = json!({ "token_counts": lens });
     let work = parsed
         .as_ref()
         .map(|(_, items)| Work::tensor(items.len(), lens.iter().copied().max().unwrap_or(0)))
@@ -83,12 +84,9 @@ async fn serve(s: &Server, body: &[u8]) -> Result<(String, Vec<Item>), Response>
         Err(Fault::Throttled(m)) => Err(error(StatusCode::SERVICE_UNAVAILABLE, m)),
         Err(Fault::ModelError) => Err(error(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "simulated model error".into(),
+            "simulated model error",
         )),
-        Err(Fault::NotReady) => Err(error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "model loading".into(),
-        )),
+        Err(Fault::NotReady) => Err(error(StatusCode::SERVICE_UNAVAILABLE, "model loading")),
     }
 }
 

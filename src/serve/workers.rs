@@ -1,7 +1,8 @@
 //! Container workers: each serves one request at a time, requests are handed out
 //! round-robin (as a front process does), and each worker loads the model on its first
-//! request, one worker after another. That sequential loading is the seed's warmup finding:
-//! with 4 workers and too short a warmup, model loads land inside the measurement.
+//! request, one worker after another. That sequential loading is what a real endpoint showed
+//! (4 workers, warmup 3: p99 1,611 ms; warmup 20: 20.4 ms): with too short a warmup, model
+//! loads land inside the measurement.
 
 //!
 //! Service is timed by deadlines, not durations: a worker starts its next request at the
@@ -24,7 +25,7 @@ struct Worker {
 }
 
 pub struct Workers {
-    workers: Vec<Worker>,
+    each: Vec<Worker>,
     next: AtomicUsize,
     /// Only one worker loads at a time.
     loading: Mutex<()>,
@@ -65,7 +66,7 @@ impl Workers {
     pub fn new(count: usize, load_time: Duration) -> Workers {
         let loaded = load_time.is_zero();
         Workers {
-            workers: (0..count.max(1))
+            each: (0..count.max(1))
                 .map(|_| Worker {
                     busy: Mutex::new(None),
                     loaded: AtomicBool::new(loaded),
@@ -81,8 +82,8 @@ impl Workers {
     /// Queues a request that arrived at `arrived` at the next worker in turn; returns once
     /// the worker is free and its model is loaded.
     pub async fn acquire(&self, arrived: Instant) -> Slot<'_> {
-        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.workers.len();
-        let w = &self.workers[i];
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.each.len();
+        let w = &self.each[i];
         let busy = w.busy.lock().await;
         let mut start = match *busy {
             Some(prev) => prev.max(arrived),
@@ -102,15 +103,15 @@ impl Workers {
     }
 
     /// Like `acquire`, but a worker whose model is not loaded yet starts loading in the
-    /// background and the request is refused (SageMaker answers ModelNotReadyException).
+    /// background and the request is refused (SageMaker answers `ModelNotReadyException`).
     pub async fn try_acquire(self: &Arc<Self>, arrived: Instant) -> Option<Slot<'_>> {
-        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.workers.len();
-        let w = &self.workers[i];
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.each.len();
+        let w = &self.each[i];
         if !w.loaded.load(Ordering::Acquire) {
             if !w.load_started.swap(true, Ordering::AcqRel) {
                 let me = self.clone();
                 tokio::spawn(async move {
-                    let w = &me.workers[i];
+                    let w = &me.each[i];
                     let _one_at_a_time = me.loading.lock().await;
                     timing::sleep(me.load_time).await;
                     w.loaded.store(true, Ordering::Release);
@@ -124,8 +125,6 @@ impl Workers {
     }
 
     pub fn loading(&self) -> bool {
-        self.workers
-            .iter()
-            .any(|w| !w.loaded.load(Ordering::Acquire))
+        self.each.iter().any(|w| !w.loaded.load(Ordering::Acquire))
     }
 }

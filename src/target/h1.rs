@@ -23,7 +23,7 @@ pub(crate) struct H1Pool {
     host: HeaderValue,
     /// Origin-form request target (path and query).
     path: Uri,
-    /// One idle list per lane (`super::lane`): a connection's I/O is driven by the runtime
+    /// One idle list per client thread (`super::client_thread`): a connection's I/O is driven by the runtime
     /// that opened it, so it is only handed to requests on that same thread.
     idle: Box<[Mutex<Vec<Sender>>]>,
     max_idle: usize,
@@ -60,7 +60,7 @@ impl H1Pool {
             ),
             host: HeaderValue::from_str(authority.as_str()).ok()?,
             path,
-            idle: (0..super::lane::SLOTS)
+            idle: (0..super::client_thread::SLOTS)
                 .map(|_| Mutex::new(Vec::new()))
                 .collect(),
             max_idle: max_idle.max(1),
@@ -69,18 +69,24 @@ impl H1Pool {
     }
 
     fn idle(&self) -> &Mutex<Vec<Sender>> {
-        &self.idle[super::lane::get() % self.idle.len()]
+        &self.idle[super::client_thread::current() % self.idle.len()]
     }
 
     fn pop(&self) -> Option<Sender> {
-        self.idle().lock().unwrap_or_else(|p| p.into_inner()).pop()
+        self.idle()
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .pop()
     }
 
     fn give_back(&self, sender: Sender) {
         if sender.is_closed() {
             return;
         }
-        let mut idle = self.idle().lock().unwrap_or_else(|p| p.into_inner());
+        let mut idle = self
+            .idle()
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if idle.len() < self.max_idle {
             idle.push(sender);
         }

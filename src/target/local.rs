@@ -2,9 +2,8 @@
 //! (`/v2/models/{m}/infer`) or a vLLM pooling server, as the format says.
 
 use super::h1::H1Pool;
-use super::{BoxFuture, ErrorKind, Reply, Target, TargetError};
-use crate::payload::kserve::ServerStats;
-use crate::payload::{BodyKind, Format, Prepared};
+use super::{BoxFuture, ErrorKind, ServerStats, Target, TargetError, shown_url};
+use crate::payload::{BodyKind, Format, Prepared, Reply};
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
 use std::time::Duration;
@@ -50,7 +49,7 @@ impl LocalTarget {
         let base = url.trim_end_matches('/').to_string();
         let invoke_url = format!("{base}{}", format.path());
         LocalTarget {
-            shown: without_userinfo(&base),
+            shown: shown_url(&base),
             h1: H1Pool::new(&invoke_url, concurrency, connect_timeout),
             timeout,
             invoke_parsed: reqwest::Url::parse(&invoke_url).ok(),
@@ -59,10 +58,11 @@ impl LocalTarget {
             stats_url: format.stats_path().map(|p| format!("{base}{p}")),
             base,
             client,
-            ready_timeout: Duration::from_secs(60),
+            ready_timeout: Duration::from_mins(1),
         }
     }
 
+    #[must_use]
     pub fn with_ready_timeout(mut self, d: Duration) -> LocalTarget {
         self.ready_timeout = d;
         self
@@ -103,14 +103,27 @@ impl LocalTarget {
     }
 }
 
-impl LocalTarget {
-    async fn invoke_h1(&self, pool: &H1Pool, req: &Prepared) -> Result<Reply, ErrorKind> {
+/// The headers that say how a body is laid out: the same on both request paths.
+struct BodyHeaders {
+    list: [(HeaderName, HeaderValue); 3],
+    len: usize,
+}
+
+impl BodyHeaders {
+    fn of(kind: BodyKind) -> BodyHeaders {
+        // Static names and values: parsing them per request shows in the profile.
         let json = HeaderValue::from_static(JSON);
-        let len_header;
-        let headers: &[(HeaderName, HeaderValue)] = match req.kind {
-            BodyKind::Json => &[(ACCEPT, json.clone()), (CONTENT_TYPE, json)],
-            BodyKind::Binary { json_len } => {
-                len_header = [
+        match kind {
+            BodyKind::Json => BodyHeaders {
+                list: [
+                    (ACCEPT, json.clone()),
+                    (CONTENT_TYPE, json.clone()),
+                    (ACCEPT, json),
+                ],
+                len: 2,
+            },
+            BodyKind::Binary { json_len } => BodyHeaders {
+                list: [
                     (ACCEPT, json),
                     (
                         CONTENT_TYPE,
@@ -120,14 +133,24 @@ impl LocalTarget {
                         HeaderName::from_static("inference-header-content-length"),
                         HeaderValue::from(json_len),
                     ),
-                ];
-                &len_header
-            }
-        };
+                ],
+                len: 3,
+            },
+        }
+    }
+
+    fn as_slice(&self) -> &[(HeaderName, HeaderValue)] {
+        &self.list[..self.len]
+    }
+}
+
+impl LocalTarget {
+    async fn invoke_h1(&self, pool: &H1Pool, req: &Prepared) -> Result<Reply, ErrorKind> {
+        let headers = BodyHeaders::of(req.kind);
         let answer = pool
             .post(
                 req.body.clone(),
-                headers,
+                headers.as_slice(),
                 req.timeout.unwrap_or(self.timeout),
             )
             .await?;
@@ -145,6 +168,44 @@ impl LocalTarget {
                 header("x-amzn-errortype"),
                 &answer.body,
             ))
+        }
+    }
+
+    async fn invoke_reqwest(&self, req: &Prepared) -> Result<Reply, ErrorKind> {
+        let mut builder = match &self.invoke_parsed {
+            Some(url) => self.client.post(url.clone()),
+            None => self.client.post(&self.invoke_url),
+        };
+        for (name, value) in BodyHeaders::of(req.kind).as_slice() {
+            builder = builder.header(name.clone(), value.clone());
+        }
+        if let Some(t) = req.timeout {
+            builder = builder.timeout(t);
+        }
+        let resp = builder
+            .body(req.body.clone())
+            .send()
+            .await
+            .map_err(|e| classify_transport(&e))?;
+        let status = resp.status();
+        let header = |name: &str| {
+            resp.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let error_type = header("x-amzn-errortype");
+        let json_len = header("inference-header-content-length").and_then(|v| v.parse().ok());
+        // Latency ends at the last byte, so the body is always read in full.
+        let body = resp.bytes().await.map_err(|e| classify_transport(&e))?;
+        if status.is_success() {
+            Ok(Reply {
+                body,
+                variant: None,
+                json_len,
+            })
+        } else {
+            Err(classify_status(status, error_type.as_deref(), &body))
         }
     }
 }
@@ -226,54 +287,10 @@ impl Target for LocalTarget {
     }
 
     fn invoke<'a>(&'a self, req: &'a Prepared) -> BoxFuture<'a, Result<Reply, ErrorKind>> {
-        if let Some(pool) = &self.h1 {
-            return Box::pin(self.invoke_h1(pool, req));
+        match &self.h1 {
+            Some(pool) => Box::pin(self.invoke_h1(pool, req)),
+            None => Box::pin(self.invoke_reqwest(req)),
         }
-        Box::pin(async move {
-            let builder = match &self.invoke_parsed {
-                Some(url) => self.client.post(url.clone()),
-                None => self.client.post(&self.invoke_url),
-            };
-            // Static names and values: parsing them per request shows in the profile.
-            let mut builder = builder.header(ACCEPT, HeaderValue::from_static(JSON));
-            builder = match req.kind {
-                BodyKind::Json => builder.header(CONTENT_TYPE, HeaderValue::from_static(JSON)),
-                BodyKind::Binary { json_len } => builder
-                    .header(
-                        CONTENT_TYPE,
-                        HeaderValue::from_static("application/octet-stream"),
-                    )
-                    .header("inference-header-content-length", json_len),
-            };
-            if let Some(t) = req.timeout {
-                builder = builder.timeout(t);
-            }
-            let resp = builder
-                .body(req.body.clone())
-                .send()
-                .await
-                .map_err(|e| classify_transport(&e))?;
-            let status = resp.status();
-            let header = |name: &str| {
-                resp.headers()
-                    .get(name)
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::to_owned)
-            };
-            let error_type = header("x-amzn-errortype");
-            let json_len = header("inference-header-content-length").and_then(|v| v.parse().ok());
-            // Latency ends at the last byte, so the body is always read in full.
-            let body = resp.bytes().await.map_err(|e| classify_transport(&e))?;
-            if status.is_success() {
-                Ok(Reply {
-                    body,
-                    variant: None,
-                    json_len,
-                })
-            } else {
-                Err(classify_status(status, error_type.as_deref(), &body))
-            }
-        })
     }
 
     fn server_stats(&self) -> BoxFuture<'_, Option<ServerStats>> {
@@ -282,18 +299,6 @@ impl Target for LocalTarget {
             let v: serde_json::Value = self.client.get(url).send().await.ok()?.json().await.ok()?;
             ServerStats::parse(&v)
         })
-    }
-}
-
-/// A URL's password (and user) must not reach the screen, logs or exports.
-pub fn without_userinfo(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(mut u) if u.has_authority() && (!u.username().is_empty() || u.password().is_some()) => {
-            let _ = u.set_username("");
-            let _ = u.set_password(None);
-            u.to_string().trim_end_matches('/').to_string()
-        }
-        _ => url.to_string(),
     }
 }
 

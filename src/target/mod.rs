@@ -1,13 +1,15 @@
 //! Where requests go. Each target turns a prepared body into a response body, timing to the
 //! last byte, and classifies failures into the error kinds the tables and exports count.
 
+pub mod client_thread;
 mod h1;
-pub mod lane;
 pub mod local;
 pub mod sagemaker;
+pub mod server_stats;
 
-use crate::payload::Prepared;
-use crate::payload::kserve::ServerStats;
+pub use server_stats::ServerStats;
+
+use crate::payload::{Prepared, Reply};
 use std::future::Future;
 use std::pin::Pin;
 
@@ -77,16 +79,6 @@ pub enum TargetError {
     Config { target: String, reason: String },
 }
 
-/// A successful response, read to its last byte.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Reply {
-    pub body: bytes::Bytes,
-    /// SageMaker's invoked production variant, where the target reports one.
-    pub variant: Option<String>,
-    /// Length of the JSON header of a KServe v2 binary reply.
-    pub json_len: Option<usize>,
-}
-
 pub trait Target: Send + Sync {
     /// Human-readable name for headers and exports (never credentials).
     fn describe(&self) -> String;
@@ -105,5 +97,33 @@ pub trait Target: Send + Sync {
     /// Server-side counters where the server offers them (KServe v2 stats).
     fn server_stats(&self) -> BoxFuture<'_, Option<ServerStats>> {
         Box::pin(async { None })
+    }
+}
+
+/// A URL as it may reach the screen, a log or an export: without the user and password a
+/// URL can carry.
+pub fn shown_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut u) if u.has_authority() && (!u.username().is_empty() || u.password().is_some()) => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.to_string().trim_end_matches('/').to_string()
+        }
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shown_urls_lose_only_their_credentials() {
+        assert_eq!(
+            shown_url("http://user:secret@127.0.0.1:8080/base"),
+            "http://127.0.0.1:8080/base"
+        );
+        assert_eq!(shown_url("http://127.0.0.1:8080"), "http://127.0.0.1:8080");
+        assert_eq!(shown_url("localhost:8080"), "localhost:8080");
     }
 }

@@ -5,8 +5,8 @@
 //! silent resend), the connection pool and the timeouts are sized from the run's concurrency
 //! and `--timeout` (botocore's 10-connection pool and 60 s read timeout distort both).
 
-use super::{BoxFuture, ErrorKind, Reply, Target, TargetError};
-use crate::payload::{BodyKind, Prepared};
+use super::{BoxFuture, ErrorKind, Target, TargetError};
+use crate::payload::{BodyKind, Prepared, Reply};
 use aws_config::BehaviorVersion;
 use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;
@@ -15,6 +15,7 @@ use aws_sdk_sagemakerruntime::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_sagemakerruntime::operation::invoke_endpoint::InvokeEndpointError;
 use aws_sdk_sagemakerruntime::primitives::Blob;
 use bytes::Bytes;
+use std::fmt::Write as _;
 use std::time::Duration;
 
 /// SageMaker refuses request bodies above 6 MiB; we refuse them before sending.
@@ -32,6 +33,21 @@ pub struct SageMakerConfig {
     pub target_model: Option<String>,
     pub target_variant: Option<String>,
     pub content_type: String,
+}
+
+/// An endpoint and its routing (container, component, model, variant) as the screen, the
+/// tables and errors name it: `sagemaker:nli-ep component=ic-1`.
+pub fn describe(endpoint: &str, routing: [Option<&str>; 4]) -> String {
+    let mut s = format!("sagemaker:{endpoint}");
+    for (label, v) in ["container", "component", "model", "variant"]
+        .into_iter()
+        .zip(routing)
+    {
+        if let Some(v) = v {
+            let _ = write!(s, " {label}={v}");
+        }
+    }
+    s
 }
 
 pub struct SageMakerTarget {
@@ -84,18 +100,17 @@ impl SageMakerTarget {
     }
 
     fn name(&self) -> String {
-        let mut s = format!("sagemaker:{}", self.cfg.endpoint);
-        for (label, v) in [
-            ("container", &self.cfg.target_container),
-            ("component", &self.cfg.inference_component),
-            ("model", &self.cfg.target_model),
-            ("variant", &self.cfg.target_variant),
-        ] {
-            if let Some(v) = v {
-                s += &format!(" {label}={v}");
-            }
-        }
-        s
+        let c = &self.cfg;
+        describe(
+            &c.endpoint,
+            [
+                &c.target_container,
+                &c.inference_component,
+                &c.target_model,
+                &c.target_variant,
+            ]
+            .map(Option::as_deref),
+        )
     }
 
     async fn call(&self, req: &Prepared) -> Result<Reply, (ErrorKind, String)> {
@@ -249,8 +264,8 @@ impl Target for SageMakerTarget {
     /// starts; any other answer means the endpoint is there (its errors will be counted).
     fn check_ready(&self) -> BoxFuture<'_, Result<String, TargetError>> {
         Box::pin(async move {
-            let target = self.name();
             use aws_credential_types::provider::ProvideCredentials;
+            let target = self.name();
             let found = match &self.credentials {
                 Some(p) => p.provide_credentials().await.map_err(|e| e.to_string()),
                 None => Err("no credentials provider".into()),

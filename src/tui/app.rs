@@ -1,9 +1,9 @@
 //! The TUI's state (what to show) and its key bindings (what each key asks of the engine).
 //! Rendering never mutates this; keys never draw.
 
+use super::keys::{self, Press};
 use crate::engine::{Command, Snapshot};
-use crate::sweep::SweepKind;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::sync::Arc;
 
 /// What does not change during a run.
@@ -34,12 +34,9 @@ pub struct App {
     pub status: Option<String>,
 }
 
-/// ↑/↓ multiply or divide the request rate by this.
-pub const RATE_STEP: f64 = 1.25;
-
 /// Ctrl-C as a key press: the raw-mode terminal delivers it as a key, not as SIGINT.
 pub fn is_interrupt(key: &KeyEvent) -> bool {
-    key.kind != ratatui::crossterm::event::KeyEventKind::Release
+    key.kind != KeyEventKind::Release
         && key.code == KeyCode::Char('c')
         && key.modifiers.contains(KeyModifiers::CONTROL)
 }
@@ -55,38 +52,29 @@ impl App {
         }
     }
 
+    /// One key event, through the key table. Terminals that report key releases (kitty's
+    /// protocol, Windows) report every key twice: only the press counts.
     pub fn on_key(&mut self, key: KeyEvent) -> Action {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if key.kind == KeyEventKind::Release {
+            return Action::None;
+        }
         if self.show_help && matches!(key.code, KeyCode::Esc | KeyCode::Char('?')) {
             self.show_help = false;
             return Action::None;
         }
-        let engine = Action::Engine;
-        match key.code {
-            KeyCode::Char('c') if ctrl => Action::Quit,
-            KeyCode::Char('q') | KeyCode::Esc => Action::Quit,
-            KeyCode::Char(' ') => engine(Command::TogglePause),
-            KeyCode::Up => engine(Command::ScaleRate(RATE_STEP)),
-            KeyCode::Down => engine(Command::ScaleRate(1.0 / RATE_STEP)),
-            KeyCode::Char('i') => engine(Command::ToggleRateInf),
-            KeyCode::Left => engine(Command::ScaleBurstiness(0.5)),
-            KeyCode::Right => engine(Command::ScaleBurstiness(2.0)),
-            KeyCode::Char('c') => engine(Command::AddConcurrency(-1)),
-            KeyCode::Char('C') => engine(Command::AddConcurrency(1)),
-            KeyCode::Char('b') => engine(Command::StartSweep(SweepKind::Batch)),
-            KeyCode::Char('s') => engine(Command::StartSweep(SweepKind::Concurrency)),
-            KeyCode::Char('a') => engine(Command::CheckAccuracy),
-            KeyCode::Char('r') => engine(Command::Reset),
-            KeyCode::Char('e') => Action::ExportNow,
-            KeyCode::Char('?') => {
+        match keys::lookup(key.code, key.modifiers) {
+            Some(Press::Engine(c)) => Action::Engine(c.clone()),
+            Some(Press::ExportNow) => Action::ExportNow,
+            Some(Press::Quit) => Action::Quit,
+            Some(Press::ToggleHelp) => {
                 self.show_help = true;
                 Action::None
             }
-            KeyCode::Char('w') => {
+            Some(Press::ToggleWindow) => {
                 self.whole_run = !self.whole_run;
                 Action::None
             }
-            _ => Action::None,
+            None => Action::None,
         }
     }
 }
@@ -94,15 +82,15 @@ impl App {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::fixture;
-    use ratatui::crossterm::event::KeyEventKind;
+    use crate::fixtures;
+    use crate::sweep::SweepKind;
 
     fn key(code: KeyCode) -> KeyEvent {
         KeyEvent::new(code, KeyModifiers::NONE)
     }
 
     fn app() -> App {
-        App::new(fixture::info(), Arc::new(fixture::snapshot()))
+        App::new(fixtures::info(), Arc::new(fixtures::snapshot()))
     }
 
     #[test]
@@ -163,8 +151,50 @@ mod tests {
             a.on_key(key(KeyCode::Up)),
             Action::Engine(Command::ScaleRate(1.25))
         );
-        let mut release = key(KeyCode::Up);
-        release.kind = KeyEventKind::Release;
-        assert_eq!(release.kind, KeyEventKind::Release);
+    }
+
+    #[test]
+    fn a_key_release_does_nothing() {
+        let mut a = app();
+        for code in [KeyCode::Up, KeyCode::Char('q'), KeyCode::Char('w')] {
+            let mut release = key(code);
+            release.kind = KeyEventKind::Release;
+            assert_eq!(a.on_key(release), Action::None, "{code:?}");
+        }
+        assert!(!a.whole_run, "a released w does not toggle the window");
+        let mut repeat = key(KeyCode::Up);
+        repeat.kind = KeyEventKind::Repeat;
+        assert_eq!(
+            a.on_key(repeat),
+            Action::Engine(Command::ScaleRate(1.25)),
+            "holding a key repeats it"
+        );
+    }
+
+    #[test]
+    fn every_key_in_the_table_acts_and_is_in_the_footer() {
+        let long = keys::footer(false);
+        for b in keys::KEYS.iter() {
+            assert!(long.contains(&b.footer), "{} missing from {long}", b.footer);
+            for (code, modifiers, press) in &b.presses {
+                let mut a = app();
+                let want = match press {
+                    Press::Engine(c) => Action::Engine(c.clone()),
+                    Press::ExportNow => Action::ExportNow,
+                    Press::Quit => Action::Quit,
+                    Press::ToggleHelp | Press::ToggleWindow => Action::None,
+                };
+                assert_eq!(
+                    a.on_key(KeyEvent::new(*code, *modifiers)),
+                    want,
+                    "{code:?} {modifiers:?} ({})",
+                    b.keys
+                );
+            }
+        }
+        assert!(
+            long.contains("×÷1.25"),
+            "the footer shows the rate step: {long}"
+        );
     }
 }

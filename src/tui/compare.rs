@@ -3,9 +3,10 @@
 
 use crate::compare::{CompareView, RowState, RowView, order_note};
 use crate::export::Export;
+use crate::fmt::{elapsed, ms};
+use crate::results::PhaseResult;
 use crate::sweep::PhaseKind;
 use crate::tui::app::is_interrupt;
-use crate::tui::format::{elapsed, ms};
 use crate::tui::panels::block;
 use crate::tui::screen::{MIN_HEIGHT, MIN_WIDTH};
 use ratatui::Frame;
@@ -30,12 +31,7 @@ fn state(r: &RowView) -> String {
     }
 }
 
-fn result_at(
-    r: &RowView,
-    kind: PhaseKind,
-    b: usize,
-    c: usize,
-) -> Option<&crate::engine::PhaseResult> {
+fn result_at(r: &RowView, kind: PhaseKind, b: usize, c: usize) -> Option<&PhaseResult> {
     r.results
         .iter()
         .find(|p| p.kind == kind && p.batch_size == b && p.concurrency == c)
@@ -64,7 +60,7 @@ pub fn draw(f: &mut Frame, v: &CompareView, quitting: bool) {
             Line::from(format!(
                 " encbench-tui compare · {} targets · {} order · {status} · {}",
                 v.rows.len(),
-                format!("{:?}", v.order).to_lowercase(),
+                v.order.name(),
                 elapsed(v.elapsed)
             ))
             .style(Style::default().add_modifier(Modifier::BOLD)),
@@ -74,7 +70,7 @@ pub fn draw(f: &mut Frame, v: &CompareView, quitting: bool) {
                 v.total,
                 v.steps
                     .iter()
-                    .map(|s| s.label())
+                    .map(super::super::compare::Step::label)
                     .collect::<Vec<_>>()
                     .join(", ")
             )),
@@ -136,7 +132,7 @@ pub fn draw(f: &mut Frame, v: &CompareView, quitting: bool) {
             Cell::from(fig(live.filter(|s| s.ok > 0).map(|s| s.latency.p50), ms)),
             Cell::from(fig(live.filter(|s| s.ok > 0).map(|s| s.latency.p99), ms)),
             Cell::from(fig(live.map(|s| s.req_per_s), |x| format!("{x:.1}"))),
-            Cell::from(live.map_or("-".into(), |s| s.errors.values().sum::<u64>().to_string())),
+            Cell::from(live.map_or("-".into(), |s| s.error_count().to_string())),
             Cell::from(fig(
                 at_b1.filter(|p| p.ok > 0).map(|p| p.latency_ms.p50),
                 ms,
@@ -211,7 +207,7 @@ pub async fn run(
     let mut terminal = ratatui::try_init()?;
     let restore = super::Restore;
     let mut events = super::terminal_events();
-    let mut signals = crate::headless::signals();
+    let mut signals = crate::signals::signals();
     tokio::pin!(work);
     let mut frame = tokio::time::interval(Duration::from_millis(100));
     frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -243,7 +239,7 @@ pub async fn run(
             if quitting && result.is_none() {
                 drop(restore);
                 abort(&view.borrow());
-                std::process::exit(crate::headless::ABORT_EXIT_CODE);
+                std::process::exit(crate::signals::ABORT_EXIT_CODE);
             }
             quitting = true;
             let _ = stop.send(true);

@@ -3,17 +3,17 @@
 
 pub mod app;
 pub mod compare;
-#[cfg(test)]
-mod fixture;
-pub mod format;
+pub mod keys;
 pub mod panels;
 pub mod screen;
 #[cfg(test)]
 mod tests;
 
-use crate::engine::{Command, Engine, RunReport};
+use crate::engine::{Command, Engine};
+use crate::results::RunReport;
+use crate::signals::{Abort, abort_now, wait_for_signal};
 use app::{Action, App, Info};
-use ratatui::crossterm::event::{self, Event, KeyEventKind};
+use ratatui::crossterm::event::{self, Event};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -32,21 +32,6 @@ struct FrameLog {
     start: Instant,
     /// (frames, total draw CPU time) per second.
     seconds: Vec<(u32, Duration)>,
-}
-
-fn thread_cpu_time() -> Duration {
-    #[cfg(unix)]
-    {
-        let mut t = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `t` is a valid timespec that outlives the call.
-        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0 {
-            return Duration::new(t.tv_sec as u64, t.tv_nsec as u32);
-        }
-    }
-    Duration::ZERO
 }
 
 impl FrameLog {
@@ -99,7 +84,7 @@ pub async fn run(
     info: Info,
     fps: u64,
     export_now: ExportNow,
-    abort: crate::headless::Abort,
+    abort: Abort,
 ) -> std::io::Result<RunReport> {
     let mut terminal = ratatui::try_init()?;
     let restore = Restore;
@@ -109,7 +94,7 @@ pub async fn run(
     let mut app = App::new(info, snaps.borrow().clone());
     let mut frame = tokio::time::interval(Duration::from_millis(1000 / fps.clamp(1, 60)));
     frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let signal = crate::headless::wait_for_signal();
+    let signal = wait_for_signal();
     tokio::pin!(signal);
     let mut status_until = None;
     let log_path = std::env::var_os(FRAME_LOG_ENV).map(std::path::PathBuf::from);
@@ -120,7 +105,7 @@ pub async fn run(
 
     loop {
         let drawing = Instant::now();
-        let cpu_before = thread_cpu_time();
+        let cpu_before = crate::timing::thread_cpu_time();
         // A bug in a panel must not lose the run: stop drawing, keep the measurements.
         if catch_unwind(AssertUnwindSafe(|| {
             terminal.draw(|f| screen::draw(f, &app)).map(|_| ())
@@ -129,10 +114,13 @@ pub async fn run(
         {
             break;
         }
-        frame_log.add(drawing, thread_cpu_time().saturating_sub(cpu_before));
+        frame_log.add(
+            drawing,
+            crate::timing::thread_cpu_time().saturating_sub(cpu_before),
+        );
         tokio::select! {
             ev = events.recv() => match ev {
-                Some(Event::Key(k)) if k.kind != KeyEventKind::Release => match app.on_key(k) {
+                Some(Event::Key(k)) => match app.on_key(k) {
                     Action::Engine(c) => engine.send(c),
                     Action::Quit => break,
                     Action::ExportNow => {
@@ -154,7 +142,7 @@ pub async fn run(
                     status_until = None;
                 }
             }
-            _ = &mut signal => break,
+            () = &mut signal => break,
         }
     }
 
@@ -166,7 +154,7 @@ pub async fn run(
     let finishing = engine.finish();
     tokio::pin!(finishing);
     // The signal future already fired if that is how we got here: listen for a fresh one.
-    let again = crate::headless::wait_for_signal();
+    let again = wait_for_signal();
     tokio::pin!(again);
     let report = loop {
         tokio::select! {
@@ -174,14 +162,14 @@ pub async fn run(
             ev = events.recv() => match ev {
                 Some(Event::Key(k)) if app::is_interrupt(&k) => {
                     drop(restore);
-                    crate::headless::abort_now(&abort, &interim);
+                    abort_now(&abort, &interim);
                 }
                 Some(_) => {}
                 None => break finishing.await,
             },
-            _ = &mut again => {
+            () = &mut again => {
                 drop(restore);
-                crate::headless::abort_now(&abort, &interim);
+                abort_now(&abort, &interim);
             }
         }
     };

@@ -1,14 +1,15 @@
-//! Screen snapshots from a fixed engine snapshot (ratatui TestBackend + insta).
+//! Screen snapshots from a fixed engine snapshot (ratatui `TestBackend` + insta).
 
 use super::app::App;
-use super::{fixture, panels, screen};
+use super::{panels, screen};
+use crate::fixtures;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;
 use std::sync::Arc;
 
 fn app() -> App {
-    App::new(fixture::info(), Arc::new(fixture::snapshot()))
+    App::new(fixtures::info(), Arc::new(fixtures::snapshot()))
 }
 
 fn render(

@@ -1,13 +1,14 @@
 //! Each verdict of the latest accuracy check, against the one before the load.
 
+use crate::fmt::truncate;
 use crate::tui::app::App;
-use crate::tui::format::cut;
 use crate::tui::panels::block;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
+use std::fmt::Write as _;
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let s = &app.snap;
@@ -16,10 +17,10 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     };
     let mut title = String::from(" accuracy");
     if let Some(l) = score(&s.accuracy_latest) {
-        title += &format!(" {l}");
+        let _ = write!(title, " {l}");
     }
     if let Some(b) = score(&s.accuracy_before) {
-        title += &format!(" · before {b}");
+        let _ = write!(title, " · before {b}");
     }
     if s.accuracy_running {
         title += " · checking…";
@@ -44,7 +45,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         .map(|v| {
             if v.ok {
                 let text = format!("✓ {:<13} {}", v.expected, v.hypothesis);
-                Line::styled(cut(&text, width), Style::default().fg(Color::Green))
+                Line::styled(truncate(&text, width), Style::default().fg(Color::Green))
             } else {
                 let got = v
                     .predicted
@@ -52,7 +53,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
                     .or(v.error.clone())
                     .unwrap_or_else(|| "-".into());
                 let text = format!("✗ expected {} got {} · {}", v.expected, got, v.hypothesis);
-                Line::styled(cut(&text, width), Style::default().fg(Color::Red))
+                Line::styled(truncate(&text, width), Style::default().fg(Color::Red))
             }
         })
         .collect();

@@ -1,7 +1,7 @@
 //! Errors of the current phase, by kind.
 
+use crate::fmt::truncate;
 use crate::tui::app::App;
-use crate::tui::format::cut;
 use crate::tui::panels::block;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -11,7 +11,7 @@ use ratatui::widgets::Paragraph;
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let c = &app.snap.current;
-    let total: u64 = c.errors.values().sum();
+    let total = c.error_count();
     let b = block(format!(" errors · {total} "));
     let inner = b.inner(area);
     f.render_widget(b, area);
@@ -26,7 +26,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
             .map(|(k, n)| {
                 let share = *n as f64 / c.n.max(1) as f64 * 100.0;
                 let count = format!(" {n} ({share:.1}%)");
-                let name = cut(k, width.saturating_sub(count.chars().count()));
+                let name = truncate(k, width.saturating_sub(count.chars().count()));
                 let pad = width.saturating_sub(name.chars().count() + count.chars().count());
                 Line::styled(
                     format!("{name}{}{count}", " ".repeat(pad)),

@@ -1,8 +1,8 @@
 //! Target, engine, loop, phase, state and elapsed time.
 
 use crate::engine::RunState;
+use crate::fmt;
 use crate::tui::app::App;
-use crate::tui::format;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -29,11 +29,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let phase = match &s.phase {
         Some(p) => {
             let of = p.planned.map(|n| format!("/{n}")).unwrap_or_default();
-            format!(
-                "phase {}{of} {}",
-                p.index,
-                format!("{:?}", p.kind).to_lowercase()
-            )
+            format!("phase {}{of} {}", p.index, p.kind.name())
         }
         None => "starting".into(),
     };
@@ -51,8 +47,8 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         Span::styled(s.state.label(), state_style),
         Span::raw(format!(
             " · {} · {phase} · {} · conc {} · batch {} · in flight {}",
-            format::elapsed(s.elapsed),
-            format::pace(&s.pace),
+            fmt::elapsed(s.elapsed),
+            fmt::pace(&s.pace),
             s.concurrency,
             s.batch_size,
             s.in_flight

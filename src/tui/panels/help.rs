@@ -1,6 +1,6 @@
-//! The `?` overlay: every key and what it does.
+//! The `?` overlay: every key of the key table and what it does.
 
-use crate::tui::app::RATE_STEP;
+use crate::tui::keys::KEYS;
 use crate::tui::panels::block;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
@@ -8,24 +8,9 @@ use ratatui::text::Line;
 use ratatui::widgets::{Clear, Paragraph};
 
 pub fn render(f: &mut Frame, area: Rect) {
-    let keys = [
-        ("space", "pause / resume sending".to_string()),
-        ("↑ / ↓", format!("request rate × / ÷ {RATE_STEP}")),
-        ("i", "rate inf (closed loop) ⇄ finite".into()),
-        ("← / →", "burstiness ÷ / × 2 (1 Poisson, inf fixed)".into()),
-        ("c / C", "concurrency cap − / + 1".into()),
-        ("b", "batch sweep (--batch-sizes), closed loop".into()),
-        ("s", "concurrency sweep (--concurrency-levels)".into()),
-        ("a", "accuracy check now".into()),
-        ("r", "reset statistics".into()),
-        ("e", "export now".into()),
-        ("w", "histogram: recent window ⇄ whole run".into()),
-        ("q Esc ^C", "quit (exports with --export)".into()),
-        ("?", "close this help".into()),
-    ];
-    let lines: Vec<Line> = keys
+    let lines: Vec<Line> = KEYS
         .iter()
-        .map(|(k, v)| Line::from(format!(" {k:<9} {v}")))
+        .map(|b| Line::from(format!(" {:<9} {}", b.keys, b.help)))
         .collect();
     let [v] = Layout::vertical([Constraint::Length(lines.len() as u16 + 2)])
         .flex(Flex::Center)

@@ -1,7 +1,7 @@
 //! The current phase's percentiles, tail ratio, mean and max, always with n beside them.
 
+use crate::fmt::{ms, num};
 use crate::tui::app::App;
-use crate::tui::format::{ms, opt};
 use crate::tui::panels::block;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -22,9 +22,9 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         pair("p50", ms(l.p50), "p99.9", format!("{} ms", ms(l.p999))),
         pair("p90", ms(l.p90), "max", format!("{} ms", ms(l.max))),
         pair("p95", ms(l.p95), "mean", format!("{} ms", ms(l.mean))),
-        pair("p99", ms(l.p99), "p99/p50", opt(tail, 2)),
+        pair("p99", ms(l.p99), "p99/p50", num(tail, 2)),
     ];
-    let errors: u64 = c.errors.values().sum();
+    let errors = c.error_count();
     lines.push(Line::from(format!(
         "n {}  ok {}  errors {}",
         c.n, c.ok, errors
@@ -46,7 +46,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
             "server: queue {} · infer {} ms · batch ×{}",
             ms(s.queue_ms),
             ms(s.compute_infer_ms),
-            opt(s.batch_factor, 1)
+            num(s.batch_factor, 1)
         )));
     }
     if c.n > 0 && c.n < 100 {

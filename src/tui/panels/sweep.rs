@@ -1,11 +1,10 @@
 //! Sweep results as phases finish: batch rows with efficiency and cost, concurrency rows with
 //! the tail ratio, the knee and the saturation point marked, and one line of advice.
 
-use crate::engine::PhaseResult;
+use crate::fmt::{ms, num};
+use crate::results::{PhaseResult, analysis};
 use crate::sweep::PhaseKind;
-use crate::sweep::analysis;
 use crate::tui::app::App;
-use crate::tui::format::{ms, opt};
 use crate::tui::panels::block;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -29,9 +28,9 @@ fn batch_lines(rows: &[&PhaseResult], knee_at: f64) -> Vec<Line<'static>> {
             ms(p.latency_ms.p50),
             ms(p.latency_ms.p99),
             p.samples_per_s,
-            opt(p.batch_efficiency.map(|e| e * p.batch_size as f64), 1),
-            opt(p.batch_efficiency, 2).trim_start_matches('0'),
-            opt(p.cost_per_1m_usd, 2),
+            num(p.batch_efficiency.map(|e| e * p.batch_size as f64), 1),
+            num(p.batch_efficiency, 2).trim_start_matches('0'),
+            num(p.cost_per_1m_usd, 2),
         );
         out.push(if knee == Some(i) {
             Line::styled(format!("{text} ◀ knee"), Style::default().fg(Color::Yellow))
@@ -58,7 +57,7 @@ fn concurrency_lines(rows: &[&PhaseResult]) -> Vec<Line<'static>> {
             ms(p.latency_ms.p50),
             ms(p.latency_ms.p99),
             p.req_per_s,
-            opt(p.p99_over_p50, 2)
+            num(p.p99_over_p50, 2)
         );
         out.push(if saturated == Some(i) {
             Line::styled(

@@ -1,8 +1,8 @@
 //! Sparklines of req/s and samples/s per second, with the target rate.
 
+use crate::fmt;
 use crate::stats::TimelineEntry;
 use crate::tui::app::App;
-use crate::tui::format;
 use crate::tui::panels::block;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -13,7 +13,7 @@ use ratatui::widgets::{Paragraph, Sparkline};
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let s = &app.snap;
     let target = match s.pace.rate_per_s {
-        Some(r) => format!("target {} req/s", format::rate(Some(r))),
+        Some(r) => format!("target {} req/s", fmt::rate_short(Some(r))),
         None => format!("closed loop at {}", s.concurrency),
     };
     let b = block(format!(" throughput · {target} "));

@@ -1,0 +1,44 @@
+//! `cold-start`: first-request latency of a SageMaker endpoint after idleness.
+
+use super::{AppError, Stdout, sagemaker_config, write_export};
+use crate::cli::ColdStartArgs;
+use crate::cold_start::{self, ColdStartProbe};
+use crate::payload::{Format, HfFormat, Shape};
+use crate::target::Target;
+use crate::target::sagemaker::SageMakerTarget;
+use std::time::Duration;
+
+pub(super) async fn main(a: ColdStartArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
+    let shape = Shape {
+        pad_to_max: a.pad_to_max,
+        max_len: a.max_len,
+    };
+    let samples = crate::input::shipped_samples();
+    let body = HfFormat { shape }.prepare(&[&samples[0].input()]);
+    let target = SageMakerTarget::new(
+        sagemaker_config(&a.endpoint, &a.sagemaker),
+        1,
+        Duration::from_secs_f64(a.timeout),
+        body.clone(),
+    )
+    .await;
+    let probe = ColdStartProbe {
+        idle_wait: Duration::from_secs_f64(a.idle_wait),
+        retry_interval: Duration::from_secs_f64(a.retry_interval),
+        give_up: Duration::from_secs_f64(a.give_up),
+        steady_n: a.n,
+    };
+    let result = cold_start::run(&target, body, &probe).await;
+    stdout.print(&cold_start::table(&target.describe(), &result))?;
+    if let Some(path) = &a.export {
+        let export = cold_start::export(&target.describe(), &probe, &result);
+        write_export("--export", path, &export)?;
+    }
+    match result.first_success {
+        Some(_) => Ok(()),
+        None => Err(AppError::Failed(format!(
+            "no success within --give-up {} s ({} attempts)",
+            a.give_up, result.attempts
+        ))),
+    }
+}

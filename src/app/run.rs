@@ -1,0 +1,245 @@
+//! A run: the target prepared and checked, the engine driven by the live screen or headless,
+//! the export written, and the tables printed from that export.
+
+use super::{AppError, Stdout, sagemaker_config, usage, write_export};
+use crate::arrival::Pace;
+use crate::cli::RunArgs;
+use crate::engine::{Engine, EngineSetup};
+use crate::export::{Export, write_atomic};
+use crate::payload::Shape;
+use crate::report::{ReportFormat, render};
+use crate::results::RunReport;
+use crate::setup::{self, Address, FormatSettings, PreparedTarget, TargetSettings};
+use crate::signals::Abort;
+use crate::sweep::{StopAt, SweepPlan};
+use crate::tui::{self, app::Info};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+/// What `setup` needs of the command line.
+fn target_settings(a: &RunArgs) -> TargetSettings {
+    let address = match (&a.endpoint, a.demo) {
+        (Some(name), _) => Address::SageMaker(sagemaker_config(name, &a.sagemaker)),
+        (None, true) => Address::Demo,
+        (None, false) => Address::Url(a.url.clone()),
+    };
+    let max_concurrency = a
+        .concurrency_levels
+        .iter()
+        .copied()
+        .chain([a.concurrency])
+        .max()
+        .unwrap_or(1);
+    TargetSettings {
+        address,
+        format: FormatSettings {
+            format: a.engine,
+            model: a.model.clone(),
+            vllm_api: a.vllm_api,
+            binary: a.binary,
+            text_input: a.text_input.clone(),
+            input_ids_name: a.input_ids_name.clone(),
+            attention_mask_name: a.attention_mask_name.clone(),
+            token_type_ids_name: a.token_type_ids_name.clone(),
+            output_name: a.output_name.clone(),
+        },
+        tokenizer: a.tokenizer.clone(),
+        shape: Shape {
+            pad_to_max: a.pad_to_max,
+            max_len: a.max_len,
+        },
+        texts: a.texts.clone(),
+        accuracy: (!a.no_accuracy).then(|| (a.accuracy_samples.clone(), a.labels.clone())),
+        instance_type: a.instance_type.clone(),
+        price_per_hour: a.price_per_hour,
+        seed: a.seed,
+        max_concurrency,
+        batch_size: a.batch_size,
+        sweep_batch_sizes: if a.sweep_batch {
+            a.batch_sizes.clone()
+        } else {
+            vec![]
+        },
+        timeout: Duration::from_secs_f64(a.timeout),
+        ready_timeout: Duration::from_secs_f64(a.ready_timeout),
+    }
+}
+
+fn client_threads(a: &RunArgs) -> usize {
+    a.client_threads
+        .unwrap_or_else(crate::engine::client_threads::default_count)
+}
+
+/// Every option that shaped the run, as the export records it; never credentials.
+fn config_json(a: &RunArgs, p: &PreparedTarget) -> Value {
+    let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+    json!({
+        "target": p.target_config,
+        "n": a.n,
+        "warmup": a.warmup,
+        "duration_s": a.duration,
+        "batch_size": a.batch_size,
+        "sweep_batch": a.sweep_batch,
+        "batch_sizes": a.batch_sizes,
+        "concurrency": a.concurrency,
+        "sweep_concurrency": a.sweep_concurrency,
+        "concurrency_levels": a.concurrency_levels,
+        "request_rate": a.request_rate.0,
+        "burstiness": a.burstiness.is_finite().then_some(a.burstiness),
+        "closed_loop": a.request_rate.0.is_none(),
+        "pad_to_max": a.pad_to_max,
+        "max_len": a.max_len,
+        "natural_tokens_per_input": (p.natural_tokens * 10.0).round() / 10.0,
+        "texts": path(&a.texts),
+        "tokenizer": path(&a.tokenizer),
+        "timeout_s": a.timeout,
+        "client_threads": client_threads(a),
+        "seed": p.seed,
+        "accuracy_samples": path(&a.accuracy_samples),
+        "accuracy_check": !a.no_accuracy,
+        "labels": a.labels,
+        "instance_type": p.price.as_ref().map(|p| p.0.clone()),
+        "price_per_hour_usd": p.price.as_ref().map(|p| p.1),
+        "knee": a.knee,
+    })
+}
+
+pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
+    // A run of an hour must not end with results that cannot be saved.
+    if let Some(p) = &a.export {
+        crate::export::check_writable(p)
+            .map_err(|e| usage("--export", format!("{}: cannot write: {e}", p.display())))?;
+    }
+    let p = setup::prepare(&target_settings(&a)).await?;
+    let config = config_json(&a, &p);
+    if let Err(e) = p.target.check_ready().await {
+        let started = SystemTime::now();
+        let report = RunReport {
+            started_at: started,
+            ended_at: started,
+            phases: vec![],
+            accuracy_before: None,
+            accuracy_after: None,
+            timeline: vec![],
+            stopped_early: true,
+            error: Some(e.to_string()),
+        };
+        if let Some(path) = &a.export {
+            write_export("--export", path, &Export::new(&report, config))?;
+        }
+        return Err(usage(p.flag, e));
+    }
+
+    let live = !a.headless && stdout.is_terminal;
+    let pace = Pace {
+        rate_per_s: a.request_rate.0,
+        burstiness: a.burstiness,
+    };
+    let stop = match a.duration {
+        Some(d) => StopAt::Duration(Duration::from_secs_f64(d)),
+        None => StopAt::Count(a.n),
+    };
+    let plan = SweepPlan {
+        batch_size: a.batch_size,
+        concurrency: a.concurrency,
+        warmup: a.warmup,
+        stop,
+        sweep_batch: a.sweep_batch,
+        sweep_concurrency: a.sweep_concurrency,
+        batch_sizes: a.batch_sizes.clone(),
+        concurrency_levels: a.concurrency_levels.clone(),
+        live,
+    };
+    let info = Info {
+        target: p.shown.clone(),
+        engine: p.format.name().to_string(),
+        simulated: a.demo,
+        knee: a.knee,
+        window_s: a.window,
+    };
+    let _demo_server = p.demo_server;
+    let engine = Engine::start(EngineSetup {
+        target: p.target,
+        texts: p.texts,
+        format: p.format,
+        warmup_timeout: Duration::from_secs_f64(a.warmup_timeout),
+        shape: p.shape,
+        pace,
+        plan,
+        seed: p.seed,
+        accuracy: p.accuracy,
+        price_per_hour: p.price.as_ref().map(|p| p.1),
+        window_s: a.window,
+        tick: Duration::from_millis(1000 / a.fps.clamp(1, 60)),
+        client_threads: client_threads(&a),
+    });
+    let report = if live {
+        let export_path = a.export.clone().unwrap_or_else(default_export_path);
+        let export_config = config.clone();
+        let export_now: tui::ExportNow = Box::new(move |report| {
+            write_atomic(&export_path, &Export::new(report, export_config.clone()))
+                .map(|()| export_path.display().to_string())
+                .map_err(|e| e.to_string())
+        });
+        tui::run(engine, info, a.fps, export_now, abort_export(&a, &config))
+            .await
+            .map_err(|e| AppError::Failed(format!("cannot drive the terminal: {e}")))?
+    } else {
+        crate::headless::run(engine, abort_export(&a, &config)).await
+    };
+    let export = Export::new(&report, config);
+    if let Some(path) = &a.export {
+        write_export("--export", path, &export)?;
+    }
+    // Also after the live screen: the tables stay in the scrollback.
+    stdout.print(&render(
+        &[(export_name(&a), export)],
+        ReportFormat::Terminal,
+    ))
+}
+
+/// The name `report` gives the export (it heads the tables only beside other exports).
+fn export_name(a: &RunArgs) -> String {
+    a.export
+        .as_ref()
+        .and_then(|p| p.file_name())
+        .map_or("run".into(), |n| n.to_string_lossy().into_owned())
+}
+
+/// A second interrupt: the export of what was measured so far, then the process ends.
+fn abort_export(a: &RunArgs, config: &Value) -> Abort {
+    let (path, config) = (a.export.clone(), config.clone());
+    Box::new(move |report| {
+        let Some(path) = &path else {
+            return eprintln!("interrupted twice: exiting without waiting");
+        };
+        match write_export("--export", path, &Export::new(report, config.clone())) {
+            Ok(()) => eprintln!("interrupted twice: exiting without waiting"),
+            Err(e) => eprintln!("{}", e.line()),
+        }
+    })
+}
+
+/// Where `e` writes when no `--export` was given.
+fn default_export_path() -> PathBuf {
+    let stamp = time::OffsetDateTime::now_utc()
+        .format(time::macros::format_description!(
+            "[year][month][day]-[hour][minute][second]"
+        ))
+        .unwrap_or_default();
+    PathBuf::from(format!("encbench-{stamp}.json"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plain_run_checks_only_its_own_batch_size_against_the_body_limit() {
+        let cli = crate::app::parse(["encbench-tui", "--batch-size", "4"]).unwrap();
+        let s = target_settings(&cli.run);
+        assert_eq!((s.batch_size, s.sweep_batch_sizes.len()), (4, 0));
+        assert_eq!(s.address, Address::Url("http://localhost:8080".into()));
+    }
+}

@@ -1,0 +1,223 @@
+//! Fixed values for the unit tests and the frame benchmark (built with `cfg(test)` or the
+//! `fixtures` feature, never into the binary): phase rows, a full accuracy check, and the
+//! snapshot the screen tests draw (a live phase after a batch and a concurrency sweep, with
+//! errors, modelled on mDeBERTa on an ml.g6.12xlarge inference component).
+
+use crate::accuracy::{AccuracyReport, Verdict};
+use crate::arrival::Pace;
+use crate::engine::{LiveStats, PhaseView, RunState, Snapshot};
+use crate::input::shipped_samples;
+use crate::payload::Shape;
+use crate::results::{PhaseResult, derive};
+use crate::stats::{LatencySummary, PhaseRecorder, TimelineEntry, view_histogram};
+use crate::sweep::{PhaseKind, PhaseSpec, StopAt};
+use crate::tui::app::Info;
+use hdrhistogram::Histogram;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A finished closed-loop phase of 100 requests, padded to 512 tokens, with the given
+/// throughput, median, tail and efficiency.
+pub fn phase_row(
+    kind: PhaseKind,
+    b: usize,
+    c: usize,
+    rps: f64,
+    p50: f64,
+    p99: f64,
+    eff: Option<f64>,
+) -> PhaseResult {
+    let spec = PhaseSpec {
+        kind,
+        batch_size: b,
+        concurrency: c,
+        warmup: 3,
+        stop: StopAt::Count(100),
+    };
+    let pace = Pace {
+        rate_per_s: None,
+        burstiness: 1.0,
+    };
+    let shape = Shape {
+        pad_to_max: true,
+        max_len: 512,
+    };
+    let mut r = PhaseResult::new(&spec, pace, shape, &PhaseRecorder::default());
+    r.n = 100;
+    r.ok = 100;
+    r.req_per_s = rps;
+    r.samples_per_s = rps * b as f64;
+    r.latency_ms.p50 = p50;
+    r.latency_ms.p99 = p99;
+    r.p99_over_p50 = Some(p99 / p50);
+    r.batch_efficiency = eff;
+    r
+}
+
+/// The shipped samples, every verdict right.
+pub fn all_correct() -> AccuracyReport {
+    let samples: Vec<Verdict> = shipped_samples()
+        .into_iter()
+        .map(|s| Verdict {
+            premise: s.premise,
+            hypothesis: s.hypothesis,
+            predicted: Some(s.expected.clone()),
+            expected: s.expected,
+            ok: true,
+            error: None,
+        })
+        .collect();
+    AccuracyReport {
+        passed: samples.len(),
+        total: samples.len(),
+        samples,
+    }
+}
+
+pub fn info() -> Info {
+    Info {
+        target: "http://127.0.0.1:8080".into(),
+        engine: "hf".into(),
+        simulated: true,
+        knee: 0.8,
+        window_s: 10,
+    }
+}
+
+/// What changes between the snapshots of a live phase; the rest is fixed.
+pub struct Live {
+    pub elapsed: Duration,
+    /// The live phase's place among the run's phases (1-based).
+    pub phase_index: usize,
+    pub rate_per_s: f64,
+    pub concurrency: usize,
+    pub in_flight: usize,
+    pub sent: u64,
+    pub current: LiveStats,
+    pub recent_latency: Histogram<u64>,
+    pub run_latency: Histogram<u64>,
+    pub timeline_tail: Vec<TimelineEntry>,
+    pub phases: Vec<PhaseResult>,
+}
+
+/// The snapshot of a running live phase at batch 1 with Poisson arrivals and every verdict
+/// right before and after.
+pub fn live_snapshot(l: Live) -> Snapshot {
+    let accuracy = all_correct();
+    Snapshot {
+        elapsed: l.elapsed,
+        state: RunState::Running,
+        target: "http://127.0.0.1:8080".into(),
+        pace: Pace {
+            rate_per_s: Some(l.rate_per_s),
+            burstiness: 1.0,
+        },
+        concurrency: l.concurrency,
+        batch_size: 1,
+        in_flight: l.in_flight,
+        phase: Some(PhaseView {
+            kind: PhaseKind::Live,
+            index: l.phase_index,
+            planned: None,
+            batch_size: 1,
+            concurrency: l.concurrency,
+            warmup: 3,
+            stop: StopAt::Never,
+            sent: l.sent,
+        }),
+        current: l.current,
+        recent_latency: l.recent_latency,
+        run_latency: l.run_latency,
+        timeline_tail: l.timeline_tail,
+        phases: Arc::new(l.phases),
+        accuracy_before: Some(accuracy.clone()),
+        accuracy_latest: Some(accuracy),
+        accuracy_running: false,
+    }
+}
+
+/// The screen tests' snapshot: 83 s into a live phase at 50 req/s after both sweeps.
+pub fn snapshot() -> Snapshot {
+    let mut recent = view_histogram();
+    let mut run = view_histogram();
+    // A deterministic spread around 26 ms with a tail.
+    for i in 0..1000u64 {
+        let v = 24_000 + (i * 37 % 4_000) + if i % 50 == 0 { 20_000 } else { 0 };
+        recent.record(v).unwrap();
+        run.record(v).unwrap();
+        run.record(v * 2).unwrap();
+    }
+    let timeline_tail = (0..120)
+        .map(|i| {
+            if i == 60 {
+                TimelineEntry::Event {
+                    t_s: 60.5,
+                    event: "request_rate 40.0 -> 50.0".into(),
+                }
+            } else {
+                let r = if i < 60 { 40.0 } else { 50.0 } + f64::from(i % 7);
+                TimelineEntry::Point {
+                    t_s: f64::from(i),
+                    req_per_s: r,
+                    samples_per_s: r,
+                    p50_ms: Some(26.0),
+                    p99_ms: Some(44.0),
+                    errors: u64::from(i % 30 == 0),
+                }
+            }
+        })
+        .collect();
+    let mut phases = vec![
+        phase_row(PhaseKind::Batch, 1, 1, 38.3, 26.1, 26.3, Some(1.0)),
+        phase_row(PhaseKind::Batch, 8, 1, 9.7, 103.3, 103.4, Some(0.25)),
+        phase_row(PhaseKind::Batch, 32, 1, 2.7, 367.6, 367.9, Some(0.07)),
+        phase_row(PhaseKind::Concurrency, 1, 1, 38.0, 26.1, 26.4, None),
+        phase_row(PhaseKind::Concurrency, 1, 2, 75.1, 26.2, 26.9, None),
+        phase_row(PhaseKind::Concurrency, 1, 4, 148.0, 26.9, 28.0, None),
+        phase_row(PhaseKind::Concurrency, 1, 8, 151.0, 52.0, 55.0, None),
+    ];
+    derive(&mut phases, Some(5.752));
+    let mut errors = BTreeMap::new();
+    errors.insert("ThrottlingException".to_string(), 3);
+    errors.insert("ModelError(500)".to_string(), 1);
+    let latency = LatencySummary {
+        min: 24.0,
+        mean: 26.4,
+        p50: 25.9,
+        p90: 27.1,
+        p95: 27.6,
+        p99: 44.1,
+        p999: 45.9,
+        max: 46.0,
+    };
+    live_snapshot(Live {
+        elapsed: Duration::from_secs(83),
+        phase_index: 9,
+        rate_per_s: 50.0,
+        concurrency: 2,
+        in_flight: 1,
+        sent: 1004,
+        current: LiveStats {
+            n: 1000,
+            ok: 996,
+            errors,
+            latency,
+            service: LatencySummary {
+                p50: 25.8,
+                ..latency
+            },
+            tokenize: None,
+            dispatch_delay: LatencySummary {
+                p99: 0.12,
+                ..LatencySummary::default()
+            },
+            req_per_s: 49.8,
+            samples_per_s: 49.8,
+        },
+        recent_latency: recent,
+        run_latency: run,
+        timeline_tail,
+        phases,
+    })
+}

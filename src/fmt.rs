@@ -1,0 +1,156 @@
+//! Figures and names as text, for every front-end alike: the tables, the live screen, the
+//! progress lines and the timeline's events all describe a rate or a pace the same way.
+
+use crate::arrival::Pace;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// A figure with `prec` decimals, or `-` when there is none (or it is not finite).
+pub fn num(v: Option<f64>, prec: usize) -> String {
+    v.filter(|x| x.is_finite())
+        .map_or("-".into(), |x| format!("{x:.prec$}"))
+}
+
+/// Milliseconds in at most 6 characters, for narrow panels: 0.42, 25.8, 103, 1.61s, 12.3s.
+pub fn ms(v: f64) -> String {
+    if v < 10.0 {
+        format!("{v:.2}")
+    } else if v < 100.0 {
+        format!("{v:.1}")
+    } else if v < 1000.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{:.2}s", v / 1000.0)
+    }
+}
+
+/// A request rate as the timeline and the tables write it: `inf` is a closed loop.
+pub fn rate(r: Option<f64>) -> String {
+    r.map_or("inf".into(), |r| format!("{r:.1}"))
+}
+
+/// A request rate in at most 5 characters, for narrow panels.
+pub fn rate_short(r: Option<f64>) -> String {
+    match r {
+        None => "inf".into(),
+        Some(r) if r < 100.0 => format!("{r:.1}"),
+        Some(r) => format!("{r:.0}"),
+    }
+}
+
+/// Burstiness as given on the command line: `inf` is a fixed interval.
+pub fn burstiness(b: f64) -> String {
+    if b.is_finite() {
+        format!("{b}")
+    } else {
+        "inf".into()
+    }
+}
+
+/// The arrival process a burstiness gives (Gamma-distributed gaps of that shape).
+pub fn arrivals(burstiness: f64) -> String {
+    if burstiness.is_infinite() {
+        "fixed interval".into()
+    } else if burstiness == 1.0 {
+        "Poisson".into()
+    } else {
+        format!("burstiness {burstiness}")
+    }
+}
+
+/// The pace in a few words: "open loop 20.0 req/s Poisson", "closed loop (rate inf)".
+pub fn pace(p: &Pace) -> String {
+    match p.rate_per_s {
+        None => "closed loop (rate inf)".into(),
+        Some(r) => format!(
+            "open loop {} req/s {}",
+            rate(Some(r)),
+            arrivals(p.burstiness)
+        ),
+    }
+}
+
+/// The pace with the concurrency cap and what it means for the latency figures.
+pub fn pace_at(p: &Pace, concurrency: usize) -> String {
+    match p.rate_per_s {
+        None => {
+            format!("closed loop at concurrency {concurrency} (rate inf: latency is service time)")
+        }
+        Some(r) => format!(
+            "open loop {} req/s, {}, concurrency cap {concurrency}",
+            rate(Some(r)),
+            arrivals(p.burstiness)
+        ),
+    }
+}
+
+/// Hours, minutes and seconds: 01:02:03.
+pub fn elapsed(d: Duration) -> String {
+    let s = d.as_secs();
+    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
+/// At most `max_chars` characters, the last one an ellipsis when anything was cut.
+pub fn truncate(s: &str, max_chars: usize) -> String {
+    if s.chars().count() <= max_chars {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(max_chars.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// Counts by name in one line: `ModelError(500) 10, ThrottlingException 3`.
+pub fn counts(by_name: &BTreeMap<String, u64>) -> String {
+    by_name
+        .iter()
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_stay_short_and_say_what_is_missing() {
+        assert_eq!(ms(0.4236), "0.42");
+        assert_eq!(ms(25.84), "25.8");
+        assert_eq!(ms(102.86), "103");
+        assert_eq!(ms(1611.0), "1.61s");
+        assert_eq!(num(None, 2), "-");
+        assert_eq!(num(Some(f64::NAN), 2), "-");
+        assert_eq!(num(Some(1.005), 1), "1.0");
+        assert_eq!(rate_short(Some(1234.4)), "1234");
+        assert_eq!(rate(Some(1234.4)), "1234.4");
+        assert_eq!(elapsed(Duration::from_secs(3723)), "01:02:03");
+    }
+
+    #[test]
+    fn truncation_counts_characters_not_bytes() {
+        assert_eq!(truncate("abcdef", 4), "abc…");
+        assert_eq!(truncate("abcd", 4), "abcd");
+        assert_eq!(truncate("ééééé", 3), "éé…");
+    }
+
+    #[test]
+    fn paces_in_words() {
+        let p = |r, b| Pace {
+            rate_per_s: r,
+            burstiness: b,
+        };
+        assert_eq!(pace(&p(Some(20.0), 1.0)), "open loop 20.0 req/s Poisson");
+        assert_eq!(pace(&p(None, 1.0)), "closed loop (rate inf)");
+        assert_eq!(
+            pace_at(&p(Some(5.0), f64::INFINITY), 4),
+            "open loop 5.0 req/s, fixed interval, concurrency cap 4"
+        );
+        assert_eq!(
+            pace_at(&p(Some(5.0), 0.25), 1),
+            "open loop 5.0 req/s, burstiness 0.25, concurrency cap 1"
+        );
+        assert!(pace_at(&p(None, 1.0), 8).starts_with("closed loop at concurrency 8"));
+    }
+}

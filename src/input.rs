@@ -1,0 +1,185 @@
+//! What is sent to the model: input texts (NLI pairs or single texts) and the known-answer
+//! samples whose verdicts the accuracy check compares.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// One model input: an NLI pair or a single text (embedders, classifiers).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize)]
+#[serde(untagged)]
+pub enum Input {
+    Pair { premise: String, hypothesis: String },
+    HfPair { text: String, text_pair: String },
+    Text(String),
+}
+
+impl Input {
+    pub fn pair(premise: &str, hypothesis: &str) -> Input {
+        Input::Pair {
+            premise: premise.into(),
+            hypothesis: hypothesis.into(),
+        }
+    }
+
+    /// (first, optional second) sequence, whatever the input was written as.
+    pub fn parts(&self) -> (&str, Option<&str>) {
+        match self {
+            Input::Pair {
+                premise,
+                hypothesis,
+            } => (premise, Some(hypothesis)),
+            Input::HfPair { text, text_pair } => (text, Some(text_pair)),
+            Input::Text(t) => (t, None),
+        }
+    }
+
+    /// The Hugging Face pipeline's form: pairs as `{"text", "text_pair"}`.
+    pub fn to_hf(&self) -> Value {
+        match self.parts() {
+            (a, Some(b)) => json!({ "text": a, "text_pair": b }),
+            (a, None) => Value::String(a.to_string()),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TextsError {
+    #[error("cannot read {path}: {reason}")]
+    Unreadable { path: String, reason: String },
+    #[error("{path} line {line}: expected a JSON string or an object with premise/hypothesis")]
+    BadLine { path: String, line: usize },
+    #[error("{path}: no inputs")]
+    Empty { path: String },
+}
+
+/// JSONL of pairs or strings; a line that is not JSON at all is taken as a plain text.
+pub fn parse_texts(source: &str, path: &str) -> Result<Vec<Input>, TextsError> {
+    let mut out = Vec::new();
+    for (i, line) in source.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Value>(line) {
+            Ok(v) => {
+                out.push(
+                    serde_json::from_value::<Input>(v).map_err(|_| TextsError::BadLine {
+                        path: path.into(),
+                        line: i + 1,
+                    })?,
+                );
+            }
+            Err(_) => out.push(Input::Text(line.to_string())),
+        }
+    }
+    if out.is_empty() {
+        return Err(TextsError::Empty { path: path.into() });
+    }
+    Ok(out)
+}
+
+pub fn load_texts(path: &Path) -> Result<Vec<Input>, TextsError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| TextsError::Unreadable {
+        path: shown.clone(),
+        reason: e.to_string(),
+    })?;
+    parse_texts(&text, &shown)
+}
+
+/// The inputs of request `k` of a phase: the batch after request k-1's, cycling through the texts.
+pub fn batch_inputs(texts: &[Input], batch_size: usize, k: usize) -> Vec<&Input> {
+    (0..batch_size)
+        .map(|j| &texts[(k * batch_size + j) % texts.len()])
+        .collect()
+}
+
+/// A premise/hypothesis pair with the verdict an NLI model must give.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct NliSample {
+    pub premise: String,
+    pub hypothesis: String,
+    pub expected: String,
+}
+
+impl NliSample {
+    pub fn input(&self) -> Input {
+        Input::pair(&self.premise, &self.hypothesis)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SamplesError {
+    #[error("cannot read {0}: {1}")]
+    Unreadable(String, String),
+    #[error("{0} line {1}: expected {{\"premise\", \"hypothesis\", \"expected\"}}")]
+    BadLine(String, usize),
+    #[error("{0}: no samples")]
+    Empty(String),
+}
+
+pub fn parse_samples(text: &str, name: &str) -> Result<Vec<NliSample>, SamplesError> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        out.push(
+            serde_json::from_str(line).map_err(|_| SamplesError::BadLine(name.into(), i + 1))?,
+        );
+    }
+    if out.is_empty() {
+        return Err(SamplesError::Empty(name.into()));
+    }
+    Ok(out)
+}
+
+pub fn shipped_samples() -> Vec<NliSample> {
+    parse_samples(crate::assets::NLI_SAMPLES, "shipped samples").expect("shipped samples parse")
+}
+
+pub fn load_samples(path: Option<&Path>) -> Result<Vec<NliSample>, SamplesError> {
+    match path {
+        None => Ok(shipped_samples()),
+        Some(p) => {
+            let name = p.display().to_string();
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| SamplesError::Unreadable(name.clone(), e.to_string()))?;
+            parse_samples(&text, &name)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_file_accepts_pairs_strings_and_plain_lines() {
+        let src = "{\"premise\":\"a\",\"hypothesis\":\"b\",\"expected\":\"neutral\"}\n\"quoted\"\nplain words\n\n{\"text\":\"t\",\"text_pair\":\"u\"}\n";
+        let t = parse_texts(src, "f").unwrap();
+        assert_eq!(t.len(), 4);
+        assert_eq!(t[0].parts(), ("a", Some("b")));
+        assert_eq!(t[1], Input::Text("quoted".into()));
+        assert_eq!(t[2], Input::Text("plain words".into()));
+        assert_eq!(t[3].parts(), ("t", Some("u")));
+        assert!(matches!(
+            parse_texts("{\"x\":1}", "f"),
+            Err(TextsError::BadLine { line: 1, .. })
+        ));
+        assert!(matches!(
+            parse_texts("\n", "f"),
+            Err(TextsError::Empty { .. })
+        ));
+    }
+
+    #[test]
+    fn shipped_samples_cover_every_verdict() {
+        let s = shipped_samples();
+        assert!(s.len() >= 4);
+        for label in ["entailment", "neutral", "contradiction"] {
+            assert!(s.iter().any(|x| x.expected == label), "{label} missing");
+        }
+    }
+}

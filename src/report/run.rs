@@ -1,0 +1,399 @@
+//! The tables of a run, from its export: what a run prints when it ends and what `report`
+//! prints of its export are this one rendering.
+//!
+//! Batch phases with throughput, efficiency and cost (the knee marked, with advice), live
+//! phases, concurrency phases (saturation marked, with advice), every phase's latency
+//! spectrum and breakdown, errors by kind, client tokenization and the server's side,
+//! SageMaker variants, and the accuracy verdicts.
+
+use super::table::Table;
+use crate::arrival::Pace;
+use crate::export::{AccuracyExport, Export};
+use crate::fmt::{self, num};
+use crate::results::{PhaseResult, analysis};
+use crate::sweep::PhaseKind;
+
+/// Batch efficiency under which a batch size is past the knee, when the export does not say.
+const DEFAULT_KNEE: f64 = 0.8;
+
+/// What the run was, in a few lines above its tables.
+pub fn heading(e: &Export) -> Vec<String> {
+    let c = &e.config;
+    let t = &c["target"];
+    let sim = if t["demo"].as_bool() == Some(true) {
+        " (simulated endpoint)"
+    } else {
+        ""
+    };
+    let mut lines = vec![format!(
+        "encbench-tui {} — {}{sim} — engine {}",
+        e.tool_version,
+        super::describe_target(e),
+        t["engine"].as_str().unwrap_or("?")
+    )];
+    let pace = Pace {
+        rate_per_s: c["request_rate"].as_f64(),
+        burstiness: c["burstiness"].as_f64().unwrap_or(f64::INFINITY),
+    };
+    let concurrency = e.phases.first().map_or_else(
+        || c["concurrency"].as_u64().unwrap_or(1) as usize,
+        |p| p.concurrency,
+    );
+    let shape = if c["pad_to_max"].as_bool() == Some(true) {
+        format!("inputs padded to {} tokens", c["max_len"])
+    } else {
+        format!(
+            "natural length, {} tokens per input",
+            num(c["natural_tokens_per_input"].as_f64(), 0)
+        )
+    };
+    lines.push(format!("{} — {shape}", fmt::pace_at(&pace, concurrency)));
+    if let (Some(name), Some(price)) = (
+        c["instance_type"].as_str(),
+        c["price_per_hour_usd"].as_f64(),
+    ) {
+        lines.push(format!("price {name} ${price:.3}/h"));
+    }
+    lines.push(super::started(e));
+    if e.stopped_early && e.phases.last().is_some_and(|p| p.kind != PhaseKind::Live) {
+        lines.push("stopped before the plan finished: the last phase is partial".into());
+    }
+    if let Some(err) = &e.error {
+        lines.push(format!("error: {err}"));
+    }
+    lines
+}
+
+pub fn tables(e: &Export) -> Vec<Table> {
+    let knee = e.config["knee"].as_f64().unwrap_or(DEFAULT_KNEE);
+    [
+        batch_table(&e.phases, knee),
+        live_table(&e.phases),
+        concurrency_table(&e.phases),
+        latency_table(&e.phases),
+        errors_table(&e.phases),
+        server_table(&e.phases),
+        variants_table(&e.phases),
+        e.accuracy.as_ref().map(accuracy_table),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+fn of_kind(phases: &[PhaseResult], kind: PhaseKind) -> Vec<&PhaseResult> {
+    phases.iter().filter(|p| p.kind == kind).collect()
+}
+
+/// A mark column, present only when some row has a mark.
+fn with_marks(t: &mut Table, rows: Vec<(Vec<String>, Option<&str>)>) {
+    let marked = rows.iter().any(|(_, m)| m.is_some());
+    if marked {
+        t.headers.push(String::new());
+    }
+    for (mut cells, mark) in rows {
+        if marked {
+            cells.push(mark.map_or(String::new(), |m| format!("◀ {m}")));
+        }
+        t.row(cells);
+    }
+}
+
+fn batch_table(phases: &[PhaseResult], knee: f64) -> Option<Table> {
+    let batch = of_kind(phases, PhaseKind::Batch);
+    if batch.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(
+        "Batch (n = measured requests per row; p99 at n=100 is nearly the maximum)",
+        &[
+            "batch",
+            "conc",
+            "n",
+            "p50 ms",
+            "p99 ms",
+            "p99/p50",
+            "req/s",
+            "samples/s",
+            "×b=1",
+            "efficiency",
+            "$/1M",
+            "errors",
+        ],
+    );
+    let sweep = analysis::latest_sweep(phases, PhaseKind::Batch);
+    let knee_row = analysis::knee(&sweep, knee).map(|k| sweep[k]);
+    let rows = batch
+        .iter()
+        .map(|p| {
+            // ×b=1 is efficiency × batch size: both compare with the same sweep's batch-1 row.
+            let x = p.batch_efficiency.map(|e| e * p.batch_size as f64);
+            let cells = vec![
+                p.batch_size.to_string(),
+                p.concurrency.to_string(),
+                p.n.to_string(),
+                num(Some(p.latency_ms.p50), 1),
+                num(Some(p.latency_ms.p99), 1),
+                num(p.p99_over_p50, 2),
+                num(Some(p.req_per_s), 1),
+                num(Some(p.samples_per_s), 1),
+                num(x, 2),
+                num(p.batch_efficiency, 2),
+                num(p.cost_per_1m_usd, 2),
+                p.error_count().to_string(),
+            ];
+            let is_knee = knee_row.is_some_and(|k| std::ptr::eq(k, *p));
+            (cells, is_knee.then_some("knee"))
+        })
+        .collect();
+    with_marks(&mut t, rows);
+    if sweep.len() > 1
+        && let Some(advice) = analysis::batch_advice(&sweep, knee)
+    {
+        t.notes.push(format!("advice: {advice}"));
+    }
+    Some(t)
+}
+
+fn live_table(phases: &[PhaseResult]) -> Option<Table> {
+    let live = of_kind(phases, PhaseKind::Live);
+    if live.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(
+        "Live phases (as steered from the screen; see the timeline for changes)",
+        &[
+            "batch",
+            "conc",
+            "rate",
+            "n",
+            "p50 ms",
+            "p99 ms",
+            "p99/p50",
+            "req/s",
+            "samples/s",
+            "errors",
+        ],
+    );
+    for p in live {
+        t.row(vec![
+            p.batch_size.to_string(),
+            p.concurrency.to_string(),
+            fmt::rate(p.request_rate),
+            p.n.to_string(),
+            num(Some(p.latency_ms.p50), 1),
+            num(Some(p.latency_ms.p99), 1),
+            num(p.p99_over_p50, 2),
+            num(Some(p.req_per_s), 1),
+            num(Some(p.samples_per_s), 1),
+            p.error_count().to_string(),
+        ]);
+    }
+    Some(t)
+}
+
+fn concurrency_table(phases: &[PhaseResult]) -> Option<Table> {
+    let conc = of_kind(phases, PhaseKind::Concurrency);
+    let first = conc.first()?;
+    let mut t = Table::new(
+        format!("Concurrency (batch {})", first.batch_size),
+        &[
+            "conc",
+            "n",
+            "p50 ms",
+            "p90 ms",
+            "p95 ms",
+            "p99 ms",
+            "p99/p50",
+            "req/s",
+            "samples/s",
+            "$/1M",
+            "errors",
+        ],
+    );
+    let sweep = analysis::latest_sweep(phases, PhaseKind::Concurrency);
+    let saturated = analysis::saturation(&sweep).map(|k| sweep[k]);
+    let rows = conc
+        .iter()
+        .map(|p| {
+            let l = &p.latency_ms;
+            let cells = vec![
+                p.concurrency.to_string(),
+                p.n.to_string(),
+                num(Some(l.p50), 1),
+                num(Some(l.p90), 1),
+                num(Some(l.p95), 1),
+                num(Some(l.p99), 1),
+                num(p.p99_over_p50, 2),
+                num(Some(p.req_per_s), 1),
+                num(Some(p.samples_per_s), 1),
+                num(p.cost_per_1m_usd, 2),
+                p.error_count().to_string(),
+            ];
+            let is_saturated = saturated.is_some_and(|k| std::ptr::eq(k, *p));
+            (cells, is_saturated.then_some("saturated"))
+        })
+        .collect();
+    with_marks(&mut t, rows);
+    if let Some(advice) = analysis::concurrency_advice(&sweep) {
+        t.notes.push(format!("advice: {advice}"));
+    }
+    Some(t)
+}
+
+fn latency_table(phases: &[PhaseResult]) -> Option<Table> {
+    if phases.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(
+        "Latency breakdown (ms; scheduled = dispatch delay, waiting to be sent, + service)",
+        &[
+            "kind",
+            "batch",
+            "conc",
+            "rate",
+            "n",
+            "p50",
+            "p90",
+            "p95",
+            "p99",
+            "p99.9",
+            "max",
+            "service p50/p99",
+            "dispatch p50/p99",
+        ],
+    );
+    for p in phases {
+        let l = &p.latency_ms;
+        let pair = |s: &crate::stats::LatencySummary| format!("{:.1}/{:.1}", s.p50, s.p99);
+        t.row(vec![
+            p.kind.name().into(),
+            p.batch_size.to_string(),
+            p.concurrency.to_string(),
+            fmt::rate(p.request_rate),
+            p.n.to_string(),
+            num(Some(l.p50), 1),
+            num(Some(l.p90), 1),
+            num(Some(l.p95), 1),
+            num(Some(l.p99), 1),
+            num(Some(l.p999), 1),
+            num(Some(l.max), 1),
+            pair(&p.service_ms),
+            pair(&p.dispatch_delay_ms),
+        ]);
+    }
+    Some(t)
+}
+
+/// A table of one line of counts per phase that has any ("ModelError(500) 10, Timeout 2").
+fn counts_table(
+    phases: &[PhaseResult],
+    title: &str,
+    what: &str,
+    counts: fn(&PhaseResult) -> &std::collections::BTreeMap<String, u64>,
+) -> Option<Table> {
+    let with: Vec<&PhaseResult> = phases.iter().filter(|p| !counts(p).is_empty()).collect();
+    if with.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(title, &["kind", "batch", "conc", what]);
+    for p in with {
+        t.row(vec![
+            p.kind.name().into(),
+            p.batch_size.to_string(),
+            p.concurrency.to_string(),
+            fmt::counts(counts(p)),
+        ]);
+    }
+    Some(t)
+}
+
+fn errors_table(phases: &[PhaseResult]) -> Option<Table> {
+    counts_table(phases, "Errors by kind", "errors", |p| &p.errors)
+}
+
+fn variants_table(phases: &[PhaseResult]) -> Option<Table> {
+    counts_table(
+        phases,
+        "Invoked production variants (successful requests)",
+        "variants",
+        |p| &p.variants,
+    )
+}
+
+fn server_table(phases: &[PhaseResult]) -> Option<Table> {
+    let rows: Vec<&PhaseResult> = phases
+        .iter()
+        .filter(|p| p.tokenize_ms.is_some() || p.server.is_some())
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(
+        "Client tokenization and server side (ms per request; server from KServe v2 statistics, warmup included)",
+        &[
+            "kind",
+            "batch",
+            "conc",
+            "tokenize p50/p99",
+            "queue",
+            "c.input",
+            "c.infer",
+            "c.output",
+            "batch factor",
+        ],
+    );
+    for p in rows {
+        let tokenize = p
+            .tokenize_ms
+            .map_or("-".to_string(), |t| format!("{:.2}/{:.2}", t.p50, t.p99));
+        let s = p.server.as_ref();
+        let ms = |f: fn(&crate::results::ServerBreakdown) -> f64| num(s.map(f), 2);
+        t.row(vec![
+            p.kind.name().into(),
+            p.batch_size.to_string(),
+            p.concurrency.to_string(),
+            tokenize,
+            ms(|s| s.queue_ms),
+            ms(|s| s.compute_input_ms),
+            ms(|s| s.compute_infer_ms),
+            ms(|s| s.compute_output_ms),
+            num(s.and_then(|s| s.batch_factor), 2),
+        ]);
+    }
+    Some(t)
+}
+
+fn accuracy_table(a: &AccuracyExport) -> Table {
+    let title = match &a.before {
+        Some(b) => format!(
+            "Accuracy: before load {}/{}  after load {}/{}",
+            b.passed, b.total, a.passed, a.total
+        ),
+        None => format!("Accuracy: before load {}/{}", a.passed, a.total),
+    };
+    let mut t = Table::new(
+        title,
+        &["ok", "expected", "predicted", "premise", "hypothesis"],
+    );
+    for v in &a.samples {
+        t.row(vec![
+            if v.ok { "ok" } else { "MISMATCH" }.into(),
+            v.expected.clone(),
+            v.predicted
+                .clone()
+                .or(v.error.clone())
+                .unwrap_or_else(|| "-".into()),
+            fmt::truncate(&v.premise, 48),
+            fmt::truncate(&v.hypothesis, 48),
+        ]);
+    }
+    if a.passed < a.total {
+        t.notes.push(
+            "verdicts differ from the expected ones: check the label mapping (--labels), \
+             tokenization and payload construction"
+                .into(),
+        );
+    }
+    t
+}

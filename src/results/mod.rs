@@ -1,0 +1,248 @@
+//! What a finished phase and a finished run amount to: the records exports are made of, and
+//! (`analysis`) what a finished sweep says.
+
+pub mod analysis;
+
+use crate::accuracy::AccuracyReport;
+use crate::arrival::Pace;
+use crate::metrics::{batch_efficiency, cost_per_million, tail_ratio};
+use crate::payload::Shape;
+use crate::stats::{LatencySummary, PhaseRecorder, TimelineEntry, round3};
+use crate::sweep::{PhaseKind, PhaseSpec};
+use base64::Engine as _;
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{Serializer, V2Serializer};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::SystemTime;
+
+/// One row of a results table; field names are the export contract
+/// (`assets/export.schema.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseResult {
+    /// The compared target this phase measured (`compare` exports only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    pub kind: PhaseKind,
+    pub batch_size: usize,
+    pub concurrency: usize,
+    /// `null` is an infinite rate: closed loop at the concurrency cap.
+    pub request_rate: Option<f64>,
+    /// `null` is infinite burstiness: a fixed interval between sends.
+    pub burstiness: Option<f64>,
+    pub closed_loop: bool,
+    pub pad_to_max: bool,
+    pub max_len: usize,
+    pub warmup: u64,
+    /// Measured requests that completed (ok + errors); warmup excluded.
+    pub n: u64,
+    /// Measured requests sent. Equal to `n` in a finished phase (unanswered ones are counted
+    /// as `Abandoned` errors); an export written mid-phase has the difference in flight.
+    #[serde(default)]
+    pub sent: u64,
+    pub ok: u64,
+    pub errors: BTreeMap<String, u64>,
+    /// Successful requests by SageMaker's invoked production variant (SageMaker targets).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub variants: BTreeMap<String, u64>,
+    pub latency_ms: LatencySummary,
+    pub service_ms: LatencySummary,
+    pub dispatch_delay_ms: LatencySummary,
+    /// Client-side tokenization (triton, vllm), part of the latency above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokenize_ms: Option<LatencySummary>,
+    /// Server-side breakdown from KServe v2 statistics, diffed around the phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerBreakdown>,
+    pub p99_over_p50: Option<f64>,
+    pub duration_s: f64,
+    pub req_per_s: f64,
+    pub samples_per_s: f64,
+    pub batch_efficiency: Option<f64>,
+    pub cost_per_1m_usd: Option<f64>,
+    /// Scheduled latency in microseconds, HdrHistogram V2 (deflate-free) serialization, base64.
+    pub histogram_hdr_b64: String,
+    /// Service time and dispatch delay histograms, same encoding: `report --merge` combines
+    /// them exactly too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_hdr_b64: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispatch_delay_hdr_b64: Option<String>,
+}
+
+/// HdrHistogram V2 (no deflate) in standard base64: the export's histogram encoding.
+pub fn encode_histogram(h: &Histogram<u64>) -> String {
+    let mut buf = Vec::new();
+    V2Serializer::new()
+        .serialize(h, &mut buf)
+        .expect("serializing to memory cannot fail");
+    base64::engine::general_purpose::STANDARD.encode(&buf)
+}
+
+pub fn decode_histogram(b64: &str) -> Result<Histogram<u64>, String> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .map_err(|e| format!("not base64: {e}"))?;
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut std::io::Cursor::new(bytes))
+        .map_err(|e| format!("not an HdrHistogram: {e:?}"))
+}
+
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+impl PhaseResult {
+    /// Errors of every kind.
+    pub fn error_count(&self) -> u64 {
+        self.errors.values().sum()
+    }
+
+    pub fn new(spec: &PhaseSpec, pace: Pace, shape: Shape, rec: &PhaseRecorder) -> PhaseResult {
+        let latency = LatencySummary::of(&rec.scheduled);
+        PhaseResult {
+            target: None,
+            kind: spec.kind,
+            batch_size: spec.batch_size,
+            concurrency: spec.concurrency,
+            request_rate: pace.rate_per_s,
+            burstiness: finite(pace.burstiness),
+            closed_loop: pace.is_closed_loop(),
+            pad_to_max: shape.pad_to_max,
+            max_len: shape.max_len,
+            warmup: spec.warmup,
+            n: rec.completed(),
+            sent: rec.sent,
+            ok: rec.ok,
+            errors: rec.errors.clone(),
+            variants: rec.variants.clone(),
+            latency_ms: latency,
+            service_ms: LatencySummary::of(&rec.service),
+            dispatch_delay_ms: LatencySummary::of(&rec.dispatch_delay),
+            tokenize_ms: (!rec.tokenize.is_empty()).then(|| LatencySummary::of(&rec.tokenize)),
+            server: None,
+            p99_over_p50: tail_ratio(latency.p50, latency.p99),
+            duration_s: round3(rec.measured_interval().as_secs_f64()),
+            req_per_s: rec.req_per_s(),
+            samples_per_s: rec.samples_per_s(),
+            batch_efficiency: None,
+            cost_per_1m_usd: None,
+            histogram_hdr_b64: encode_histogram(&rec.scheduled),
+            service_hdr_b64: Some(encode_histogram(&rec.service)),
+            dispatch_delay_hdr_b64: Some(encode_histogram(&rec.dispatch_delay)),
+        }
+    }
+}
+
+/// Where a request's time went inside the server (Triton's statistics), per request, in
+/// milliseconds; warmup requests of the phase are included.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ServerBreakdown {
+    pub inference_count: u64,
+    pub execution_count: u64,
+    /// Inputs per model execution: how much the server's batcher merged.
+    pub batch_factor: Option<f64>,
+    pub queue_ms: f64,
+    pub compute_input_ms: f64,
+    pub compute_infer_ms: f64,
+    pub compute_output_ms: f64,
+}
+
+impl ServerBreakdown {
+    pub fn from_stats(s: &crate::target::ServerStats) -> ServerBreakdown {
+        let per = |ns: u64| {
+            if s.success_count > 0 {
+                ns as f64 / s.success_count as f64 / 1e6
+            } else {
+                0.0
+            }
+        };
+        ServerBreakdown {
+            inference_count: s.inference_count,
+            execution_count: s.execution_count,
+            batch_factor: (s.execution_count > 0)
+                .then(|| s.inference_count as f64 / s.execution_count as f64),
+            queue_ms: per(s.queue_ns),
+            compute_input_ms: per(s.compute_input_ns),
+            compute_infer_ms: per(s.compute_infer_ns),
+            compute_output_ms: per(s.compute_output_ns),
+        }
+    }
+}
+
+/// Fills efficiency (against the batch-1 phase of the same sweep and concurrency) and cost.
+pub fn derive(phases: &mut [PhaseResult], price_per_hour: Option<f64>) {
+    for i in 0..phases.len() {
+        let p = &phases[i];
+        let eff = (p.kind == PhaseKind::Batch)
+            .then(|| batch_one_of_sweep(phases, i))
+            .flatten()
+            .and_then(|b| batch_efficiency(p.samples_per_s, b, p.batch_size));
+        let cost = price_per_hour.and_then(|price| cost_per_million(price, p.samples_per_s));
+        phases[i].batch_efficiency = eff;
+        phases[i].cost_per_1m_usd = cost;
+    }
+}
+
+/// samples/s of the batch-1 row in the same sweep (the run of consecutive batch phases
+/// around row `i`) at the same concurrency.
+fn batch_one_of_sweep(phases: &[PhaseResult], i: usize) -> Option<f64> {
+    let is_batch = |p: &PhaseResult| p.kind == PhaseKind::Batch;
+    let start = phases[..i]
+        .iter()
+        .rposition(|p| !is_batch(p))
+        .map_or(0, |k| k + 1);
+    let end = phases[i..]
+        .iter()
+        .position(|p| !is_batch(p))
+        .map_or(phases.len(), |k| i + k);
+    phases[start..end]
+        .iter()
+        .find(|q| q.batch_size == 1 && q.concurrency == phases[i].concurrency)
+        .map(|q| q.samples_per_s)
+}
+
+/// Everything a run produced; the export is this plus the configuration.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    pub started_at: SystemTime,
+    pub ended_at: SystemTime,
+    pub phases: Vec<PhaseResult>,
+    pub accuracy_before: Option<AccuracyReport>,
+    pub accuracy_after: Option<AccuracyReport>,
+    pub timeline: Vec<TimelineEntry>,
+    /// Set when the run was stopped (Ctrl-C, `q`) before its plan finished.
+    pub stopped_early: bool,
+    pub error: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::phase_row as row;
+
+    #[test]
+    fn efficiency_against_batch_one_at_same_concurrency() {
+        let r = |kind, b, c, sps: f64| {
+            let mut p = row(kind, b, c, sps / b as f64, 1.0, 1.0, None);
+            p.samples_per_s = sps;
+            p
+        };
+        let mut rows = vec![
+            r(PhaseKind::Batch, 1, 1, 55.2),
+            r(PhaseKind::Batch, 8, 1, 408.6),
+            r(PhaseKind::Batch, 8, 2, 500.0),
+            r(PhaseKind::Concurrency, 1, 4, 100.0),
+            r(PhaseKind::Batch, 8, 1, 300.0),
+            r(PhaseKind::Batch, 1, 1, 50.0),
+        ];
+        derive(&mut rows, Some(1.408));
+        assert!((rows[0].batch_efficiency.unwrap() - 1.0).abs() < 1e-12);
+        assert!((rows[1].batch_efficiency.unwrap() - 0.925).abs() < 1e-3);
+        assert_eq!(rows[2].batch_efficiency, None);
+        assert_eq!(rows[3].batch_efficiency, None);
+        // A later sweep compares with its own batch-1 row, wherever it is in the sweep.
+        assert!((rows[4].batch_efficiency.unwrap() - 0.75).abs() < 1e-12);
+        assert!((rows[1].cost_per_1m_usd.unwrap() - 1.408 / (408.6 * 3600.0) * 1e6).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,371 @@
+//! From settings to a target ready to be measured: the inputs, the accuracy samples, the
+//! price, the payload format (with tensor names from the server where it offers them) and the
+//! client, all loaded and checked before anything is sent. A plain run and each target of
+//! `compare` are prepared the same way.
+
+use crate::accuracy::AccuracySetup;
+use crate::input::{Input, batch_inputs, load_samples, load_texts, shipped_samples};
+use crate::metrics::{instance_price, known_instance_types};
+use crate::payload::kserve::{KServeFormat, TensorNames};
+use crate::payload::vllm::{VllmApi, VllmFormat};
+use crate::payload::{Format, HfFormat, LabelMap, PayloadFormat, Shape};
+use crate::serve::{self, ServeConfig};
+use crate::target::local::LocalTarget;
+use crate::target::sagemaker::{MAX_BODY_BYTES, SageMakerConfig, SageMakerTarget};
+use crate::target::{Target, shown_url};
+use crate::tokenize::{self, TokenCounter};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where requests go.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Address {
+    /// A server on a URL (the container contract, KServe v2 or vLLM, as the format says).
+    Url(String),
+    /// The built-in reference endpoint, started on 127.0.0.1 for this target.
+    Demo,
+    /// A SageMaker endpoint through the AWS SDK.
+    SageMaker(SageMakerConfig),
+}
+
+/// The payload format and what it needs to know about the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FormatSettings {
+    pub format: PayloadFormat,
+    /// The KServe model (triton) or the served model (vllm).
+    pub model: Option<String>,
+    pub vllm_api: VllmApi,
+    /// KServe v2 binary tensor extension instead of JSON.
+    pub binary: bool,
+    /// Raw texts as one BYTES tensor of this name (a model that tokenizes on the server).
+    pub text_input: Option<String>,
+    /// Tensor names for a server that does not offer its model config.
+    pub input_ids_name: Option<String>,
+    pub attention_mask_name: Option<String>,
+    pub token_type_ids_name: Option<String>,
+    pub output_name: Option<String>,
+}
+
+impl FormatSettings {
+    pub fn of(format: PayloadFormat) -> FormatSettings {
+        FormatSettings {
+            format,
+            model: None,
+            vllm_api: VllmApi::Classify,
+            binary: false,
+            text_input: None,
+            input_ids_name: None,
+            attention_mask_name: None,
+            token_type_ids_name: None,
+            output_name: None,
+        }
+    }
+}
+
+/// Everything that makes a target ready to be measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetSettings {
+    pub address: Address,
+    pub format: FormatSettings,
+    /// tokenizer.json for token counts and client-side tokenization (default: shipped).
+    pub tokenizer: Option<PathBuf>,
+    pub shape: Shape,
+    /// Input texts (default: the shipped samples).
+    pub texts: Option<PathBuf>,
+    /// Known-answer samples (default: shipped) and class names; `None` skips the check.
+    pub accuracy: Option<(Option<PathBuf>, Vec<String>)>,
+    pub instance_type: Option<String>,
+    /// Overrides the instance type's shipped price.
+    pub price_per_hour: Option<f64>,
+    /// Default: random (recorded in the export).
+    pub seed: Option<u64>,
+    /// The most requests the run keeps in flight: the connection pool's size.
+    pub max_concurrency: usize,
+    /// The batch size, and the sizes of a batch sweep: SageMaker's body limit is checked
+    /// for each before anything is sent.
+    pub batch_size: usize,
+    pub sweep_batch_sizes: Vec<usize>,
+    pub timeout: Duration,
+    /// How long a local server may say it is not ready yet.
+    pub ready_timeout: Duration,
+}
+
+/// Why a target cannot be prepared.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// Bad input: the flag it came from, and what is wrong.
+    #[error("{flag}: {message}")]
+    Usage { flag: String, message: String },
+    /// Something that should have worked did not.
+    #[error("{0}")]
+    Failed(String),
+}
+
+fn usage(flag: &str, message: impl std::fmt::Display) -> SetupError {
+    SetupError::Usage {
+        flag: flag.into(),
+        message: message.to_string(),
+    }
+}
+
+/// A target ready to be measured.
+pub struct PreparedTarget {
+    pub texts: Vec<Input>,
+    pub accuracy: Option<AccuracySetup>,
+    pub price: Option<(String, f64)>,
+    /// Mean natural length of the inputs, in tokens.
+    pub natural_tokens: f64,
+    pub seed: u64,
+    pub shape: Shape,
+    pub format: Arc<dyn Format>,
+    pub target: Arc<dyn Target>,
+    /// The target as it may be shown and exported: no credentials in it.
+    pub shown: String,
+    /// The flag to name when the target is not reachable.
+    pub flag: &'static str,
+    /// The target as the export's `config.target` records it.
+    pub target_config: Value,
+    /// Keeps `--demo`'s reference endpoint alive as long as the target is used.
+    pub demo_server: Option<serve::RunningServer>,
+}
+
+pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
+    // Everything the user gave is checked before anything is sent.
+    let tokenizer =
+        TokenCounter::load(s.tokenizer.as_deref()).map_err(|e| usage("--tokenizer", e))?;
+    if let Some((limit, said)) = tokenize::model_max_length(s.tokenizer.as_deref())
+        && s.shape.max_len > limit
+    {
+        let hint = if s.tokenizer.is_none() {
+            "; give the model's with --tokenizer"
+        } else {
+            ""
+        };
+        return Err(usage(
+            "--max-len",
+            format!(
+                "{} is beyond the {limit} tokens of {said}{hint}",
+                s.shape.max_len
+            ),
+        ));
+    }
+    let texts: Vec<Input> = match &s.texts {
+        Some(p) => load_texts(p).map_err(|e| usage("--texts", e))?,
+        None => shipped_samples()
+            .iter()
+            .map(super::input::NliSample::input)
+            .collect(),
+    };
+    let accuracy = match &s.accuracy {
+        None => None,
+        Some((path, labels)) => {
+            let samples =
+                load_samples(path.as_deref()).map_err(|e| usage("--accuracy-samples", e))?;
+            if labels.iter().all(|l| l.trim().is_empty()) {
+                return Err(usage("--labels", "needs at least one class name"));
+            }
+            Some(AccuracySetup {
+                samples,
+                labels: LabelMap::new(labels),
+            })
+        }
+    };
+    let price = price(s)?;
+    let natural_tokens =
+        texts.iter().map(|t| tokenizer.count(t) as f64).sum::<f64>() / texts.len() as f64;
+    let seed = s.seed.unwrap_or_else(rand::random);
+
+    let mut demo = None;
+    let url = match &s.address {
+        Address::Demo => {
+            let server = serve::start(ServeConfig::default(), TokenCounter::shipped())
+                .await
+                .map_err(|e| {
+                    SetupError::Failed(format!("--demo: cannot start the reference endpoint: {e}"))
+                })?;
+            let url = server.url();
+            demo = Some(server);
+            Some(url)
+        }
+        Address::Url(u) => Some(u.clone()),
+        Address::SageMaker(_) => None,
+    };
+    let format = build_format(&s.format, &tokenizer, s.shape, url.as_deref()).await?;
+    let (target, shown, flag): (Arc<dyn Target>, String, &str) = match (&s.address, &url) {
+        (Address::SageMaker(cfg), _) => {
+            check_body_limit(s, &texts, format.as_ref())?;
+            let probe = format.prepare(&[&texts[0]]);
+            let t = SageMakerTarget::new(cfg.clone(), s.max_concurrency, s.timeout, probe).await;
+            let shown = t.describe();
+            (Arc::new(t), shown, "--endpoint")
+        }
+        (_, Some(url)) => {
+            let t = LocalTarget::new(url, format.as_ref(), s.max_concurrency, s.timeout)
+                .with_ready_timeout(s.ready_timeout);
+            let shown = t.describe();
+            (Arc::new(t), shown, "--url")
+        }
+        (_, None) => unreachable!("only a SageMaker address has no URL"),
+    };
+    let config = target_config(s, &shown);
+    Ok(PreparedTarget {
+        texts,
+        accuracy,
+        price,
+        natural_tokens,
+        seed,
+        shape: s.shape,
+        format,
+        target,
+        shown,
+        flag,
+        target_config: config,
+        demo_server: demo,
+    })
+}
+
+/// `config.target` of the export: where the requests went, never credentials.
+fn target_config(s: &TargetSettings, shown: &str) -> Value {
+    let sm = match &s.address {
+        Address::SageMaker(cfg) => Some(cfg),
+        _ => None,
+    };
+    let field = |f: fn(&SageMakerConfig) -> &Option<String>| sm.and_then(|c| f(c).clone());
+    json!({
+        "url": sm.is_none().then_some(shown),
+        "engine": s.format.format,
+        "demo": s.address == Address::Demo,
+        "endpoint": sm.map(|c| c.endpoint.clone()),
+        "region": field(|c| &c.region),
+        "profile": field(|c| &c.profile),
+        "endpoint_url": field(|c| &c.endpoint_url).as_deref().map(shown_url),
+        "target_container": field(|c| &c.target_container),
+        "inference_component": field(|c| &c.inference_component),
+        "target_model": field(|c| &c.target_model),
+        "target_variant": field(|c| &c.target_variant),
+    })
+}
+
+/// The payload format, with tensor names from the server's model config where it offers
+/// one (KServe v2 `/config`) and from the settings otherwise.
+async fn build_format(
+    f: &FormatSettings,
+    tokenizer: &TokenCounter,
+    shape: Shape,
+    url: Option<&str>,
+) -> Result<Arc<dyn Format>, SetupError> {
+    let model = || {
+        f.model.clone().ok_or_else(|| {
+            usage(
+                "--model",
+                format!("required with --engine {}", f.format.name()),
+            )
+        })
+    };
+    let encoder = || {
+        tokenizer
+            .encoder(shape.max_len)
+            .map_err(|e| usage("--tokenizer", e))
+    };
+    Ok(match f.format {
+        PayloadFormat::Hf => Arc::new(HfFormat { shape }),
+        PayloadFormat::Vllm => Arc::new(VllmFormat {
+            model: model()?,
+            api: f.vllm_api,
+            encoder: encoder()?,
+            pad_to_max: shape.pad_to_max,
+        }),
+        PayloadFormat::Triton => {
+            let model = model()?;
+            let from_server = match url {
+                Some(url) if f.input_ids_name.is_none() => server_names(url, &model).await,
+                _ => None,
+            };
+            let defaults = TensorNames::default();
+            let names = from_server.unwrap_or(TensorNames {
+                input_ids: f.input_ids_name.clone().unwrap_or(defaults.input_ids),
+                attention_mask: f
+                    .attention_mask_name
+                    .clone()
+                    .unwrap_or(defaults.attention_mask),
+                token_type_ids: f.token_type_ids_name.clone(),
+                output: f.output_name.clone().unwrap_or(defaults.output),
+            });
+            Arc::new(KServeFormat {
+                model,
+                names,
+                encoder: encoder()?,
+                pad_to_max: shape.pad_to_max,
+                binary: f.binary,
+                text_input: f.text_input.clone(),
+            })
+        }
+    })
+}
+
+/// The tensor names of `GET /v2/models/{model}/config`, where the server answers it.
+async fn server_names(url: &str, model: &str) -> Option<TensorNames> {
+    let config_url = format!("{}/v2/models/{model}/config", url.trim_end_matches('/'));
+    match reqwest::get(&config_url).await {
+        Ok(r) if r.status().is_success() => r
+            .json::<Value>()
+            .await
+            .ok()
+            .and_then(|c| TensorNames::from_config(&c)),
+        _ => None,
+    }
+}
+
+/// SageMaker refuses bodies over 6 MiB: say so before sending anything.
+fn check_body_limit(
+    s: &TargetSettings,
+    texts: &[Input],
+    format: &dyn Format,
+) -> Result<(), SetupError> {
+    for &b in std::iter::once(&s.batch_size).chain(&s.sweep_batch_sizes) {
+        let largest = (0..texts.len().min(8))
+            .map(|k| format.prepare(&batch_inputs(texts, b, k)).body.len())
+            .max()
+            .unwrap_or(0);
+        if largest > MAX_BODY_BYTES {
+            let mib = largest as f64 / (1024.0 * 1024.0);
+            let flag = if b == s.batch_size {
+                "--batch-size"
+            } else {
+                "--batch-sizes"
+            };
+            return Err(usage(
+                flag,
+                format!(
+                    "batch {b} makes a {mib:.1} MiB request body, over SageMaker's 6 MiB limit"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The hourly price: given, or the instance type's from the shipped table.
+fn price(s: &TargetSettings) -> Result<Option<(String, f64)>, SetupError> {
+    if let Some(p) = s.price_per_hour {
+        return Ok(Some((
+            s.instance_type.clone().unwrap_or_else(|| "custom".into()),
+            p,
+        )));
+    }
+    match &s.instance_type {
+        None => Ok(None),
+        Some(t) => match instance_price(t) {
+            Some(p) => Ok(Some((t.clone(), p))),
+            None => Err(usage(
+                "--instance-type",
+                format!(
+                    "no shipped price for '{t}' (known: {}); give --price-per-hour",
+                    known_instance_types().join(", ")
+                ),
+            )),
+        },
+    }
+}

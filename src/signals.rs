@@ -1,0 +1,49 @@
+//! SIGINT and SIGTERM for every front-end: the first asks the run to stop and keep what was
+//! measured; a second means now: what was measured so far is written and the process exits.
+
+use crate::engine::Interim;
+use crate::results::RunReport;
+
+/// What a second interrupt does: write what was measured so far, then the process exits at
+/// once (code 130) instead of waiting for requests in flight or an accuracy check.
+pub type Abort = Box<dyn Fn(&RunReport) + Send + Sync>;
+
+/// Exit code after a second interrupt (128 + SIGINT, as shells report it).
+pub const ABORT_EXIT_CODE: i32 = 130;
+
+/// Writes the interim report through `abort` and exits the process.
+pub fn abort_now(abort: &Abort, interim: &Interim) -> ! {
+    let mut report = interim.report();
+    report.error = Some("interrupted twice: requests in flight were not waited for".into());
+    abort(&report);
+    std::process::exit(ABORT_EXIT_CODE)
+}
+
+/// Every SIGINT/SIGTERM from now on, one message each: the first stops, a second means now.
+pub fn signals() -> tokio::sync::mpsc::UnboundedReceiver<()> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        loop {
+            wait_for_signal().await;
+            if tx.send(()).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// The next SIGINT or SIGTERM.
+pub async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {},
+            _ = term.recv() => {},
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
+}

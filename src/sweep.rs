@@ -1,0 +1,208 @@
+//! The phases a run is made of: a plain run is one phase; a batch sweep is one phase per
+//! batch size and a concurrency sweep one per concurrency level, run one after another.
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PhaseKind {
+    Batch,
+    Concurrency,
+    Live,
+}
+
+impl PhaseKind {
+    /// The name exports and tables use.
+    pub fn name(self) -> &'static str {
+        match self {
+            PhaseKind::Batch => "batch",
+            PhaseKind::Concurrency => "concurrency",
+            PhaseKind::Live => "live",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopAt {
+    /// This many measured requests after the warmup.
+    Count(u64),
+    /// Measure for this long after the warmup.
+    Duration(Duration),
+    /// Until the operator stops or starts a sweep (the TUI's live phase).
+    Never,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PhaseSpec {
+    pub kind: PhaseKind,
+    pub batch_size: usize,
+    pub concurrency: usize,
+    /// Every phase warms up: a new batch shape must (TensorRT compiles shapes on first use,
+    /// padding buffers grow), and a new concurrency level opens new connections.
+    pub warmup: u64,
+    pub stop: StopAt,
+}
+
+/// The sweep-related part of the workload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepPlan {
+    pub batch_size: usize,
+    pub concurrency: usize,
+    pub warmup: u64,
+    pub stop: StopAt,
+    pub sweep_batch: bool,
+    pub sweep_concurrency: bool,
+    pub batch_sizes: Vec<usize>,
+    pub concurrency_levels: Vec<usize>,
+    /// Front-ends that run until told to stop (the TUI) start and end in a live phase.
+    pub live: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SweepKind {
+    Batch,
+    Concurrency,
+}
+
+impl SweepKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SweepKind::Batch => "batch",
+            SweepKind::Concurrency => "concurrency",
+        }
+    }
+}
+
+impl SweepPlan {
+    pub fn initial(&self) -> Vec<PhaseSpec> {
+        let mut out = Vec::new();
+        if self.sweep_batch {
+            out.extend(self.sweep(SweepKind::Batch, self.concurrency));
+        }
+        if self.sweep_concurrency {
+            out.extend(self.sweep(SweepKind::Concurrency, self.batch_size));
+        }
+        if out.is_empty() && !self.live {
+            out.push(PhaseSpec {
+                kind: PhaseKind::Batch,
+                batch_size: self.batch_size,
+                concurrency: self.concurrency,
+                warmup: self.warmup,
+                stop: self.stop,
+            });
+        }
+        out
+    }
+
+    /// `fixed` is the concurrency of a batch sweep, or the batch size of a concurrency sweep.
+    pub fn sweep(&self, kind: SweepKind, fixed: usize) -> Vec<PhaseSpec> {
+        let stop = match self.stop {
+            StopAt::Never => StopAt::Count(100),
+            s => s,
+        };
+        match kind {
+            SweepKind::Batch => self
+                .batch_sizes
+                .iter()
+                .map(|&b| PhaseSpec {
+                    kind: PhaseKind::Batch,
+                    batch_size: b,
+                    concurrency: fixed,
+                    warmup: self.warmup,
+                    stop,
+                })
+                .collect(),
+            SweepKind::Concurrency => self
+                .concurrency_levels
+                .iter()
+                .map(|&c| PhaseSpec {
+                    kind: PhaseKind::Concurrency,
+                    batch_size: fixed,
+                    concurrency: c,
+                    warmup: self.warmup,
+                    stop,
+                })
+                .collect(),
+        }
+    }
+
+    pub fn live_phase(&self, batch_size: usize, concurrency: usize) -> PhaseSpec {
+        PhaseSpec {
+            kind: PhaseKind::Live,
+            batch_size,
+            concurrency,
+            warmup: self.warmup,
+            stop: StopAt::Never,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan() -> SweepPlan {
+        SweepPlan {
+            batch_size: 2,
+            concurrency: 3,
+            warmup: 5,
+            stop: StopAt::Count(50),
+            sweep_batch: false,
+            sweep_concurrency: false,
+            batch_sizes: vec![1, 8, 32],
+            concurrency_levels: vec![1, 4],
+            live: false,
+        }
+    }
+
+    #[test]
+    fn plain_run_is_one_batch_phase() {
+        let p = plan().initial();
+        assert_eq!(p.len(), 1);
+        assert_eq!((p[0].batch_size, p[0].concurrency, p[0].warmup), (2, 3, 5));
+    }
+
+    #[test]
+    fn both_sweeps_run_batch_then_concurrency_each_with_warmup() {
+        let p = SweepPlan {
+            sweep_batch: true,
+            sweep_concurrency: true,
+            ..plan()
+        }
+        .initial();
+        let rows: Vec<_> = p
+            .iter()
+            .map(|s| (s.kind, s.batch_size, s.concurrency))
+            .collect();
+        assert_eq!(
+            rows,
+            vec![
+                (PhaseKind::Batch, 1, 3),
+                (PhaseKind::Batch, 8, 3),
+                (PhaseKind::Batch, 32, 3),
+                (PhaseKind::Concurrency, 2, 1),
+                (PhaseKind::Concurrency, 2, 4)
+            ]
+        );
+        assert!(
+            p.iter()
+                .all(|s| s.warmup == 5 && s.stop == StopAt::Count(50))
+        );
+    }
+
+    #[test]
+    fn live_runs_start_with_no_fixed_phase_and_sweeps_need_a_stop() {
+        let live = SweepPlan {
+            live: true,
+            stop: StopAt::Never,
+            ..plan()
+        };
+        assert!(live.initial().is_empty());
+        assert!(
+            live.sweep(SweepKind::Batch, 1)
+                .iter()
+                .all(|s| s.stop == StopAt::Count(100))
+        );
+    }
+}

@@ -1,0 +1,204 @@
+//! The engine driven through its command channel, as the TUI will drive it: every live change
+//! takes effect at once and lands in the timeline. Real HTTP against the in-process endpoint.
+
+use encbench::accuracy::AccuracySetup;
+use encbench::arrival::Pace;
+use encbench::engine::{Command, Engine, EngineSetup, RunState, Snapshot};
+use encbench::input::shipped_samples;
+use encbench::payload::{HfFormat, LabelMap, Shape};
+use encbench::serve::{self, ServeConfig, model::ServiceModel};
+use encbench::stats::TimelineEntry;
+use encbench::sweep::{PhaseKind, StopAt, SweepKind, SweepPlan};
+use encbench::target::local::LocalTarget;
+use encbench::tokenize::TokenCounter;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+async fn wait_for(engine: &Engine, what: &str, cond: impl Fn(&Snapshot) -> bool) -> Snapshot {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let s = engine.snapshot_now();
+        if cond(&s) {
+            return s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {what}; state {:?}",
+            s.state
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn events(s: &Snapshot) -> Vec<String> {
+    s.timeline_tail
+        .iter()
+        .filter_map(|e| match e {
+            TimelineEntry::Event { event, .. } => Some(event.clone()),
+            TimelineEntry::Point { .. } => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_commands_take_effect_and_are_logged() {
+    let _turn = crate::common::load();
+    let server = serve::start(
+        ServeConfig {
+            workers: 4,
+            service: ServiceModel {
+                base_ms: 2.0,
+                per_token_ms: 0.0,
+                saturation_tokens: 0,
+            },
+            ..ServeConfig::default()
+        },
+        TokenCounter::shipped(),
+    )
+    .await
+    .unwrap();
+    let shape = Shape {
+        pad_to_max: false,
+        max_len: 512,
+    };
+    let engine = Engine::start(EngineSetup {
+        target: Arc::new(LocalTarget::new(
+            &server.url(),
+            &HfFormat { shape },
+            8,
+            Duration::from_secs(5),
+        )),
+        texts: shipped_samples()
+            .iter()
+            .map(encbench::input::NliSample::input)
+            .collect(),
+        format: Arc::new(HfFormat { shape }),
+        warmup_timeout: Duration::from_secs(5),
+        shape: Shape {
+            pad_to_max: false,
+            max_len: 512,
+        },
+        pace: Pace {
+            rate_per_s: Some(50.0),
+            burstiness: 1.0,
+        },
+        plan: SweepPlan {
+            batch_size: 1,
+            concurrency: 2,
+            warmup: 2,
+            stop: StopAt::Never,
+            sweep_batch: false,
+            sweep_concurrency: false,
+            batch_sizes: vec![1, 2],
+            concurrency_levels: vec![1, 2],
+            live: true,
+        },
+        seed: 1,
+        accuracy: Some(AccuracySetup {
+            samples: shipped_samples(),
+            labels: LabelMap::default(),
+        }),
+        price_per_hour: Some(1.408),
+        window_s: 10,
+        tick: Duration::from_millis(50),
+        client_threads: 2,
+    });
+
+    let s = wait_for(&engine, "live traffic", |s| s.current.ok >= 10).await;
+    assert_eq!(
+        s.accuracy_before.as_ref().map(|a| (a.passed, a.total)),
+        Some((4, 4))
+    );
+    assert_eq!(s.phase.as_ref().unwrap().kind, PhaseKind::Live);
+
+    engine.send(Command::SetRate(Some(200.0)));
+    let s = wait_for(&engine, "rate change", |s| s.pace.rate_per_s == Some(200.0)).await;
+    assert!(
+        events(&s).iter().any(|e| e == "request_rate 50.0 -> 200.0"),
+        "{:?}",
+        events(&s)
+    );
+    let before = s.current.ok;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let gained = engine.snapshot_now().current.ok - before;
+    assert!(
+        gained >= 60,
+        "at 200/s half a second should complete ~100 requests, got {gained}"
+    );
+
+    engine.send(Command::SetBurstiness(f64::INFINITY));
+    engine.send(Command::SetConcurrency(4));
+    let s = wait_for(&engine, "concurrency change", |s| s.concurrency == 4).await;
+    assert!(
+        events(&s).iter().any(|e| e == "burstiness 1 -> inf"),
+        "{:?}",
+        events(&s)
+    );
+    assert!(events(&s).iter().any(|e| e == "concurrency 2 -> 4"));
+
+    engine.send(Command::Pause);
+    let s = wait_for(&engine, "pause", |s| s.state == RunState::Paused).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let sent = engine.snapshot_now().phase.unwrap().sent;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        engine.snapshot_now().phase.unwrap().sent,
+        sent,
+        "nothing is sent while paused"
+    );
+    assert!(events(&s).iter().any(|e| e == "paused"));
+    engine.send(Command::Resume);
+    wait_for(&engine, "resume", |s| {
+        s.phase.as_ref().unwrap().sent > sent + 10
+    })
+    .await;
+
+    engine.send(Command::Reset);
+    let s = wait_for(&engine, "reset", |s| {
+        events(s).iter().any(|e| e == "statistics reset")
+    })
+    .await;
+    assert!(
+        s.current.ok < before,
+        "reset clears the phase: {} vs {before}",
+        s.current.ok
+    );
+
+    engine.send(Command::CheckAccuracy);
+    wait_for(&engine, "accuracy now", |s| {
+        events(s).iter().any(|e| e == "accuracy 4/4")
+    })
+    .await;
+
+    engine.send(Command::StartSweep(SweepKind::Batch));
+    let s = wait_for(&engine, "batch sweep done", |s| {
+        s.phases
+            .iter()
+            .filter(|p| p.kind == PhaseKind::Batch)
+            .count()
+            == 2
+            && s.phase.as_ref().is_some_and(|p| p.kind == PhaseKind::Live)
+    })
+    .await;
+    let kinds: Vec<_> = s.phases.iter().map(|p| (p.kind, p.batch_size)).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (PhaseKind::Live, 1),
+            (PhaseKind::Batch, 1),
+            (PhaseKind::Batch, 2)
+        ]
+    );
+    assert!(s.phases[2].batch_efficiency.is_some() && s.phases[2].cost_per_1m_usd.is_some());
+    assert!(s.phases[1..].iter().all(|p| p.n == 100 && p.warmup == 2));
+
+    wait_for(&engine, "live traffic again", |s| s.current.ok >= 3).await;
+    engine.send(Command::Stop);
+    let report = engine.finish().await;
+    assert!(report.stopped_early);
+    assert_eq!(report.phases.len(), 4, "the resumed live phase is kept too");
+    assert!(
+        report.accuracy_after.is_none(),
+        "a stopped run skips the after-check"
+    );
+}

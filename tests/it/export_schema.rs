@@ -1,0 +1,336 @@
+//! The shipped JSON Schema (assets/export.schema.json) against real exports written by the
+//! binary, and against exports broken on purpose.
+
+use crate::common::{Serve, run, run_export, stderr, tmp_path};
+use jsonschema::Validator;
+use serde_json::{Value, json};
+
+const SCHEMA_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/export.schema.json");
+const TOKENIZER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/tokenizer.json");
+
+fn schema() -> Value {
+    let text = std::fs::read_to_string(SCHEMA_PATH).expect("read assets/export.schema.json");
+    serde_json::from_str(&text).expect("the schema is JSON")
+}
+
+/// Draft 2020-12 (from `$schema`), with `format` asserted so timestamps are checked too.
+fn validator() -> Validator {
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(&schema())
+        .unwrap_or_else(|e| panic!("the schema does not compile: {e}"))
+}
+
+/// Every violation as "instance path: message".
+fn violations(v: &Validator, instance: &Value) -> Vec<String> {
+    v.iter_errors(instance)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}
+
+fn assert_valid(instance: &Value, what: &str) {
+    let errors = violations(&validator(), instance);
+    assert!(
+        errors.is_empty(),
+        "{what}: export does not match the schema:\n  {}\nexport: {}",
+        errors.join("\n  "),
+        serde_json::to_string_pretty(instance).unwrap()
+    );
+}
+
+fn reference_endpoint() -> Serve {
+    Serve::fixed(2, 2, &[])
+}
+
+#[test]
+fn schema_is_a_valid_draft_2020_12_schema() {
+    let s = schema();
+    assert_eq!(s["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    if let Err(e) = jsonschema::meta::validate(&s) {
+        panic!("schema fails its meta-schema at {}: {e}", e.instance_path());
+    }
+}
+
+/// `config` is open (an export may carry settings a later version adds), so validation
+/// cannot catch a setting written but never described: this does, for a run and a compare.
+#[test]
+fn the_schema_describes_every_setting_a_run_and_a_compare_record() {
+    let s = schema();
+    let described = |v: &Value| -> Vec<String> {
+        v["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect()
+    };
+    let config = &s["$defs"]["config"];
+    let (keys, target_keys) = (
+        described(config),
+        described(&config["properties"]["target"]),
+    );
+    let server = reference_endpoint();
+    let (_, plain) = run_export(
+        &server.url,
+        &[
+            "-n",
+            "3",
+            "--instance-type",
+            "ml.g5.xlarge",
+            "--tokenizer",
+            TOKENIZER,
+        ],
+    );
+    let path = tmp_path("compare.json");
+    let target = format!("url={}", server.url);
+    let out = run(&[
+        "compare",
+        "--headless",
+        "-n",
+        "3",
+        "--target",
+        &target,
+        "--target",
+        &format!("name=again,{target}"),
+        "-o",
+        path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let compare: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for e in [&plain, &compare] {
+        for (written, known, what) in [
+            (&e["config"], &keys, "config"),
+            (&e["config"]["target"], &target_keys, "config.target"),
+        ] {
+            for k in written.as_object().unwrap().keys() {
+                assert!(
+                    known.contains(k),
+                    "{what}.{k} is written but not in the schema"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn batch_sweep_export_validates_and_keeps_the_contract() {
+    let server = reference_endpoint();
+    let (_, export) = run_export(
+        &server.url,
+        &[
+            "--sweep-batch",
+            "--batch-sizes",
+            "1",
+            "4",
+            "-n",
+            "20",
+            "--warmup",
+            "2",
+            "--instance-type",
+            "ml.g5.xlarge",
+            "--seed",
+            "3",
+        ],
+    );
+    assert_valid(&export, "batch sweep");
+
+    let phases = export["phases"].as_array().expect("phases is an array");
+    assert_eq!(phases.len(), 2, "one phase per batch size");
+    assert_eq!(phases[0]["batch_size"], 1);
+    assert_eq!(phases[1]["batch_size"], 4);
+    for p in phases {
+        assert_eq!(p["kind"], "batch");
+        assert_eq!(p["n"], 20);
+        assert!(p["cost_per_1m_usd"].is_f64(), "priced run: {p}");
+    }
+    assert!(
+        phases[1]["batch_efficiency"].is_f64(),
+        "batch 4 has an efficiency against batch 1: {}",
+        phases[1]
+    );
+
+    let acc = &export["accuracy"];
+    assert_eq!(acc["total"], 4, "{acc}");
+    assert_eq!(acc["passed"], 4, "{acc}");
+    assert_eq!(acc["samples"].as_array().map(Vec::len), Some(4));
+
+    let timeline = export["timeline"].as_array().expect("timeline is an array");
+    assert!(
+        timeline.iter().any(|e| e.get("event").is_some()),
+        "the timeline logs at least one event: {timeline:?}"
+    );
+
+    assert_eq!(export["config"]["seed"], 3);
+    assert_eq!(export["config"]["instance_type"], "ml.g5.xlarge");
+    assert_eq!(export["stopped_early"], false);
+    assert_eq!(export["error"], Value::Null);
+}
+
+#[test]
+fn open_loop_export_validates() {
+    let server = reference_endpoint();
+    let (_, export) = run_export(
+        &server.url,
+        &[
+            "--request-rate",
+            "200",
+            "--burstiness",
+            "inf",
+            "-n",
+            "30",
+            "--concurrency",
+            "2",
+        ],
+    );
+    assert_valid(&export, "open loop");
+    let p = &export["phases"][0];
+    assert_eq!(p["request_rate"], 200.0);
+    assert_eq!(p["burstiness"], Value::Null, "inf burstiness is null");
+    assert_eq!(p["closed_loop"], false);
+    assert_eq!(export["config"]["burstiness"], Value::Null);
+}
+
+/// The short runs above end inside their first second; this one lasts about 1.6 s so the
+/// timeline holds per-second points as well as events.
+#[test]
+fn timeline_points_validate() {
+    let server = reference_endpoint();
+    let (_, export) = run_export(
+        &server.url,
+        &[
+            "--request-rate",
+            "25",
+            "--burstiness",
+            "inf",
+            "-n",
+            "40",
+            "--warmup",
+            "0",
+            "--no-accuracy",
+        ],
+    );
+    assert_valid(&export, "run with per-second points");
+    let timeline = export["timeline"].as_array().expect("timeline is an array");
+    let points: Vec<&Value> = timeline
+        .iter()
+        .filter(|e| e.get("req_per_s").is_some())
+        .collect();
+    assert!(
+        !points.is_empty(),
+        "a 1.6 s run has per-second points: {timeline:?}"
+    );
+    assert!(points.iter().all(|p| p["p50_ms"].is_f64()), "{points:?}");
+}
+
+#[test]
+fn export_without_accuracy_validates() {
+    let server = reference_endpoint();
+    let (_, export) = run_export(&server.url, &["--no-accuracy", "-n", "10"]);
+    assert_valid(&export, "--no-accuracy");
+    assert_eq!(export["accuracy"], Value::Null);
+    assert_eq!(export["config"]["accuracy_check"], false);
+    assert_eq!(
+        export["phases"][0]["request_rate"],
+        Value::Null,
+        "the default rate is inf: null"
+    );
+}
+
+#[test]
+fn export_of_an_unreachable_endpoint_validates_and_carries_the_error() {
+    let path = tmp_path("unreachable.json");
+    let out = run(&[
+        "--headless",
+        "--url",
+        "http://127.0.0.1:9",
+        "--export",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "stderr: {}", stderr(&out));
+    let text = std::fs::read_to_string(&path).expect("the export is written even on failure");
+    let export: Value = serde_json::from_str(&text).expect("export is JSON");
+    assert_valid(&export, "unreachable endpoint");
+    assert!(
+        export["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "error is set: {}",
+        export["error"]
+    );
+    assert_eq!(export["phases"], json!([]));
+    assert_eq!(export["stopped_early"], true);
+}
+
+#[test]
+fn schema_rejects_broken_exports() {
+    type Mutation = fn(&mut Value);
+    let server = reference_endpoint();
+    let (_, good) = run_export(&server.url, &["--no-accuracy", "-n", "5", "--warmup", "0"]);
+    let v = validator();
+    assert!(
+        violations(&v, &good).is_empty(),
+        "the base export is valid: {:?}",
+        violations(&v, &good)
+    );
+
+    // Each mutation, the path of the violation it must produce.
+    let cases: [(&str, Mutation, &str); 9] = [
+        (
+            "p99 missing from a latency summary",
+            |e| {
+                e["phases"][0]["latency_ms"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("p99");
+            },
+            "/phases/0/latency_ms",
+        ),
+        (
+            "schema_version 2",
+            |e| e["schema_version"] = json!(2),
+            "/schema_version",
+        ),
+        (
+            "negative latency",
+            |e| e["phases"][0]["service_ms"]["p50"] = json!(-1.0),
+            "/phases/0/service_ms/p50",
+        ),
+        (
+            "unknown phase kind",
+            |e| e["phases"][0]["kind"] = json!("warmup"),
+            "/phases/0/kind",
+        ),
+        (
+            "infinite rate spelled as a string instead of null",
+            |e| e["phases"][0]["request_rate"] = json!("inf"),
+            "/phases/0/request_rate",
+        ),
+        (
+            "histogram that is not base64",
+            |e| e["phases"][0]["histogram_hdr_b64"] = json!("not base64!"),
+            "/phases/0/histogram_hdr_b64",
+        ),
+        (
+            "credentials in the target URL",
+            |e| e["config"]["target"]["url"] = json!("http://user:secret@127.0.0.1:8080"),
+            "/config/target/url",
+        ),
+        (
+            "a timeline entry that is both a point and an event",
+            |e| e["timeline"] = json!([{ "t_s": 1.0, "event": "x", "errors": 0 }]),
+            "/timeline/0",
+        ),
+        (
+            "started_at that is not an RFC 3339 date-time",
+            |e| e["started_at"] = json!("yesterday"),
+            "/started_at",
+        ),
+    ];
+    for (what, mutate, path) in cases {
+        let mut bad = good.clone();
+        mutate(&mut bad);
+        let errors = violations(&v, &bad);
+        assert!(
+            errors.iter().any(|e| e.starts_with(&format!("{path}: "))),
+            "{what}: expected a violation at {path}, got {errors:?}"
+        );
+    }
+}

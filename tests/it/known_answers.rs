@@ -1,0 +1,247 @@
+//! Measurements proven against answers we can compute, through the real binary and real
+//! HTTP against the reference endpoint on 127.0.0.1.
+
+use crate::common::{Serve, args, f, run_export, stdout, timed};
+use encbench::arrival::{Arrivals, phase_seed};
+
+fn phase(export: &serde_json::Value, i: usize) -> &serde_json::Value {
+    &export["phases"][i]
+}
+
+/// Run once on one client thread and once spread over three: how the requests are spread
+/// over threads must not change what is measured.
+#[test]
+fn closed_loop_four_workers_ten_ms_concurrency_eight() {
+    let _t = timed();
+    let s = Serve::fixed(10, 4, &[]);
+    for threads in ["1", "3"] {
+        let (out, e) = run_export(
+            &s.url,
+            &[
+                "-n",
+                "2000",
+                "--warmup",
+                "20",
+                "--concurrency",
+                "8",
+                "--no-accuracy",
+                "--client-threads",
+                threads,
+            ],
+        );
+        assert_eq!(e["config"]["client_threads"].to_string(), threads);
+        let p = phase(&e, 0);
+        let rps = f(&p["req_per_s"]);
+        let p50 = f(&p["latency_ms"]["p50"]);
+        eprintln!("closed loop on {threads} client thread(s): {rps:.1} req/s, p50 {p50:.2} ms");
+        assert!(
+            (rps / 400.0 - 1.0).abs() < 0.03,
+            "{threads} thread(s): req/s {rps}, want 400 ± 3 %"
+        );
+        assert!(
+            (19.0..=21.5).contains(&p50),
+            "{threads} thread(s): p50 {p50} ms, want about 20 (one request queued per worker)"
+        );
+        assert_eq!(p["n"], 2000);
+        assert_eq!(p["closed_loop"], true);
+        assert!(
+            stdout(&out).contains("closed loop at concurrency 8"),
+            "{}",
+            stdout(&out)
+        );
+    }
+}
+
+/// Exact mean sojourn time of a FIFO single server with constant service over this schedule
+/// (Lindley's recursion), skipping the warmup requests.
+fn md1_exact_mean_ms(gaps_s: &[f64], service_ms: f64, warmup: usize) -> f64 {
+    let (mut t, mut free) = (0.0f64, 0.0f64);
+    let mut sojourn = Vec::new();
+    for g in gaps_s {
+        let start = t.max(free);
+        free = start + service_ms;
+        sojourn.push(free - t);
+        t += g * 1000.0;
+    }
+    let measured = &sojourn[warmup..];
+    measured.iter().sum::<f64>() / measured.len() as f64
+}
+
+#[test]
+fn open_loop_md1_poisson_100_per_s_5_ms() {
+    let _t = timed();
+    // The schedule of seed 26 has an exact M/D/1 mean of 7.15 ms (seeds spread about
+    // 7.5 ± 0.3 ms at n = 2000). On top of it every request pays the round trip on loopback
+    // and the wake-ups from idle, which depend on the machine (0.4 ms on one day, 1.1 ms on
+    // another here): it is measured first, at a fixed interval no request queues behind.
+    let (n, warmup, seed) = (2000u64, 3u64, 26u64);
+    let s = Serve::fixed(5, 1, &[]);
+    let unqueued = args()
+        .n(300)
+        .opt("--request-rate", 50)
+        .opt("--burstiness", "inf")
+        .no_accuracy();
+    let (_, e) = run_export(&s.url, &unqueued.strs());
+    let overhead = f(&phase(&e, 0)["latency_ms"]["mean"]) - 5.0;
+    let load = args()
+        .n(n)
+        .opt("--warmup", warmup)
+        .opt("--request-rate", 100)
+        .opt("--concurrency", 64)
+        .opt("--seed", seed)
+        .no_accuracy();
+    let (_, e) = run_export(&s.url, &load.strs());
+    let p = phase(&e, 0);
+    let mean = f(&p["latency_ms"]["mean"]);
+    let rps = f(&p["req_per_s"]);
+    // Rebuild the very schedule the run used and compute its exact answer.
+    let mut arrivals = Arrivals::rescaled(100.0, 1.0, phase_seed(seed, 1, 0), n + warmup);
+    let gaps: Vec<f64> = (0..n + warmup)
+        .map(|_| arrivals.next_gap().as_secs_f64())
+        .collect();
+    let exact = md1_exact_mean_ms(&gaps, 5.0, warmup as usize);
+    eprintln!(
+        "M/D/1: measured mean {mean:.3} ms, exact for this schedule {exact:.3} ms + round trip {overhead:.3} ms (theory 7.5 ms), {rps:.2} req/s"
+    );
+    assert!(
+        (0.0..1.5).contains(&overhead),
+        "a round trip on loopback costs {overhead} ms beyond the 5 ms service"
+    );
+    assert!(
+        (mean - (exact + overhead)).abs() < 0.3,
+        "mean {mean} vs exact {exact} + round trip {overhead}"
+    );
+    assert!(
+        (rps / 100.0 - 1.0).abs() < 0.03,
+        "achieved {rps} req/s, want 100 ± 3 %"
+    );
+    assert_eq!(p["closed_loop"], false);
+}
+
+#[test]
+fn coordinated_omission_is_not_hidden() {
+    let _t = timed();
+    let s = Serve::fixed(2, 1, &["--stall-at", "2", "--stall-ms", "1000"]);
+    let (_, e) = run_export(
+        &s.url,
+        &[
+            "-n",
+            "500",
+            "--concurrency",
+            "1",
+            "--request-rate",
+            "50",
+            "--burstiness",
+            "inf",
+            "--no-accuracy",
+        ],
+    );
+    let p = phase(&e, 0);
+    let scheduled_p99 = f(&p["latency_ms"]["p99"]);
+    let service_p99 = f(&p["service_ms"]["p99"]);
+    let dispatch_p99 = f(&p["dispatch_delay_ms"]["p99"]);
+    eprintln!(
+        "stall: scheduled p99 {scheduled_p99} ms, service p99 {service_p99} ms, dispatch p99 {dispatch_p99} ms"
+    );
+    assert!(
+        scheduled_p99 >= 500.0,
+        "scheduled p99 {scheduled_p99} ms must show the 1 s stall"
+    );
+    assert!(service_p99 < 50.0, "service p99 {service_p99} ms");
+    assert!(
+        dispatch_p99 >= 400.0,
+        "requests waiting behind the stall are dispatch delay: {dispatch_p99}"
+    );
+    assert!(f(&p["latency_ms"]["max"]) >= 990.0);
+}
+
+#[test]
+fn pad_to_max_reproduces_the_seed_03_figures() {
+    let _t = timed();
+    // Defaults are the seed's 03 service model: 14.8 ms + 0.0215 ms/token, saturation 512.
+    let s = Serve::start(&[]);
+    let (out, e) = run_export(
+        &s.url,
+        &[
+            "--pad-to-max",
+            "--sweep-batch",
+            "--batch-sizes",
+            "1",
+            "8",
+            "-n",
+            "30",
+            "--warmup",
+            "2",
+            "--no-accuracy",
+        ],
+    );
+    let (b1, b8) = (phase(&e, 0), phase(&e, 1));
+    let p50_1 = f(&b1["latency_ms"]["p50"]);
+    let p50_8 = f(&b8["latency_ms"]["p50"]);
+    eprintln!("pad-to-max: b=1 p50 {p50_1} ms, b=8 p50 {p50_8} ms");
+    assert!((p50_1 / 25.8 - 1.0).abs() < 0.10, "b=1/512 p50 {p50_1}");
+    assert!((p50_8 / 102.8 - 1.0).abs() < 0.10, "b=8/512 p50 {p50_8}");
+    let eff = f(&b8["batch_efficiency"]);
+    eprintln!("pad-to-max: b=8 efficiency {eff:.3}");
+    let formula = f(&b8["samples_per_s"]) / f(&b1["samples_per_s"]) / 8.0;
+    assert!(
+        (eff - formula).abs() < 1e-9,
+        "efficiency {eff} vs formula {formula}"
+    );
+    assert!((f(&b8["samples_per_s"]) - 8.0 * f(&b8["req_per_s"])).abs() < 1e-6);
+    assert!(stdout(&out).contains("inputs padded to 512 tokens"));
+
+    let (_, natural) = run_export(
+        &s.url,
+        &[
+            "--batch-size",
+            "8",
+            "-n",
+            "30",
+            "--warmup",
+            "2",
+            "--no-accuracy",
+        ],
+    );
+    let p50_nat = f(&phase(&natural, 0)["latency_ms"]["p50"]);
+    eprintln!("natural length: b=8 p50 {p50_nat} ms");
+    // 8 inputs of about 52 tokens stay under the 512-token saturation: about one b=1/512 pass.
+    assert!(
+        (p50_nat / 25.8 - 1.0).abs() < 0.10,
+        "b=8 natural p50 {p50_nat}"
+    );
+}
+
+#[test]
+fn warmup_finding_sequential_model_loads() {
+    let _t = timed();
+    let args = [
+        "--workers",
+        "4",
+        "--model-load-ms",
+        "300",
+        "--base-ms",
+        "10",
+        "--per-token-ms",
+        "0",
+    ];
+    let run = ["-n", "100", "--concurrency", "4", "--no-accuracy"];
+
+    let short = Serve::start(&args);
+    let (_, e) = run_export(&short.url, &[&run[..], &["--warmup", "3"]].concat());
+    let p99_short = f(&phase(&e, 0)["latency_ms"]["p99"]);
+    eprintln!("warmup 3: p99 {p99_short} ms");
+    assert!(
+        p99_short >= 300.0,
+        "warmup 3: p99 {p99_short} ms should contain the model loads"
+    );
+
+    let long = Serve::start(&args);
+    let (_, e) = run_export(&long.url, &[&run[..], &["--warmup", "20"]].concat());
+    let p99_long = f(&phase(&e, 0)["latency_ms"]["p99"]);
+    eprintln!("warmup 20: p99 {p99_long} ms");
+    assert!(
+        p99_long < 50.0,
+        "warmup 20: p99 {p99_long} ms should be past the loads"
+    );
+}

@@ -1,0 +1,21 @@
+//! The integration tests, in one binary: the library in-process where a run needs no
+//! process of its own, the real binary where it does (environment, stderr, signals, a
+//! terminal), real HTTP on 127.0.0.1 everywhere, and real third-party servers in `peers`.
+
+mod common;
+
+mod accuracy_and_input;
+mod compare;
+mod engine_commands;
+mod export_schema;
+mod faults;
+mod known_answers;
+mod parsers_fuzz;
+mod peers;
+mod report;
+mod sagemaker;
+mod security;
+mod signals;
+mod triton_vllm;
+mod tui_e2e;
+mod workload;

@@ -1,0 +1,268 @@
+//! Every parser of what an endpoint sends back, under arbitrary input: none may panic, since
+//! one panicking reply would end a run with all its results. Pure parsers get arbitrary bytes
+//! and arbitrary JSON; the error paths of the two clients (reqwest for --url, the AWS SDK for
+//! --endpoint) get arbitrary statuses, error-type headers and bodies from a local server.
+//!
+//! CI runs a short pass; `ENCBENCH_FUZZ_CASES=100000 cargo test --release --test
+//! it parsers_fuzz` is the long one (README, "Tests").
+
+use bytes::Bytes;
+use encbench::input::{Input, parse_samples, parse_texts};
+use encbench::payload::hf::hf_labels;
+use encbench::payload::kserve::{KServeFormat, TensorNames, output_f32};
+use encbench::payload::vllm::{VllmApi, VllmFormat};
+use encbench::payload::{Format, HfFormat, Reply, Shape};
+use encbench::target::{ServerStats, Target};
+use encbench::tokenize::TokenCounter;
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex, OnceLock};
+
+fn cases(default: u32) -> ProptestConfig {
+    let n = std::env::var("ENCBENCH_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default);
+    ProptestConfig {
+        cases: n,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+/// Arbitrary JSON, biased towards the names the parsers look for.
+fn json_value() -> impl Strategy<Value = Value> {
+    let key = prop_oneof![
+        Just("label".to_string()),
+        Just("score".to_string()),
+        Just("outputs".to_string()),
+        Just("data".to_string()),
+        Just("shape".to_string()),
+        Just("name".to_string()),
+        Just("parameters".to_string()),
+        Just("binary_data_size".to_string()),
+        Just("probs".to_string()),
+        Just("model_stats".to_string()),
+        Just("inference_stats".to_string()),
+        Just("__type".to_string()),
+        "[a-z_]{0,8}",
+    ];
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>().prop_map(|f| json!(f)),
+        ".{0,12}".prop_map(Value::from),
+        Just(json!("logits")),
+    ];
+    leaf.prop_recursive(4, 48, 6, move |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            prop::collection::btree_map(key.clone(), inner, 0..6)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// Bytes that are arbitrary, or JSON, or JSON cut short.
+fn body() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        prop::collection::vec(any::<u8>(), 0..256),
+        json_value().prop_map(|v| serde_json::to_vec(&v).unwrap()),
+        (json_value(), any::<prop::sample::Index>()).prop_map(|(v, i)| {
+            let b = serde_json::to_vec(&v).unwrap();
+            let cut = i.index(b.len() + 1);
+            b[..cut].to_vec()
+        }),
+    ]
+}
+
+fn formats() -> &'static Vec<Box<dyn Format>> {
+    static F: OnceLock<Vec<Box<dyn Format>>> = OnceLock::new();
+    F.get_or_init(|| {
+        let tok = TokenCounter::shipped();
+        let kserve = |binary| -> Box<dyn Format> {
+            Box::new(KServeFormat {
+                model: "m".into(),
+                names: TensorNames::default(),
+                encoder: tok.encoder(512).unwrap(),
+                pad_to_max: false,
+                binary,
+                text_input: None,
+            })
+        };
+        vec![
+            Box::new(HfFormat {
+                shape: Shape {
+                    pad_to_max: false,
+                    max_len: 512,
+                },
+            }),
+            kserve(false),
+            kserve(true),
+            Box::new(VllmFormat {
+                model: "m".into(),
+                api: VllmApi::Classify,
+                encoder: tok.encoder(512).unwrap(),
+                pad_to_max: false,
+            }),
+            Box::new(VllmFormat {
+                model: "m".into(),
+                api: VllmApi::Embeddings,
+                encoder: tok.encoder(512).unwrap(),
+                pad_to_max: false,
+            }),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(cases(256))]
+
+    #[test]
+    fn response_parsers_never_panic(body in body(), json_len in prop::option::of(0usize..300)) {
+        let _turn = crate::common::load();
+        let reply = Reply { body: Bytes::from(body.clone()), variant: None, json_len };
+        for f in formats() {
+            let _ = f.check(&reply);
+            let _ = f.verdicts(&reply);
+        }
+        let _ = output_f32(&reply, "logits");
+        let _ = hf_labels(&body);
+    }
+
+    #[test]
+    fn a_valid_check_means_the_body_is_json(body in body()) {
+        let _turn = crate::common::load();
+        let reply = Reply { body: Bytes::from(body.clone()), variant: None, json_len: None };
+        let hf = &formats()[0];
+        prop_assert_eq!(
+            hf.check(&reply).is_ok(),
+            serde_json::from_slice::<Value>(&body).is_ok()
+        );
+    }
+
+    #[test]
+    fn server_stats_and_input_files_never_panic(v in json_value(), text in ".{0,200}") {
+        let _turn = crate::common::load();
+        let _ = ServerStats::parse(&v);
+        let _ = TensorNames::from_config(&v);
+        let _ = parse_texts(&text, "fuzz");
+        let _ = parse_samples(&text, "fuzz");
+    }
+}
+
+/// What the local server answers next: status, x-amzn-errortype, body.
+type Canned = Arc<Mutex<(u16, Option<String>, Vec<u8>)>>;
+
+/// A server that answers every request with the canned reply, on a runtime of its own.
+fn canned_server() -> (tokio::runtime::Runtime, String, Canned) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let canned: Canned = Arc::new(Mutex::new((200, None, vec![])));
+    let c = canned.clone();
+    let app = axum::Router::new().fallback(move || {
+        let c = c.clone();
+        async move {
+            let (status, kind, body) = c.lock().unwrap().clone();
+            let mut resp = axum::response::Response::new(axum::body::Body::from(body));
+            *resp.status_mut() = axum::http::StatusCode::from_u16(status).unwrap();
+            if let Some(k) = kind.and_then(|k| axum::http::HeaderValue::from_str(&k).ok()) {
+                resp.headers_mut().insert("x-amzn-errortype", k);
+            }
+            resp
+        }
+    });
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    rt.spawn(async move { axum::serve(listener, app).await });
+    (rt, url, canned)
+}
+
+fn error_type() -> impl Strategy<Value = Option<String>> {
+    prop::option::of(prop_oneof![
+        Just("ThrottlingException".to_string()),
+        Just("ModelError".to_string()),
+        Just("ModelNotReadyException".to_string()),
+        Just("ValidationError".to_string()),
+        Just("InternalFailure".to_string()),
+        Just("ServiceUnavailable".to_string()),
+        Just("ThrottlingException:http://internal.amazon.com/coral/".to_string()),
+        "[ -~]{0,40}",
+    ])
+}
+
+fn error_body() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        body(),
+        (".{0,20}", ".{0,20}").prop_map(|(code, msg)| {
+            format!("<ErrorResponse><Error><Code>{code}</Code><Message>{msg}</Message></Error></ErrorResponse>")
+                .into_bytes()
+        }),
+        (".{0,20}", any::<i64>()).prop_map(|(t, s)| {
+            serde_json::to_vec(&json!({"__type": t, "message": "m", "OriginalStatusCode": s})).unwrap()
+        }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(cases(64))]
+
+    #[test]
+    fn error_replies_through_both_clients_are_classified_without_panic(
+        status in prop_oneof![200u16..=200, 400u16..600],
+        kind in error_type(),
+        body in error_body(),
+    ) {
+        let _turn = crate::common::load();
+        static SERVER: OnceLock<(tokio::runtime::Runtime, String, Canned)> = OnceLock::new();
+        let (rt, url, canned) = SERVER.get_or_init(canned_server);
+        *canned.lock().unwrap() = (status, kind, body);
+
+        let format = HfFormat { shape: Shape { pad_to_max: false, max_len: 512 } };
+        let req = format.prepare(&[&Input::Text("x".into())]);
+        let local = encbench::target::local::LocalTarget::new(
+            url, &format, 1, std::time::Duration::from_secs(5),
+        );
+        let result = rt.block_on(local.invoke(&req));
+        // A 2xx is handed on as is (the body check comes after timing); others are errors.
+        prop_assert_eq!(result.is_ok(), status == 200);
+
+        let sdk = sdk_client(url);
+        let e = rt.block_on(
+            sdk.invoke_endpoint()
+                .endpoint_name("fuzz")
+                .content_type("application/json")
+                .body(aws_sdk_sagemakerruntime::primitives::Blob::new(req.body.to_vec()))
+                .send(),
+        );
+        if let Err(e) = e {
+            let (kind, message) = encbench::target::sagemaker::classify(&e);
+            prop_assert!(!kind.key().is_empty());
+            prop_assert!(!message.contains("fuzz-secret"));
+        }
+    }
+}
+
+fn sdk_client(url: &str) -> aws_sdk_sagemakerruntime::Client {
+    let conf = aws_sdk_sagemakerruntime::Config::builder()
+        .behavior_version_latest()
+        .endpoint_url(url)
+        .region(aws_sdk_sagemakerruntime::config::Region::new("us-east-1"))
+        .credentials_provider(aws_credential_types::Credentials::new(
+            "AKIDFUZZ",
+            "fuzz-secret",
+            None,
+            None,
+            "fuzz",
+        ))
+        // Retries would resend throttles and 5xx with back-off: slow, and not what a run does.
+        .retry_config(aws_sdk_sagemakerruntime::config::retry::RetryConfig::disabled())
+        .build();
+    aws_sdk_sagemakerruntime::Client::from_conf(conf)
+}

@@ -1,0 +1,509 @@
+//! Against real third-party servers: moto (the SageMaker runtime API, with SigV4 checked in
+//! its IAM mode) and the Hugging Face SageMaker inference toolkit on multi-model-server (the
+//! container contract). The peers are installed on first use by scripts/peers/install.sh
+//! into target/peers (PyPI only; about a minute and 1.1 GB the first time).
+
+use crate::common;
+
+use crate::common::{f, run_env, run_export_env, stderr};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Once;
+
+fn script(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("scripts/peers")
+        .join(name)
+}
+
+fn install() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let out = Command::new("bash")
+            .arg(script("install.sh"))
+            .args(["moto", "smhf", "triton"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "peer install failed:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    });
+}
+
+/// A free port below 32768: multi-model-server refuses higher ones ("Invalid port number").
+fn free_port() -> u16 {
+    let start = 20_000 + (std::process::id() % 5_000) as u16;
+    (start..32_000)
+        .find(|p| std::net::TcpListener::bind(("127.0.0.1", *p)).is_ok())
+        .expect("a free port")
+}
+
+/// A running peer, stopped on drop.
+struct Peer {
+    script: &'static str,
+    port: u16,
+}
+
+/// One peer test at a time.
+fn one_at_a_time() -> common::Timed {
+    common::timed()
+}
+
+impl Peer {
+    fn start(script_name: &'static str, args: &[&str], env: &[(&str, &str)]) -> Peer {
+        install();
+        // Each peer test holds the lock for its whole life (see `timed`): two JVMs and
+        // several Python workers starting at once on two cores time each other out.
+        let port = free_port();
+        let out = Command::new("bash")
+            .arg(script(script_name))
+            .args(["start", &port.to_string()])
+            .args(args)
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{script_name} start failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Peer {
+            script: script_name,
+            port,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = Command::new("bash")
+            .arg(script(self.script))
+            .args(["stop", &self.port.to_string()])
+            .output();
+    }
+}
+
+fn peers_home() -> PathBuf {
+    std::env::var_os("ENCBENCH_PEERS_HOME").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/peers"),
+        PathBuf::from,
+    )
+}
+
+#[test]
+fn moto_runtime_api_through_the_sdk() {
+    let _one = one_at_a_time();
+    let moto = Peer::start("moto.sh", &[], &[]);
+    let env = [
+        ("AWS_ACCESS_KEY_ID", "AKIDMOTO"),
+        ("AWS_SECRET_ACCESS_KEY", "anything"),
+        ("AWS_REGION", "us-east-1"),
+    ];
+    // moto answers every invocation with the literal body "body": no verdicts to check.
+    let (_, e) = run_export_env(
+        &[
+            "--endpoint",
+            "moto-ep",
+            "--endpoint-url",
+            &moto.url(),
+            "-n",
+            "20",
+            "--no-accuracy",
+        ],
+        &env,
+    );
+    let p = &e["phases"][0];
+    assert_eq!(p["ok"], 20, "{p}");
+    assert!(f(&p["latency_ms"]["p50"]) > 0.0);
+}
+
+#[test]
+fn moto_iam_mode_refuses_a_wrong_secret_as_an_auth_error() {
+    let _one = one_at_a_time();
+    let moto = Peer::start("moto.sh", &["--auth"], &[]);
+    let key: Value = serde_json::from_str(
+        &std::fs::read_to_string(peers_home().join(format!("moto-{}-key.json", moto.port)))
+            .unwrap(),
+    )
+    .unwrap();
+    let id = key["AccessKeyId"].as_str().unwrap();
+    let secret = key["SecretAccessKey"].as_str().unwrap();
+    let good = [
+        ("AWS_ACCESS_KEY_ID", id),
+        ("AWS_SECRET_ACCESS_KEY", secret),
+        ("AWS_REGION", "us-east-1"),
+    ];
+    let (_, e) = run_export_env(
+        &[
+            "--endpoint",
+            "moto-ep",
+            "--endpoint-url",
+            &moto.url(),
+            "-n",
+            "5",
+            "--no-accuracy",
+        ],
+        &good,
+    );
+    assert_eq!(e["phases"][0]["ok"], 5);
+
+    let bad = [
+        ("AWS_ACCESS_KEY_ID", id),
+        ("AWS_SECRET_ACCESS_KEY", "wrong-secret"),
+        ("AWS_REGION", "us-east-1"),
+    ];
+    let out = run_env(
+        &[
+            "--headless",
+            "--endpoint",
+            "moto-ep",
+            "--endpoint-url",
+            &moto.url(),
+        ],
+        &bad,
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("authentication failed") && err.contains("SignatureDoesNotMatch"),
+        "{err}"
+    );
+    assert!(!err.contains(secret) && !err.contains("wrong-secret"));
+}
+
+#[test]
+fn hf_toolkit_accepts_batched_hf_payloads() {
+    let _one = one_at_a_time();
+    let smhf = Peer::start("smhf.sh", &[], &[("WORKERS", "1")]);
+    let (_, e) = run_export_env(
+        &["--url", &smhf.url(), "--batch-size", "4", "-n", "20"],
+        &[],
+    );
+    let p = &e["phases"][0];
+    assert_eq!(p["ok"], 20, "{p}");
+    assert_eq!(p["batch_size"], 4);
+    // The toolkit's stand-in model gives its own verdicts; each must parse as a label.
+    let acc = &e["accuracy"];
+    assert_eq!(acc["total"], 4);
+    for v in acc["samples"].as_array().unwrap() {
+        let label = v["predicted"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no verdict: {v}"));
+        assert!(
+            ["entailment", "neutral", "contradiction"].contains(&label),
+            "{label}"
+        );
+    }
+}
+
+#[test]
+fn hf_toolkit_overload_503s_are_counted_and_the_run_goes_on() {
+    let _one = one_at_a_time();
+    let smhf = Peer::start(
+        "smhf.sh",
+        &[],
+        &[
+            ("WORKERS", "1"),
+            ("FAKE_DELAY_MS", "50"),
+            ("QUEUE_SIZE", "2"),
+        ],
+    );
+    let (_, e) = run_export_env(
+        &[
+            "--url",
+            &smhf.url(),
+            "-n",
+            "80",
+            "--warmup",
+            "0",
+            "--concurrency",
+            "12",
+            "--no-accuracy",
+            "--timeout",
+            "30",
+        ],
+        &[],
+    );
+    let p = &e["phases"][0];
+    let errors = p["errors"].as_object().unwrap();
+    let unavailable = errors
+        .get("ServiceUnavailable")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let total_errors: u64 = errors.values().filter_map(Value::as_u64).sum();
+    assert!(unavailable > 0, "expected 503s: {errors:?}");
+    assert!(p["ok"].as_u64().unwrap() > 0);
+    assert_eq!(
+        p["ok"].as_u64().unwrap() + total_errors,
+        80,
+        "nothing lost: {p}"
+    );
+    assert_eq!(p["sent"], 80, "{p}");
+}
+
+/// A worker of multi-model-server killed mid-run: the frontend keeps the connections and
+/// never answers the requests routed to it, so they end as timeouts; every one is counted.
+#[test]
+fn hf_toolkit_worker_killed_mid_run_times_out_its_requests_and_loses_none() {
+    let _one = one_at_a_time();
+    let smhf = Peer::start("smhf.sh", &[], &[("WORKERS", "1"), ("FAKE_DELAY_MS", "20")]);
+    let export = common::tmp_path("smhf-killed.json");
+    let load = Command::new(common::BIN)
+        .args(["--headless", "--url", &smhf.url(), "--export"])
+        .arg(&export)
+        .args([
+            "--duration",
+            "15",
+            "--request-rate",
+            "10",
+            "--concurrency",
+            "4",
+        ])
+        .args([
+            "--warmup",
+            "0",
+            "--no-accuracy",
+            "--timeout",
+            "10",
+            "--seed",
+            "1",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The frontend logs a line per request it answered.
+    let access_log = peers_home().join(format!("smhf-{}/logs/access_log.log", smhf.port));
+    common::wait_until("requests answered before the kill", 60, || {
+        std::fs::read_to_string(&access_log).is_ok_and(|l| l.lines().count() >= 20)
+    });
+    // The worker of this peer only (its socket path holds the port), by pid.
+    let pattern = format!("smhf-{}/tmp/.mms.sock", smhf.port);
+    let pids = Command::new("pgrep")
+        .args(["-f", &pattern])
+        .output()
+        .unwrap();
+    let pids = String::from_utf8_lossy(&pids.stdout).into_owned();
+    assert!(!pids.trim().is_empty(), "no worker found");
+    for pid in pids.split_whitespace() {
+        let _ = Command::new("kill").args(["-KILL", pid]).status();
+    }
+    let out = load.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+    let p = &e["phases"][0];
+    let errors: u64 = p["errors"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter_map(Value::as_u64)
+        .sum();
+    let ok = p["ok"].as_u64().unwrap();
+    assert_eq!(ok + errors, p["n"].as_u64().unwrap(), "{p}");
+    assert_eq!(p["n"], p["sent"], "{p}");
+    assert!(
+        p["errors"]["Timeout"].as_u64().unwrap_or(0) > 0,
+        "the dead worker's requests time out: {p}"
+    );
+    assert!(ok > 0, "{p}");
+}
+
+#[test]
+fn hf_toolkit_unhealthy_ping_is_not_ready() {
+    let _one = one_at_a_time();
+    let smhf = Peer::start("smhf.sh", &[], &[("WORKERS", "1")]);
+    // Killing the worker leaves the frontend answering 200 {"status": "Unhealthy"}; the
+    // frontend restarts it after a back-off, so keep killing it until the run is over (a
+    // restarted worker once turned this test into 16 requests waiting out their timeouts).
+    let pattern = format!("smhf-{}/tmp/.mms.sock", smhf.port);
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let killer = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = Command::new("pkill")
+                    .args(["-KILL", "-f", &pattern])
+                    .status();
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        })
+    };
+    common::wait_until("/ping to say Unhealthy", 20, || {
+        common::get_text(&format!("{}/ping", smhf.url())).contains("Unhealthy")
+    });
+    let out = run_env(
+        &[
+            "--headless",
+            "--url",
+            &smhf.url(),
+            "--ready-timeout",
+            "1.5",
+            "--timeout",
+            "5",
+            "-n",
+            "5",
+        ],
+        &[],
+    );
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    killer.join().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("not healthy") && err.contains("Unhealthy"),
+        "{err}"
+    );
+}
+
+fn triton_run(t: &Peer, extra: &[&str]) -> Value {
+    let url = t.url();
+    let mut args = vec![
+        "--url",
+        url.as_str(),
+        "--engine",
+        "triton",
+        "--model",
+        "encoder",
+        "--no-accuracy",
+    ];
+    args.extend_from_slice(extra);
+    run_export_env(&args, &[]).1
+}
+
+#[test]
+fn real_triton_pad_to_max_b8_in_json_and_binary() {
+    let _one = one_at_a_time();
+    let t = Peer::start("triton.sh", &[], &[]);
+    for mode in [&[][..], &["--binary"][..]] {
+        let mut extra = vec!["--pad-to-max", "--batch-size", "8", "-n", "20"];
+        extra.extend_from_slice(mode);
+        let e = triton_run(&t, &extra);
+        let p = &e["phases"][0];
+        assert_eq!(p["ok"], 20, "{mode:?}: {p}");
+        assert_eq!(p["errors"], serde_json::json!({}));
+        assert!(f(&p["tokenize_ms"]["p50"]) > 0.0);
+        // One client at a time: every execution is exactly one request of 8 rows.
+        assert_eq!(
+            f(&p["server"]["batch_factor"]),
+            8.0,
+            "{mode:?}: {}",
+            p["server"]
+        );
+        eprintln!(
+            "real Triton b=8/512 {mode:?}: p50 {} ms, tokenize p50 {} ms, server {}",
+            p["latency_ms"]["p50"], p["tokenize_ms"]["p50"], p["server"]
+        );
+    }
+}
+
+#[test]
+fn real_triton_outputs_prove_the_client_tensors_and_dynamic_batching() {
+    use encbench::input::Input;
+    use encbench::payload::Format;
+    use encbench::payload::kserve::{KServeFormat, TensorNames, output_f32};
+    use encbench::target::Target;
+    use encbench::target::local::LocalTarget;
+    use encbench::tokenize::TokenCounter;
+    use std::sync::Arc;
+
+    let _one = one_at_a_time();
+    let t = Peer::start("triton.sh", &[], &[("QUEUE_DELAY_US", "20000")]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let counter = TokenCounter::shipped();
+    for binary in [false, true] {
+        let format = Arc::new(KServeFormat {
+            model: "encoder".into(),
+            names: TensorNames::default(),
+            encoder: counter.encoder(512).unwrap(),
+            pad_to_max: true,
+            binary,
+            text_input: None,
+        });
+        let target = Arc::new(LocalTarget::new(
+            &t.url(),
+            format.as_ref(),
+            64,
+            std::time::Duration::from_secs(30),
+        ));
+        let samples = encbench::input::shipped_samples();
+        let inputs: Vec<Input> = samples
+            .iter()
+            .map(encbench::input::NliSample::input)
+            .chain(samples.iter().map(encbench::input::NliSample::input))
+            .collect();
+        let refs: Vec<&Input> = inputs.iter().collect();
+        let expected = counter.encoder(512).unwrap().encode(&refs, true);
+        let prepared = format.prepare(&refs);
+        let reply = rt.block_on(target.invoke(&prepared)).expect("b=8 infer");
+        let (rows, cols, logits) = output_f32(&reply, "logits").unwrap();
+        assert_eq!((rows, cols), (8, 3));
+        for r in 0..8 {
+            let span = r * 512..(r + 1) * 512;
+            let mask_sum: i64 = expected.attention_mask[span.clone()].iter().sum();
+            let ids_mean = expected.input_ids[span.clone()]
+                .iter()
+                .zip(&expected.attention_mask[span])
+                .filter(|(_, m)| **m == 1)
+                .map(|(i, _)| *i as f64)
+                .sum::<f64>()
+                / mask_sum as f64;
+            assert_eq!(
+                logits[r * 3] as i64,
+                mask_sum,
+                "row {r}: sum(mask) proves the mask (binary {binary})"
+            );
+            assert!(
+                (f64::from(logits[r * 3 + 1]) - ids_mean).abs() < 0.05,
+                "row {r}: mean(ids) proves the ids"
+            );
+        }
+
+        // 32 clients at once with b=1: Triton's dynamic batcher merges them.
+        let one = Arc::new(format.prepare(&[&inputs[0]]));
+        let merged = rt.block_on(async {
+            let mut set = tokio::task::JoinSet::new();
+            for _ in 0..32 {
+                let (target, one) = (target.clone(), one.clone());
+                set.spawn(async move { target.invoke(&one).await });
+            }
+            let mut biggest = 0.0f32;
+            while let Some(r) = set.join_next().await {
+                let (_, _, l) = output_f32(&r.unwrap().unwrap(), "logits").unwrap();
+                biggest = biggest.max(l[2]);
+            }
+            biggest
+        });
+        assert!(merged > 1.0, "third value shows the server batch: {merged}");
+    }
+    let mut extra = vec![
+        "--batch-size",
+        "1",
+        "--concurrency",
+        "16",
+        "-n",
+        "200",
+        "--binary",
+    ];
+    extra.push("--warmup");
+    extra.push("16");
+    let e = triton_run(&t, &extra);
+    let factor = f(&e["phases"][0]["server"]["batch_factor"]);
+    eprintln!(
+        "real Triton b=1 x 16 clients: batch factor {factor}, {}",
+        e["phases"][0]["server"]
+    );
+    assert!(
+        factor > 1.0,
+        "stats-derived batch factor shows dynamic batching: {factor}"
+    );
+}

@@ -1,0 +1,219 @@
+//! SIGINT and SIGTERM, headless and on the live screen: the run stops, the terminal is
+//! restored, the export is written whole with every request accounted for; a second Ctrl-C
+//! exits at once (code 130) with what was measured so far.
+
+use crate::common::tmux::Tmux;
+use crate::common::{
+    BIN, Serve, assert_phase_accounted, get_json, schema_violations, signal, tmp_path, wait_until,
+};
+use rustix::process::Signal;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+fn invocations(s: &Serve) -> u64 {
+    get_json(&format!("{}/_encbench/counters", s.url))["invocations"]
+        .as_u64()
+        .unwrap()
+}
+
+fn read_export(path: &Path) -> Value {
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("export written"))
+        .expect("export is whole JSON");
+    assert!(
+        schema_violations(&e).is_empty(),
+        "{:?}",
+        schema_violations(&e)
+    );
+    e
+}
+
+/// A stopped run still accounts for every request it sent.
+fn assert_stopped_and_nothing_lost(e: &Value) {
+    assert_eq!(e["stopped_early"], true);
+    let phases = e["phases"].as_array().unwrap();
+    assert!(!phases.is_empty(), "{e}");
+    for p in phases {
+        assert_phase_accounted(p);
+    }
+}
+
+/// A headless run with stderr in a file, so the test can see when a signal was handled.
+fn headless(url: &str, export: &Path, extra: &[&str]) -> (Child, PathBuf) {
+    let err = tmp_path("stderr.txt");
+    let child = Command::new(BIN)
+        .args([
+            "--headless",
+            "--url",
+            url,
+            "--export",
+            export.to_str().unwrap(),
+        ])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    (child, err)
+}
+
+#[test]
+fn sigint_and_sigterm_stop_a_headless_run_with_a_complete_export() {
+    for sig in [Signal::INT, Signal::TERM] {
+        let s = Serve::fixed(20, 4, &[]);
+        let export = tmp_path("signal.json");
+        let (mut child, err) = headless(
+            &s.url,
+            &export,
+            &[
+                "--duration",
+                "60",
+                "--request-rate",
+                "40",
+                "--concurrency",
+                "4",
+            ],
+        );
+        // Past the accuracy check and the warmup, into the measured load.
+        wait_until("load", 30, || invocations(&s) >= 30);
+        signal(child.id(), sig);
+        let status = child.wait().unwrap();
+        let text = std::fs::read_to_string(&err).unwrap();
+        assert_eq!(status.code(), Some(0), "signal {sig:?}: {text}");
+        assert!(text.contains("stopping:"), "{text}");
+        assert!(!text.contains("panicked"), "{text}");
+        let e = read_export(&export);
+        assert_stopped_and_nothing_lost(&e);
+        assert!(e["phases"][0]["ok"].as_u64().unwrap() > 0);
+    }
+}
+
+#[test]
+fn requests_still_in_flight_when_a_stop_gives_up_on_them_are_counted_as_abandoned() {
+    // Each request takes a minute: none can finish within the stop's grace period.
+    let s = Serve::fixed(60000, 8, &[]);
+    let export = tmp_path("abandoned.json");
+    let (mut child, err) = headless(
+        &s.url,
+        &export,
+        &["--warmup", "0", "--no-accuracy", "--concurrency", "4"],
+    );
+    wait_until("four requests in flight", 30, || invocations(&s) >= 4);
+    signal(child.id(), Signal::INT);
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "{}",
+        std::fs::read_to_string(&err).unwrap()
+    );
+    let e = read_export(&export);
+    assert_stopped_and_nothing_lost(&e);
+    let p = &e["phases"][0];
+    assert_eq!(p["sent"], 4, "{p}");
+    assert_eq!(p["errors"]["Abandoned"], 4, "{p}");
+    assert_eq!(p["ok"], 0);
+}
+
+#[test]
+fn a_second_ctrl_c_exits_at_once_with_what_was_measured() {
+    // The server freezes from its first request on, so the accuracy check before the load
+    // would hold the first stop for the whole --timeout.
+    let s = Serve::start(&["--stall-at", "0", "--stall-ms", "600000"]);
+    let export = tmp_path("twice.json");
+    let (mut child, err) = headless(&s.url, &export, &["--timeout", "300"]);
+    wait_until("the first request", 30, || invocations(&s) >= 1);
+    let stderr = || std::fs::read_to_string(&err).unwrap();
+    // The handler is installed once the engine runs: repeat until it says it is stopping.
+    wait_until("the first Ctrl-C handled", 30, || {
+        signal(child.id(), Signal::INT);
+        std::thread::sleep(Duration::from_millis(200));
+        stderr().contains("stopping:")
+    });
+    signal(child.id(), Signal::INT);
+    let mut status = None;
+    // Far below the 300 s the first stop would wait for.
+    wait_until("exit after the second Ctrl-C", 20, || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    });
+    assert_eq!(status.unwrap().code(), Some(130), "{}", stderr());
+    assert!(stderr().contains("interrupted twice"), "{}", stderr());
+    let e = read_export(&export);
+    assert_eq!(e["stopped_early"], true);
+    assert!(
+        e["error"].as_str().unwrap().contains("interrupted twice"),
+        "{e}"
+    );
+}
+
+fn assert_restored(screen: &str) {
+    assert!(
+        !screen.contains("╭ latency"),
+        "alternate screen left behind:\n{screen}"
+    );
+}
+
+#[test]
+fn sigint_and_sigterm_on_the_live_screen_restore_the_terminal_and_export() {
+    for (name, sig) in [("int", Signal::INT), ("term", Signal::TERM)] {
+        let s = Serve::fixed(5, 4, &[]);
+        let export = tmp_path("tui-signal.json");
+        let tmux = Tmux::start(
+            name,
+            120,
+            40,
+            &format!(
+                "{BIN} --url {} --request-rate 30 --concurrency 2 --export {}",
+                s.url,
+                export.display()
+            ),
+        );
+        wait_until("the live screen", 30, || {
+            tmux.screen().contains("╭ latency")
+        });
+        wait_until("load", 30, || invocations(&s) >= 30);
+        signal(tmux.binary_pid(), sig);
+        assert_eq!(tmux.wait_exit(30), 0, "{}", tmux.screen());
+        let after = tmux.screen();
+        assert_restored(&after);
+        assert!(
+            after.contains("Latency breakdown"),
+            "tables printed after the screen:\n{after}"
+        );
+        assert_stopped_and_nothing_lost(&read_export(&export));
+    }
+}
+
+#[test]
+fn a_second_ctrl_c_key_on_the_live_screen_exits_at_once_and_restores_the_terminal() {
+    let s = Serve::start(&["--stall-at", "0", "--stall-ms", "600000"]);
+    let export = tmp_path("tui-twice.json");
+    let tmux = Tmux::start(
+        "twice",
+        120,
+        40,
+        &format!(
+            "{BIN} --url {} --timeout 300 --export {}",
+            s.url,
+            export.display()
+        ),
+    );
+    wait_until("the live screen", 30, || {
+        tmux.screen().contains("╭ latency")
+    });
+    wait_until("the first request", 30, || invocations(&s) >= 1);
+    tmux.cmd(&["send-keys", "-t", "ui", "C-c"]);
+    wait_until("the stopping notice", 10, || {
+        tmux.screen().contains("Ctrl-C again")
+    });
+    tmux.cmd(&["send-keys", "-t", "ui", "C-c"]);
+    assert_eq!(tmux.wait_exit(20), 130, "{}", tmux.screen());
+    assert_restored(&tmux.screen());
+    let e = read_export(&export);
+    assert!(
+        e["error"].as_str().unwrap().contains("interrupted twice"),
+        "{e}"
+    );
+}

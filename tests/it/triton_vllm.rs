@@ -1,0 +1,166 @@
+//! The triton (KServe v2) and vllm engines against the reference endpoint, which reports what
+//! it received: tensor names, dtypes and shapes; token counts; its own statistics.
+
+use crate::common;
+
+use crate::common::{Args, Serve, args, counters, f, run_export};
+use serde_json::Value;
+
+fn triton_run(s: &Serve, extra: &[&str]) -> Value {
+    triton_run_n(s, 12, extra)
+}
+
+fn triton_run_n(s: &Serve, n: u64, extra: &[&str]) -> Value {
+    let a = args()
+        .engine("triton", "encoder")
+        .arg("--pad-to-max")
+        .opt("--batch-size", 8)
+        .n(n)
+        .opt("--warmup", 2)
+        .and_all(extra);
+    run_export(&s.url, &a.strs()).1
+}
+
+fn vllm(model: &str) -> Args {
+    args().engine("vllm", model)
+}
+
+#[test]
+fn triton_json_tensors_arrive_with_names_dtype_and_shape() {
+    let s = Serve::one_ms(&[]);
+    let e = triton_run(&s, &[]);
+    let seen = counters(&s)["last_tensors"].clone();
+    assert_eq!(seen["binary"], false);
+    let tensors = seen["tensors"].as_array().unwrap();
+    let names: Vec<&str> = tensors
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    // token_type_ids is sent because the model's /config lists it.
+    assert_eq!(names, ["input_ids", "attention_mask", "token_type_ids"]);
+    assert!(tensors.iter().all(|t| t["datatype"] == "INT64"));
+    // The last request was the accuracy check (b=1); the load used [8, 512], as the stats show.
+    assert!(
+        tensors
+            .iter()
+            .all(|t| t["shape"] == serde_json::json!([1, 512]))
+    );
+    let p = &e["phases"][0];
+    assert_eq!(p["ok"], 12);
+    assert!(
+        f(&p["tokenize_ms"]["p50"]) > 0.0,
+        "tokenization is reported on its own"
+    );
+    assert_eq!(common::schema_violations(&e), Vec::<String>::new());
+    assert_eq!(
+        e["accuracy"]["passed"], 4,
+        "verdicts from logits via LABEL_n and --labels"
+    );
+}
+
+#[test]
+fn triton_stats_diff_and_batch_factor_match_what_the_endpoint_counted() {
+    let s = Serve::one_ms(&[]);
+    let e = triton_run(&s, &["--no-accuracy"]);
+    let server = &e["phases"][0]["server"];
+    // 2 warmup + 12 measured requests of 8 rows each, one execution per request.
+    assert_eq!(server["execution_count"], 14, "{server}");
+    assert_eq!(server["inference_count"], 14 * 8);
+    assert_eq!(f(&server["batch_factor"]), 8.0);
+    assert_eq!(common::schema_violations(&e), Vec::<String>::new());
+    assert!(f(&server["compute_infer_ms"]) >= 1.0);
+}
+
+#[test]
+fn triton_binary_mode_round_trips() {
+    let s = Serve::one_ms(&[]);
+    let e = triton_run(&s, &["--binary"]);
+    assert_eq!(counters(&s)["last_tensors"]["binary"], true);
+    assert_eq!(e["phases"][0]["ok"], 12);
+    assert_eq!(e["accuracy"]["passed"], 4);
+}
+
+#[test]
+fn triton_accuracy_mismatch_and_label_order() {
+    let s = Serve::one_ms(&["--flip-labels"]);
+    let e = triton_run_n(&s, 2, &[]);
+    assert_eq!(e["accuracy"]["passed"], 0);
+    let s = Serve::one_ms(&[]);
+    let e = triton_run_n(&s, 2, &["--labels", "contradiction,neutral,entailment"]);
+    assert!(
+        e["accuracy"]["passed"].as_u64().unwrap() < 4,
+        "a wrong id2label order shows"
+    );
+}
+
+#[test]
+fn vllm_classify_round_trips_with_exact_length_inputs() {
+    let s = Serve::one_ms(&[]);
+    let load = vllm("nli").arg("--pad-to-max").opt("--batch-size", 4).n(8);
+    let (_, e) = run_export(&s.url, &load.strs());
+    assert_eq!(e["phases"][0]["ok"], 8);
+    assert_eq!(e["accuracy"]["passed"], 4);
+    assert!(f(&e["phases"][0]["tokenize_ms"]["p50"]) > 0.0);
+    // vLLM cannot pad: each input was built to exactly --max-len tokens.
+    let counts = counters(&s)["last_vllm"]["token_counts"].clone();
+    assert_eq!(counts, serde_json::json!([512]));
+    let (_, e) = run_export(&s.url, &vllm("nli").n(4).no_accuracy().strs());
+    assert_eq!(e["phases"][0]["ok"], 4);
+    let natural = counters(&s)["last_vllm"]["token_counts"][0]
+        .as_u64()
+        .unwrap();
+    assert!(
+        (48..=64).contains(&natural),
+        "a pair at its natural length: {natural}"
+    );
+}
+
+#[test]
+fn vllm_embeddings_api() {
+    let s = Serve::one_ms(&[]);
+    let load = vllm("minilm")
+        .opt("--vllm-api", "embeddings")
+        .n(6)
+        .no_accuracy();
+    let (_, e) = run_export(&s.url, &load.strs());
+    assert_eq!(e["phases"][0]["ok"], 6);
+    assert_eq!(e["config"]["target"]["engine"], "vllm");
+}
+
+#[test]
+fn model_is_required_for_triton_and_vllm() {
+    for engine in ["triton", "vllm"] {
+        let out = common::run(&["--headless", "--engine", engine]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            common::stderr(&out).contains("--model"),
+            "{}",
+            common::stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn triton_text_input_sends_raw_text_as_one_bytes_tensor() {
+    let s = Serve::one_ms(&[]);
+    let load = args()
+        .engine("triton", "ensemble")
+        .opt("--text-input", "TEXT")
+        .opt("--batch-size", 4)
+        .n(6);
+    let (_, e) = run_export(&s.url, &load.strs());
+    let seen = counters(&s)["last_tensors"].clone();
+    assert_eq!(seen["tensors"][0]["datatype"], "BYTES");
+    assert_eq!(seen["tensors"][0]["name"], "TEXT");
+    assert_eq!(
+        seen["tensors"][0]["shape"],
+        serde_json::json!([1, 2]),
+        "pairs as [batch, 2]"
+    );
+    assert_eq!(e["phases"][0]["ok"], 6);
+    assert!(
+        e["phases"][0].get("tokenize_ms").is_none(),
+        "the server tokenizes: nothing to time here"
+    );
+    assert_eq!(e["accuracy"]["passed"], 4);
+}

@@ -1,0 +1,169 @@
+//! The live screen end to end: the real binary in tmux against `serve`, steered with keys,
+//! read back with capture-pane; then the export it leaves behind.
+
+use crate::common;
+
+use crate::common::tmux::Tmux;
+use crate::common::{BIN, Serve, tmp_path};
+use serde_json::Value;
+
+fn phase_n(screen: &str) -> u64 {
+    screen
+        .split("percentiles · n ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn operator_session_through_keys() {
+    let _t = common::timed();
+    let server = Serve::start(&["--workers", "4"]);
+    let export = tmp_path("tui-export.json");
+    let command = format!(
+        "{BIN} --url {} --request-rate 20 --concurrency 2 --batch-sizes 1 8 -n 20 --warmup 2 --export {}",
+        server.url,
+        export.display()
+    );
+    let tmux = Tmux::start("keys", 120, 40, &command);
+
+    let s = tmux.wait_for("live numbers", 20, |s| phase_n(s) >= 5);
+    assert!(s.contains("open loop 20.0 req/s Poisson"), "{s}");
+
+    tmux.keys("Up");
+    tmux.wait_for("rate 25", 5, |s| s.contains("open loop 25.0 req/s"));
+    tmux.keys("Right");
+    tmux.wait_for("burstiness 2", 5, |s| s.contains("burstiness 2"));
+    tmux.keys("c");
+    tmux.wait_for("concurrency 1", 5, |s| s.contains("conc 1 ·"));
+
+    tmux.keys("b");
+    let s = tmux.wait_for("the batch sweep's rows and the live phase back", 60, |s| {
+        let rows = s
+            .lines()
+            .filter(|l| l.contains("│  1 ") || l.contains("│  8 "))
+            .count();
+        rows >= 2 && s.contains("phase 4 live")
+    });
+    assert!(s.contains("smp/s"), "{s}");
+    assert!(s.contains("accuracy 4/4"), "{s}");
+    // The live settings come back after the (closed-loop) sweep.
+    assert!(s.contains("open loop 25.0 req/s burstiness 2"), "{s}");
+
+    tmux.wait_for("live numbers again", 20, |s| phase_n(s) >= 3);
+    tmux.keys("Space");
+    tmux.wait_for("paused", 5, |s| s.contains(" paused ·"));
+
+    tmux.keys("q");
+    assert_eq!(tmux.wait_exit(15), 0);
+    // The terminal is restored: the tables are printed on the normal screen.
+    let after = tmux.screen();
+    assert!(after.contains("Batch (n = measured"), "{after}");
+    assert!(
+        !after.contains("╭ latency"),
+        "alternate screen left behind:\n{after}"
+    );
+
+    let text = std::fs::read_to_string(&export).expect("export written on quit");
+    let e: Value = serde_json::from_str(&text).unwrap();
+    let schema: Value = serde_json::from_str(encbench::assets::EXPORT_SCHEMA).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&e)
+        .map(|er| format!("{}: {er}", er.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let events: Vec<&str> = e["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["event"].as_str())
+        .collect();
+    for want in [
+        "request_rate 20.0 -> 25.0",
+        "burstiness 1 -> 2",
+        "concurrency 2 -> 1",
+        "batch sweep requested",
+        "paused",
+    ] {
+        assert!(
+            events.contains(&want),
+            "timeline lacks {want:?}: {events:?}"
+        );
+    }
+    let kinds: Vec<&str> = e["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["live", "batch", "batch", "live"]);
+    assert_eq!(e["accuracy"]["passed"], 4);
+}
+
+/// `compare` on the live screen: a row per target that follows the interleaved phases, then
+/// the comparison tables on the restored terminal; quitting early keeps what was measured.
+#[test]
+fn compare_shows_a_live_row_per_target() {
+    let _t = common::timed();
+    let fast = Serve::one_ms(&[]);
+    let slow = Serve::start(&["--base-ms", "20", "--per-token-ms", "0"]);
+    // A short comparison runs to its end and waits for q.
+    let export = tmp_path("compare-tui.json");
+    let command = format!(
+        "{BIN} compare --target name=fast,url={} --target name=slow,url={} -n 20 --export {}",
+        fast.url,
+        slow.url,
+        export.display()
+    );
+    let tmux = Tmux::start("compare", 100, 30, &command);
+    let s = tmux.wait_for("a live slow row", 20, |s| {
+        s.lines()
+            .any(|l| l.contains("│slow") && l.contains("running"))
+    });
+    assert!(s.contains("│fast"), "{s}");
+    let s = tmux.wait_for("the end", 60, |s| s.contains("finished · q quit"));
+    assert!(s.contains("phase runs 6/6"), "{s}");
+    for name in ["fast", "slow"] {
+        let row = s.lines().find(|l| l.contains(&format!("│{name}"))).unwrap();
+        assert!(row.contains("done") && row.contains("4/4"), "{row}");
+    }
+    tmux.keys("q");
+    assert_eq!(tmux.wait_exit(10), 0);
+    let after = tmux.history(60);
+    assert!(after.contains("Cost per million samples"), "{after}");
+    assert!(
+        !after.contains("╭ targets"),
+        "alternate screen left behind:\n{after}"
+    );
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+    assert_eq!(e["phases"].as_array().unwrap().len(), 6);
+    assert_eq!(e["stopped_early"], false);
+
+    // A long one quit half-way keeps the finished phases and the one in progress.
+    let export = tmp_path("compare-tui-early.json");
+    let command = format!(
+        "{BIN} compare --target name=fast,url={} --target name=slow,url={} -n 400 --export {}",
+        fast.url,
+        slow.url,
+        export.display()
+    );
+    tmux.respawn(&command);
+    tmux.wait_for("the slow target's first phase", 30, |s| {
+        s.lines()
+            .any(|l| l.contains("│slow") && l.contains("b=1 c=1 running"))
+    });
+    tmux.keys("q");
+    assert_eq!(tmux.wait_exit(15), 0);
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+    assert_eq!(e["stopped_early"], true);
+    let targets: Vec<&str> = e["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["target"].as_str().unwrap())
+        .collect();
+    assert_eq!(targets, ["fast", "slow"], "fast's b=1 done, slow's stopped");
+    assert!(e["phases"][1]["n"].as_u64().unwrap() < 400);
+}
