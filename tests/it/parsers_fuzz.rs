@@ -219,8 +219,8 @@ proptest! {
         kind in error_type(),
         body in error_body(),
     ) {
-        let _turn = crate::common::load();
         static SERVER: OnceLock<(tokio::runtime::Runtime, String, Canned)> = OnceLock::new();
+        let _turn = crate::common::load();
         let (rt, url, canned) = SERVER.get_or_init(canned_server);
         *canned.lock().unwrap() = (status, kind, body);
 
