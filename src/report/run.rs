@@ -85,18 +85,58 @@ fn of_kind(phases: &[PhaseResult], kind: PhaseKind) -> Vec<&PhaseResult> {
     phases.iter().filter(|p| p.kind == kind).collect()
 }
 
-/// A mark column, present only when some row has a mark.
-fn with_marks(t: &mut Table, rows: Vec<(Vec<String>, Option<&str>)>) {
-    let marked = rows.iter().any(|(_, m)| m.is_some());
+/// One column of a table of phases: its header, and its cell for a phase.
+struct Col(&'static str, fn(&PhaseResult) -> String);
+
+const KIND: Col = Col("kind", |p| p.kind.name().into());
+const BATCH: Col = Col("batch", |p| p.batch_size.to_string());
+const CONC: Col = Col("conc", |p| p.concurrency.to_string());
+const RATE: Col = Col("rate", |p| fmt::rate(p.request_rate));
+const N: Col = Col("n", |p| p.n.to_string());
+const P50: Col = Col("p50 ms", |p| num(Some(p.latency_ms.p50), 1));
+const P90: Col = Col("p90 ms", |p| num(Some(p.latency_ms.p90), 1));
+const P95: Col = Col("p95 ms", |p| num(Some(p.latency_ms.p95), 1));
+const P99: Col = Col("p99 ms", |p| num(Some(p.latency_ms.p99), 1));
+const P999: Col = Col("p99.9 ms", |p| num(Some(p.latency_ms.p999), 1));
+const MAX: Col = Col("max ms", |p| num(Some(p.latency_ms.max), 1));
+const TAIL: Col = Col("p99/p50", |p| num(p.p99_over_p50, 2));
+const REQ: Col = Col("req/s", |p| num(Some(p.req_per_s), 1));
+const SAMPLES: Col = Col("samples/s", |p| num(Some(p.samples_per_s), 1));
+// ×b=1 is efficiency × batch size: both compare with the same sweep's batch-1 row.
+const X_B1: Col = Col("×b=1", |p| {
+    num(p.batch_efficiency.map(|e| e * p.batch_size as f64), 2)
+});
+const EFFICIENCY: Col = Col("efficiency", |p| num(p.batch_efficiency, 2));
+const COST: Col = Col("$/1M", |p| num(p.cost_per_1m_usd, 2));
+const ERRORS: Col = Col("errors", |p| p.error_count().to_string());
+const SERVICE: Col = Col("service p50/p99 ms", |p| pair(&p.service_ms));
+const DISPATCH: Col = Col("dispatch p50/p99 ms", |p| pair(&p.dispatch_delay_ms));
+
+fn pair(s: &crate::stats::LatencySummary) -> String {
+    format!("{:.1}/{:.1}", s.p50, s.p99)
+}
+
+/// A table of `rows` in `cols`, with a mark column (`◀ knee`) where `mark` gives a mark.
+fn phase_table(
+    title: impl Into<String>,
+    cols: &[Col],
+    rows: &[&PhaseResult],
+    mark: impl Fn(&PhaseResult) -> Option<&'static str>,
+) -> Table {
+    let headers: Vec<&str> = cols.iter().map(|c| c.0).collect();
+    let mut t = Table::new(title, &headers);
+    let marked = rows.iter().any(|p| mark(p).is_some());
     if marked {
         t.headers.push(String::new());
     }
-    for (mut cells, mark) in rows {
+    for p in rows {
+        let mut cells: Vec<String> = cols.iter().map(|c| (c.1)(p)).collect();
         if marked {
-            cells.push(mark.map_or(String::new(), |m| format!("◀ {m}")));
+            cells.push(mark(p).map_or(String::new(), |m| format!("◀ {m}")));
         }
         t.row(cells);
     }
+    t
 }
 
 fn batch_table(phases: &[PhaseResult], knee: f64) -> Option<Table> {
@@ -104,49 +144,20 @@ fn batch_table(phases: &[PhaseResult], knee: f64) -> Option<Table> {
     if batch.is_empty() {
         return None;
     }
-    let mut t = Table::new(
-        "Batch (n = measured requests per row; p99 at n=100 is nearly the maximum)",
-        &[
-            "batch",
-            "conc",
-            "n",
-            "p50 ms",
-            "p99 ms",
-            "p99/p50",
-            "req/s",
-            "samples/s",
-            "×b=1",
-            "efficiency",
-            "$/1M",
-            "errors",
-        ],
-    );
     let sweep = analysis::latest_sweep(phases, PhaseKind::Batch);
     let knee_row = analysis::knee(&sweep, knee).map(|k| sweep[k]);
-    let rows = batch
-        .iter()
-        .map(|p| {
-            // ×b=1 is efficiency × batch size: both compare with the same sweep's batch-1 row.
-            let x = p.batch_efficiency.map(|e| e * p.batch_size as f64);
-            let cells = vec![
-                p.batch_size.to_string(),
-                p.concurrency.to_string(),
-                p.n.to_string(),
-                num(Some(p.latency_ms.p50), 1),
-                num(Some(p.latency_ms.p99), 1),
-                num(p.p99_over_p50, 2),
-                num(Some(p.req_per_s), 1),
-                num(Some(p.samples_per_s), 1),
-                num(x, 2),
-                num(p.batch_efficiency, 2),
-                num(p.cost_per_1m_usd, 2),
-                p.error_count().to_string(),
-            ];
-            let is_knee = knee_row.is_some_and(|k| std::ptr::eq(k, *p));
-            (cells, is_knee.then_some("knee"))
-        })
-        .collect();
-    with_marks(&mut t, rows);
+    let mut t = phase_table(
+        "Batch (n = measured requests per row; p99 at n=100 is nearly the maximum)",
+        &[
+            BATCH, CONC, N, P50, P99, TAIL, REQ, SAMPLES, X_B1, EFFICIENCY, COST, ERRORS,
+        ],
+        &batch,
+        |p| {
+            knee_row
+                .is_some_and(|k| std::ptr::eq(k, p))
+                .then_some("knee")
+        },
+    );
     if sweep.len() > 1
         && let Some(advice) = analysis::batch_advice(&sweep, knee)
     {
@@ -157,84 +168,33 @@ fn batch_table(phases: &[PhaseResult], knee: f64) -> Option<Table> {
 
 fn live_table(phases: &[PhaseResult]) -> Option<Table> {
     let live = of_kind(phases, PhaseKind::Live);
-    if live.is_empty() {
-        return None;
-    }
-    let mut t = Table::new(
-        "Live phases (as steered from the screen; see the timeline for changes)",
-        &[
-            "batch",
-            "conc",
-            "rate",
-            "n",
-            "p50 ms",
-            "p99 ms",
-            "p99/p50",
-            "req/s",
-            "samples/s",
-            "errors",
-        ],
-    );
-    for p in live {
-        t.row(vec![
-            p.batch_size.to_string(),
-            p.concurrency.to_string(),
-            fmt::rate(p.request_rate),
-            p.n.to_string(),
-            num(Some(p.latency_ms.p50), 1),
-            num(Some(p.latency_ms.p99), 1),
-            num(p.p99_over_p50, 2),
-            num(Some(p.req_per_s), 1),
-            num(Some(p.samples_per_s), 1),
-            p.error_count().to_string(),
-        ]);
-    }
-    Some(t)
+    (!live.is_empty()).then(|| {
+        phase_table(
+            "Live phases (as steered from the screen; see the timeline for changes)",
+            &[BATCH, CONC, RATE, N, P50, P99, TAIL, REQ, SAMPLES, ERRORS],
+            &live,
+            |_| None,
+        )
+    })
 }
 
 fn concurrency_table(phases: &[PhaseResult]) -> Option<Table> {
     let conc = of_kind(phases, PhaseKind::Concurrency);
     let first = conc.first()?;
-    let mut t = Table::new(
-        format!("Concurrency (batch {})", first.batch_size),
-        &[
-            "conc",
-            "n",
-            "p50 ms",
-            "p90 ms",
-            "p95 ms",
-            "p99 ms",
-            "p99/p50",
-            "req/s",
-            "samples/s",
-            "$/1M",
-            "errors",
-        ],
-    );
     let sweep = analysis::latest_sweep(phases, PhaseKind::Concurrency);
     let saturated = analysis::saturation(&sweep).map(|k| sweep[k]);
-    let rows = conc
-        .iter()
-        .map(|p| {
-            let l = &p.latency_ms;
-            let cells = vec![
-                p.concurrency.to_string(),
-                p.n.to_string(),
-                num(Some(l.p50), 1),
-                num(Some(l.p90), 1),
-                num(Some(l.p95), 1),
-                num(Some(l.p99), 1),
-                num(p.p99_over_p50, 2),
-                num(Some(p.req_per_s), 1),
-                num(Some(p.samples_per_s), 1),
-                num(p.cost_per_1m_usd, 2),
-                p.error_count().to_string(),
-            ];
-            let is_saturated = saturated.is_some_and(|k| std::ptr::eq(k, *p));
-            (cells, is_saturated.then_some("saturated"))
-        })
-        .collect();
-    with_marks(&mut t, rows);
+    let mut t = phase_table(
+        format!("Concurrency (batch {})", first.batch_size),
+        &[
+            CONC, N, P50, P90, P95, P99, TAIL, REQ, SAMPLES, COST, ERRORS,
+        ],
+        &conc,
+        |p| {
+            saturated
+                .is_some_and(|k| std::ptr::eq(k, p))
+                .then_some("saturated")
+        },
+    );
     if let Some(advice) = analysis::concurrency_advice(&sweep) {
         t.notes.push(format!("advice: {advice}"));
     }
@@ -242,47 +202,17 @@ fn concurrency_table(phases: &[PhaseResult]) -> Option<Table> {
 }
 
 fn latency_table(phases: &[PhaseResult]) -> Option<Table> {
-    if phases.is_empty() {
-        return None;
-    }
-    let mut t = Table::new(
-        "Latency breakdown (ms; scheduled = dispatch delay, waiting to be sent, + service)",
-        &[
-            "kind",
-            "batch",
-            "conc",
-            "rate",
-            "n",
-            "p50",
-            "p90",
-            "p95",
-            "p99",
-            "p99.9",
-            "max",
-            "service p50/p99",
-            "dispatch p50/p99",
-        ],
-    );
-    for p in phases {
-        let l = &p.latency_ms;
-        let pair = |s: &crate::stats::LatencySummary| format!("{:.1}/{:.1}", s.p50, s.p99);
-        t.row(vec![
-            p.kind.name().into(),
-            p.batch_size.to_string(),
-            p.concurrency.to_string(),
-            fmt::rate(p.request_rate),
-            p.n.to_string(),
-            num(Some(l.p50), 1),
-            num(Some(l.p90), 1),
-            num(Some(l.p95), 1),
-            num(Some(l.p99), 1),
-            num(Some(l.p999), 1),
-            num(Some(l.max), 1),
-            pair(&p.service_ms),
-            pair(&p.dispatch_delay_ms),
-        ]);
-    }
-    Some(t)
+    let all: Vec<&PhaseResult> = phases.iter().collect();
+    (!all.is_empty()).then(|| {
+        phase_table(
+            "Latency breakdown (scheduled = dispatch delay, waiting to be sent, + service)",
+            &[
+                KIND, BATCH, CONC, RATE, N, P50, P90, P95, P99, P999, MAX, SERVICE, DISPATCH,
+            ],
+            &all,
+            |_| None,
+        )
+    })
 }
 
 /// A table of one line of counts per phase that has any ("ModelError(500) 10, Timeout 2").
