@@ -26,11 +26,7 @@ impl Target for PanicsEveryThird {
                 self.0.fetch_add(1, Ordering::Relaxed) % 3 != 2,
                 "simulated client bug"
             );
-            Ok(Reply {
-                body: bytes::Bytes::from_static(b"[]"),
-                variant: None,
-                json_len: None,
-            })
+            Ok(Reply::new(&b"[]"[..], None))
         })
     }
 }

@@ -330,24 +330,17 @@ mod tests {
     #[test]
     fn logits_in_json_and_binary_replies_give_argmax_labels() {
         let f = format(false);
-        let json_reply = Reply {
-            body: Bytes::from(
-                r#"{"outputs":[{"name":"logits","datatype":"FP32","shape":[2,3],"data":[0.1,2.0,0.3,5.0,1.0,0.0]}]}"#,
-            ),
-            variant: None,
-            json_len: None,
-        };
+        let json_reply = Reply::new(
+            r#"{"outputs":[{"name":"logits","datatype":"FP32","shape":[2,3],"data":[0.1,2.0,0.3,5.0,1.0,0.0]}]}"#,
+            None,
+        );
         assert_eq!(f.verdicts(&json_reply).unwrap(), vec!["LABEL_1", "LABEL_0"]);
         let header = br#"{"outputs":[{"name":"logits","datatype":"FP32","shape":[1,3],"parameters":{"binary_data_size":12}}]}"#;
         let mut body = header.to_vec();
         for x in [0.0f32, 0.5, 3.0] {
             body.extend(x.to_le_bytes());
         }
-        let bin = Reply {
-            body: Bytes::from(body),
-            variant: None,
-            json_len: Some(header.len()),
-        };
+        let bin = Reply::new(body, Some(header.len()));
         assert_eq!(f.verdicts(&bin).unwrap(), vec!["LABEL_2"]);
     }
 

@@ -91,6 +91,17 @@ pub struct Reply {
     pub json_len: Option<usize>,
 }
 
+impl Reply {
+    /// A JSON body, or a binary one with a JSON header of `json_len` bytes.
+    pub fn new(body: impl Into<Bytes>, json_len: Option<usize>) -> Reply {
+        Reply {
+            body: body.into(),
+            variant: None,
+            json_len,
+        }
+    }
+}
+
 /// One payload format.
 pub trait Format: Send + Sync {
     fn name(&self) -> &'static str;

@@ -99,13 +99,10 @@ mod tests {
         let v: Value = serde_json::from_slice(&f.prepare(&[&a, &a]).body).unwrap();
         assert_eq!(v["model"], "nli");
         assert_eq!(v["input"][0].as_array().unwrap().len(), 512);
-        let reply = Reply {
-            body: Bytes::from(
-                r#"{"data":[{"index":0,"label":"entailment","probs":[0.9,0.05,0.05]},{"index":1,"probs":[0.1,0.2,0.7]}]}"#,
-            ),
-            variant: None,
-            json_len: None,
-        };
+        let reply = Reply::new(
+            r#"{"data":[{"index":0,"label":"entailment","probs":[0.9,0.05,0.05]},{"index":1,"probs":[0.1,0.2,0.7]}]}"#,
+            None,
+        );
         assert_eq!(f.verdicts(&reply).unwrap(), vec!["entailment", "LABEL_2"]);
     }
 }

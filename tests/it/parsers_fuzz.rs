@@ -6,7 +6,6 @@
 //! CI runs a short pass; `ENCBENCH_FUZZ_CASES=100000 cargo test --release --test
 //! it parsers_fuzz` is the long one (README, "Tests").
 
-use bytes::Bytes;
 use encbench::input::{Input, parse_samples, parse_texts};
 use encbench::payload::hf::hf_labels;
 use encbench::payload::kserve::{KServeFormat, TensorNames, output_f32};
@@ -122,7 +121,7 @@ proptest! {
     #[test]
     fn response_parsers_never_panic(body in body(), json_len in prop::option::of(0usize..300)) {
         let _turn = crate::common::load();
-        let reply = Reply { body: Bytes::from(body.clone()), variant: None, json_len };
+        let reply = Reply::new(body.clone(), json_len);
         for f in formats() {
             let _ = f.check(&reply);
             let _ = f.verdicts(&reply);
@@ -134,7 +133,7 @@ proptest! {
     #[test]
     fn a_valid_check_means_the_body_is_json(body in body()) {
         let _turn = crate::common::load();
-        let reply = Reply { body: Bytes::from(body.clone()), variant: None, json_len: None };
+        let reply = Reply::new(body.clone(), None);
         let hf = &formats()[0];
         prop_assert_eq!(
             hf.check(&reply).is_ok(),
