@@ -90,41 +90,56 @@ async fn serve(s: &Server, body: &[u8]) -> Result<(String, Vec<Item>), Response>
     }
 }
 
+/// Serves the request and answers each input with `one(index, input)`, in a body of the
+/// API's shape (`reply(model, data)`).
+async fn respond(
+    s: &Server,
+    body: &[u8],
+    one: impl Fn(usize, &Item) -> Value,
+    reply: impl FnOnce(String, Vec<Value>) -> Value,
+) -> Response {
+    match serve(s, body).await {
+        Ok((model, items)) => {
+            let data = items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| one(i, item))
+                .collect();
+            axum::Json(reply(model, data)).into_response()
+        }
+        Err(r) => r,
+    }
+}
+
 pub async fn classify(State(s): State<Arc<Server>>, body: Bytes) -> Response {
-    let (model, items) = match serve(&s, &body).await {
-        Ok(x) => x,
-        Err(r) => return r,
+    let one = |i: usize, item: &Item| {
+        let class = match item {
+            Item::Ids(ids) => s.verdicts.class_of_ids(ids),
+            Item::Text(t) => s.verdicts.class_of_text(&Input::Text(t.clone())),
+        };
+        let probs: Vec<f64> = (0..LABELS.len())
+            .map(|c| if c == class { 0.9 } else { 0.05 })
+            .collect();
+        json!({ "index": i, "label": LABELS[class], "probs": probs, "num_classes": LABELS.len() })
     };
-    let data: Vec<Value> = items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            let class = match item {
-                Item::Ids(ids) => s.verdicts.class_of_ids(ids),
-                Item::Text(t) => s.verdicts.class_of_text(&Input::Text(t.clone())),
-            };
-            let probs: Vec<f64> = (0..LABELS.len()).map(|c| if c == class { 0.9 } else { 0.05 }).collect();
-            json!({ "index": i, "label": LABELS[class], "probs": probs, "num_classes": LABELS.len() })
-        })
-        .collect();
-    axum::Json(json!({ "id": "classify-encbench", "object": "list", "model": model, "data": data }))
-        .into_response()
+    respond(&s, &body, one, |model, data| {
+        json!({ "id": "classify-encbench", "object": "list", "model": model, "data": data })
+    })
+    .await
 }
 
 pub async fn embeddings(State(s): State<Arc<Server>>, body: Bytes) -> Response {
-    let (model, items) = match serve(&s, &body).await {
-        Ok(x) => x,
-        Err(r) => return r,
+    let one = |i: usize, _: &Item| {
+        let v: Vec<f32> = (0..EMBEDDING_DIM)
+            .map(|d| ((i + d) % 7) as f32 / 7.0)
+            .collect();
+        json!({ "index": i, "object": "embedding", "embedding": v })
     };
-    let data: Vec<Value> = items
-        .iter()
-        .enumerate()
-        .map(|(i, _)| {
-            let v: Vec<f32> = (0..EMBEDDING_DIM)
-                .map(|d| ((i + d) % 7) as f32 / 7.0)
-                .collect();
-            json!({ "index": i, "object": "embedding", "embedding": v })
-        })
-        .collect();
-    axum::Json(json!({ "object": "list", "model": model, "data": data })).into_response()
+    respond(
+        &s,
+        &body,
+        one,
+        |model, data| json!({ "object": "list", "model": model, "data": data }),
+    )
+    .await
 }
