@@ -78,7 +78,7 @@ pub fn all_correct() -> AccuracyReport {
 pub fn info() -> Info {
     Info {
         target: "http://127.0.0.1:8080".into(),
-        engine: "hf".into(),
+        format: "hf".into(),
         simulated: true,
         knee: 0.8,
         window_s: 10,

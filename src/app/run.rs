@@ -153,7 +153,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
     };
     let info = Info {
         target: p.shown.clone(),
-        engine: p.format.name().to_string(),
+        format: p.format.name().to_string(),
         simulated: a.demo,
         knee: a.knee,
         window_s: a.window,

@@ -10,7 +10,8 @@ use std::sync::Arc;
 #[derive(Debug, Clone)]
 pub struct Info {
     pub target: String,
-    pub engine: String,
+    /// The payload format (`--engine`).
+    pub format: String,
     pub simulated: bool,
     pub knee: f64,
     pub window_s: usize,

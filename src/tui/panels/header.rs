@@ -18,7 +18,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
                 .add_modifier(Modifier::BOLD)
                 .fg(Color::Cyan),
         ),
-        Span::raw(format!("{} · {}", s.target, app.info.engine)),
+        Span::raw(format!("{} · {}", s.target, app.info.format)),
     ];
     if app.info.simulated {
         first.push(Span::styled(
