@@ -221,7 +221,7 @@ fn a_flipped_target_is_flagged_by_the_verdict_diff() {
 }
 
 #[test]
-fn seed_schemes_route_through_the_sagemaker_runtime_api() {
+fn co_hosting_schemes_route_through_the_sagemaker_runtime_api() {
     let s = Serve::start(&[
         "--base-ms",
         "1",
@@ -339,8 +339,8 @@ fn bad_compare_input_is_one_line_naming_the_flag() {
 fn demo_reproduces_the_seed_cost_table() {
     let _t = timed();
     let (out, e) = compare(&["--demo", "-n", "12", "--no-concurrency"], &[]);
-    // The seed: b=1 p50 and b=8 samples/s; $/1M = price / (samples/s × 3600) × 1e6
-    // (LMI $3.76 vs IC $20.48 per million in the seed's documents).
+    // The reference measurements (README): b=1 p50 and b=8 samples/s; $/1M = price /
+    // (samples/s × 3600) × 1e6 (LMI $3.76 vs IC $20.48 per million).
     for (name, p50, sps, cost) in [
         ("mc/cpu-onnx", 58.3, 27.0, 4.20),
         ("ic/gpu-mdeberta", 25.8, 78.0, 20.48),
