@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use crate::common::{f, run_env, run_export_env, stderr};
+use crate::common::{args, f, run_env, run_export_env, stderr};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
@@ -108,18 +108,8 @@ fn moto_runtime_api_through_the_sdk() {
         ("AWS_REGION", "us-east-1"),
     ];
     // moto answers every invocation with the literal body "body": no verdicts to check.
-    let (_, e) = run_export_env(
-        &[
-            "--endpoint",
-            "moto-ep",
-            "--endpoint-url",
-            &moto.url(),
-            "-n",
-            "20",
-            "--no-accuracy",
-        ],
-        &env,
-    );
+    let load = args().endpoint("moto-ep", &moto.url()).n(20).no_accuracy();
+    let (_, e) = run_export_env(&load.strs(), &env);
     let p = &e["phases"][0];
     assert_eq!(p["ok"], 20, "{p}");
     assert!(f(&p["latency_ms"]["p50"]) > 0.0);
@@ -141,18 +131,8 @@ fn moto_iam_mode_refuses_a_wrong_secret_as_an_auth_error() {
         ("AWS_SECRET_ACCESS_KEY", secret),
         ("AWS_REGION", "us-east-1"),
     ];
-    let (_, e) = run_export_env(
-        &[
-            "--endpoint",
-            "moto-ep",
-            "--endpoint-url",
-            &moto.url(),
-            "-n",
-            "5",
-            "--no-accuracy",
-        ],
-        &good,
-    );
+    let load = args().endpoint("moto-ep", &moto.url()).n(5).no_accuracy();
+    let (_, e) = run_export_env(&load.strs(), &good);
     assert_eq!(e["phases"][0]["ok"], 5);
 
     let bad = [
@@ -161,13 +141,10 @@ fn moto_iam_mode_refuses_a_wrong_secret_as_an_auth_error() {
         ("AWS_REGION", "us-east-1"),
     ];
     let out = run_env(
-        &[
-            "--headless",
-            "--endpoint",
-            "moto-ep",
-            "--endpoint-url",
-            &moto.url(),
-        ],
+        &args()
+            .arg("--headless")
+            .endpoint("moto-ep", &moto.url())
+            .strs(),
         &bad,
     );
     let err = stderr(&out);

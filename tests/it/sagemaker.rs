@@ -36,6 +36,11 @@ fn env<'a>(c: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
     c.iter().map(|(k, v)| (*k, v.as_str())).collect()
 }
 
+/// A headless run against endpoint `name` of the reference endpoint's runtime API.
+fn headless(name: &str, s: &Serve) -> Args {
+    args().arg("--headless").endpoint(name, &s.url)
+}
+
 /// A headless run against endpoint `name` of the reference endpoint's runtime API, signed
 /// with the right secret, and its export.
 fn sdk_run(s: &Serve, name: &str, load: &Args) -> (Ran, Value) {
@@ -69,16 +74,7 @@ fn run_through_the_sdk_with_verified_signatures() {
 fn a_wrong_secret_ends_with_a_clear_authentication_error() {
     let s = serve(&["--base-ms", "1"]);
     let c = creds("not-the-secret");
-    let out = run_env(
-        &[
-            "--headless",
-            "--endpoint",
-            "nli-ep",
-            "--endpoint-url",
-            &s.url,
-        ],
-        &env(&c),
-    );
+    let out = run_env(&headless("nli-ep", &s).strs(), &env(&c));
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
@@ -93,15 +89,7 @@ fn a_wrong_secret_ends_with_a_clear_authentication_error() {
 fn no_credentials_at_all_is_a_clear_error() {
     let s = serve(&["--base-ms", "1"]);
     let out = run_env(
-        &[
-            "--headless",
-            "--endpoint",
-            "nli-ep",
-            "--endpoint-url",
-            &s.url,
-            "--region",
-            "us-east-1",
-        ],
+        &headless("nli-ep", &s).opt("--region", "us-east-1").strs(),
         &[],
     );
     let err = stderr(&out);
@@ -224,18 +212,8 @@ fn cold_start_reports_attempts_and_time_to_first_success() {
 fn a_body_over_six_mib_is_refused_before_sending() {
     let s = serve(&["--base-ms", "1"]);
     let c = creds(SECRET);
-    let out = run_env(
-        &[
-            "--headless",
-            "--endpoint",
-            "big",
-            "--endpoint-url",
-            &s.url,
-            "--batch-size",
-            "40000",
-        ],
-        &env(&c),
-    );
+    let big = headless("big", &s).opt("--batch-size", 40_000);
+    let out = run_env(&big.strs(), &env(&c));
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
