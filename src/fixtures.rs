@@ -1,5 +1,5 @@
-//! Fixed values for the unit tests and the frame benchmark (built with `cfg(test)` or the
-//! `fixtures` feature, never into the binary): phase rows, a full accuracy check, and the
+//! Fixed values for the unit tests and the frame benchmark (nothing in the binary calls
+//! them, so the linker leaves them out of it): phase rows, a full accuracy check, and the
 //! snapshot the screen tests draw (a live phase after a batch and a concurrency sweep, with
 //! errors, modelled on mDeBERTa on an ml.g6.12xlarge inference component).
 
