@@ -34,7 +34,7 @@ install_peer() {
   log "$name: $PYTHON -m venv $venv"
   "$PYTHON" -m venv "$venv"
   log "$name: pip install $* (log: $plog)"
-  if ! "$venv/bin/pip" install --disable-pip-version-check --no-input --progress-bar off "$@" >"$plog" 2>&1; then
+  if ! "$venv/bin/pip" install --disable-pip-version-check --no-input --progress-bar off --no-compile "$@" >"$plog" 2>&1; then
     tail -40 "$plog" >&2
     die "$name: pip install failed (full log: $plog)"
   fi
