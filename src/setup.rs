@@ -308,7 +308,10 @@ async fn build_format(
 /// The tensor names of `GET /v2/models/{model}/config`, where the server answers it.
 async fn server_names(url: &str, model: &str) -> Option<TensorNames> {
     let config_url = format!("{}/v2/models/{model}/config", url.trim_end_matches('/'));
-    match reqwest::get(&config_url).await {
+    let Ok(client) = crate::target::tls::reqwest_builder().build() else {
+        return None;
+    };
+    match client.get(&config_url).send().await {
         Ok(r) if r.status().is_success() => r
             .json::<Value>()
             .await

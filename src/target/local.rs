@@ -39,7 +39,7 @@ impl LocalTarget {
         timeout: Duration,
     ) -> LocalTarget {
         let connect_timeout = timeout.min(Duration::from_secs(10));
-        let client = reqwest::Client::builder()
+        let client = super::tls::reqwest_builder()
             .pool_max_idle_per_host(concurrency.max(1))
             .timeout(timeout)
             .connect_timeout(connect_timeout)

@@ -6,6 +6,7 @@ mod h1;
 pub mod local;
 pub mod sagemaker;
 pub mod server_stats;
+pub mod tls;
 
 pub use server_stats::ServerStats;
 

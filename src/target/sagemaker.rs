@@ -67,9 +67,7 @@ impl SageMakerTarget {
     ) -> SageMakerTarget {
         let http = aws_smithy_http_client::Builder::new()
             .pool_max_idle_per_host(concurrency.max(1))
-            .tls_provider(aws_smithy_http_client::tls::Provider::Rustls(
-                aws_smithy_http_client::tls::rustls_provider::CryptoMode::AwsLc,
-            ))
+            .tls_provider(super::tls::sdk_provider())
             .build_https();
         let timeouts = TimeoutConfig::builder()
             .connect_timeout(timeout.min(Duration::from_secs(10)))

@@ -6,11 +6,11 @@
 use crate::common;
 
 use crate::common::{
-    BIN, Ran, Serve, assert_phase_accounted, get_json, run_env, run_export, run_export_env,
+    BIN, Ran, Serve, args, assert_phase_accounted, get_json, run_env, run_export, run_export_env,
     schema_violations, stderr, tmp_path,
 };
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -298,4 +298,45 @@ fn connection_refused_at_start_is_one_line_exit_2_and_an_export_with_the_error()
     assert!(schema_violations(&e).is_empty());
     assert!(e["error"].as_str().unwrap().contains("unreachable"), "{e}");
     assert_eq!(e["phases"], serde_json::json!([]));
+}
+
+/// A listener that answers anything with a plain-text HTTP 400, as an HTTP-only port does.
+fn plain_http_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut conn in listener.incoming().flatten() {
+            let mut hello = [0u8; 4096];
+            let _ = conn.read(&mut hello);
+            let _ = conn.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+        }
+    });
+    port
+}
+
+/// `https://` to a port that speaks plain HTTP: both clients go through TLS (a client built
+/// without a TLS provider would panic here) and the user gets one line saying so.
+#[test]
+fn https_to_a_plain_http_port_is_a_one_line_tls_error_through_both_clients() {
+    let url = format!("https://127.0.0.1:{}", plain_http_port());
+    let creds = [
+        ("AWS_ACCESS_KEY_ID", "AKIDTLS"),
+        ("AWS_SECRET_ACCESS_KEY", "tls-secret"),
+        ("AWS_REGION", "us-east-1"),
+    ];
+    let runs = [
+        ("--url", args().opt("--url", &url)),
+        ("--endpoint", args().endpoint("ep", &url)),
+    ];
+    for (flag, target) in runs {
+        let load = args().arg("--headless").and(&target).n(2).no_accuracy();
+        let out = run_env(&load.strs(), &creds);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{flag}: {err}");
+        assert!(
+            err.contains(flag) && err.contains("corrupt message"),
+            "{flag}: {err}"
+        );
+    }
 }

@@ -305,7 +305,7 @@ fn get(url: &str, timeout: Option<std::time::Duration>) -> reqwest::Result<Strin
         .enable_all()
         .build()
         .unwrap();
-    let mut client = reqwest::Client::builder();
+    let mut client = encbench::target::tls::reqwest_builder();
     if let Some(t) = timeout {
         client = client.timeout(t);
     }
