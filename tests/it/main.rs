@@ -10,6 +10,7 @@ mod engine_commands;
 mod export_schema;
 mod faults;
 mod known_answers;
+mod layers;
 mod parsers_fuzz;
 mod peers;
 mod report;
