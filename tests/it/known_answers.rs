@@ -169,21 +169,13 @@ fn pad_to_max_reproduces_the_g6_inference_component_figures() {
     // Defaults are the ml.g6.12xlarge inference component's service model (README,
     // reference measurements): 14.8 ms + 0.0215 ms/token, saturation 512.
     let s = Serve::start(&[]);
-    let (out, e) = run_export(
-        &s.url,
-        &[
-            "--pad-to-max",
-            "--sweep-batch",
-            "--batch-sizes",
-            "1",
-            "8",
-            "-n",
-            "30",
-            "--warmup",
-            "2",
-            "--no-accuracy",
-        ],
-    );
+    let short = args().n(30).opt("--warmup", 2).no_accuracy();
+    let sweep = short
+        .clone()
+        .arg("--pad-to-max")
+        .arg("--sweep-batch")
+        .and_all(&["--batch-sizes", "1", "8"]);
+    let (out, e) = run_export(&s.url, &sweep.strs());
     let (b1, b8) = (phase(&e, 0), phase(&e, 1));
     let p50_1 = f(&b1["latency_ms"]["p50"]);
     let p50_8 = f(&b8["latency_ms"]["p50"]);
@@ -200,18 +192,7 @@ fn pad_to_max_reproduces_the_g6_inference_component_figures() {
     assert!((f(&b8["samples_per_s"]) - 8.0 * f(&b8["req_per_s"])).abs() < 1e-6);
     assert!(stdout(&out).contains("inputs padded to 512 tokens"));
 
-    let (_, natural) = run_export(
-        &s.url,
-        &[
-            "--batch-size",
-            "8",
-            "-n",
-            "30",
-            "--warmup",
-            "2",
-            "--no-accuracy",
-        ],
-    );
+    let (_, natural) = run_export(&s.url, &short.opt("--batch-size", 8).strs());
     let p50_nat = f(&phase(&natural, 0)["latency_ms"]["p50"]);
     eprintln!("natural length: b=8 p50 {p50_nat} ms");
     // 8 inputs of about 52 tokens stay under the 512-token saturation: about one b=1/512 pass.
