@@ -8,7 +8,7 @@ use crate::common;
 use crate::common::{args, f, run_env, run_export_env, stderr};
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::Once;
 
 fn script(name: &str) -> PathBuf {
@@ -34,11 +34,21 @@ fn install() {
     });
 }
 
-/// A free port below 32768: multi-model-server refuses higher ones ("Invalid port number").
+/// A free port below 32768 (multi-model-server refuses higher ones: "Invalid port number")
+/// with the two above it free too: Triton takes three. A peer still stopping in the
+/// background may hold some of its ports a little longer than others, and keeps its pid
+/// file until it is gone.
 fn free_port() -> u16 {
     let start = 20_000 + (std::process::id() % 5_000) as u16;
+    let home = peers_home();
+    let stopping = |p: u16| {
+        ["moto", "smhf", "triton"]
+            .iter()
+            .any(|peer| home.join(format!("{peer}-{p}.pid")).exists())
+    };
+    let free = |p: u16| !stopping(p) && std::net::TcpListener::bind(("127.0.0.1", p)).is_ok();
     (start..32_000)
-        .find(|p| std::net::TcpListener::bind(("127.0.0.1", *p)).is_ok())
+        .find(|&p| (p..p + 3).all(free))
         .expect("a free port")
 }
 
@@ -83,11 +93,19 @@ impl Peer {
 }
 
 impl Drop for Peer {
+    /// Stops the peer in the background: Triton takes 5-6 s to unload and multi-model-server
+    /// 2 s, mostly waiting, and the next test needs none of it (it gets a port of its own).
     fn drop(&mut self) {
-        let _ = Command::new("bash")
+        let stop = Command::new("bash")
             .arg(script(self.script))
             .args(["stop", &self.port.to_string()])
-            .output();
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
+        if let Ok(mut stop) = stop {
+            std::thread::spawn(move || stop.wait());
+        }
     }
 }
 
@@ -233,28 +251,23 @@ fn hf_toolkit_worker_killed_mid_run_times_out_its_requests_and_loses_none() {
     let _one = one_at_a_time();
     let smhf = Peer::start("smhf.sh", &[], &[("WORKERS", "1"), ("FAKE_DELAY_MS", "20")]);
     let export = common::tmp_path("smhf-killed.json");
+    // The kill comes about 2 s in; what was routed to the dead worker hangs until the 5 s
+    // timeout, well inside the 8 s run and its wait for requests in flight.
+    let load = args()
+        .arg("--headless")
+        .opt("--url", smhf.url())
+        .opt("--export", export.display())
+        .opt("--duration", 8)
+        .opt("--request-rate", 10)
+        .opt("--concurrency", 4)
+        .opt("--warmup", 0)
+        .no_accuracy()
+        .opt("--timeout", 5)
+        .opt("--seed", 1);
     let load = Command::new(common::BIN)
-        .args(["--headless", "--url", &smhf.url(), "--export"])
-        .arg(&export)
-        .args([
-            "--duration",
-            "15",
-            "--request-rate",
-            "10",
-            "--concurrency",
-            "4",
-        ])
-        .args([
-            "--warmup",
-            "0",
-            "--no-accuracy",
-            "--timeout",
-            "10",
-            "--seed",
-            "1",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
+        .args(load.strs())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     // The frontend logs a line per request it answered.
