@@ -113,9 +113,10 @@ fn open_loop_md1_poisson_100_per_s_5_ms() {
         round_trip > -0.1 && round_trip < 3.0,
         "even gaps: mean {even_mean} vs exact {even_exact}: not a loopback round trip"
     );
+    // Within 1 ms: nearer the right answer than either wrong one, 2.15 ms away each side.
     let queueing_error = mean - exact - round_trip;
     assert!(
-        queueing_error.abs() < 0.6,
+        queueing_error.abs() < 1.0,
         "mean {mean} vs exact {exact} plus the round trip {round_trip}: \
          the time queued at the server is off by {queueing_error:.3} ms"
     );
