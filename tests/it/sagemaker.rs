@@ -203,8 +203,9 @@ fn cold_start_reports_attempts_and_time_to_first_success() {
         cs["failures"]["ModelNotReadyException"].as_u64().unwrap() + 1,
         cs["attempts"].as_u64().unwrap()
     );
+    // 3 ms of service through the SDK (unoptimised in tests): 13 ms was seen on a busy host.
     let steady = f(&cs["steady_ms"]["p50"]);
-    assert!((3.0..10.0).contains(&steady), "{steady}");
+    assert!((3.0..20.0).contains(&steady), "{steady}");
     assert!((f(&cs["ratio"]) - first * 1000.0 / steady).abs() < 1e-6);
 }
 
