@@ -11,6 +11,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// The tensors the reference model takes, BERT-style.
 const INPUTS: [&str; 3] = ["input_ids", "attention_mask", "token_type_ids"];
@@ -269,6 +270,7 @@ pub async fn infer(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    let arrived = Instant::now();
     let parsed = parse(&headers, &body);
     if let Ok((_, received)) = &parsed {
         *s.counters
@@ -284,7 +286,7 @@ pub async fn infer(
             None => Work::tensor(r.batch, r.len),
         })
         .map_err(Clone::clone);
-    let served = match s.execute(work, true).await {
+    let served = match s.execute(arrived, work, true).await {
         Ok(served) => served,
         Err(Fault::Invalid(m)) => return error(StatusCode::BAD_REQUEST, m),
         Err(Fault::Throttled(m)) => return error(StatusCode::SERVICE_UNAVAILABLE, m),

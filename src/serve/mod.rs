@@ -168,14 +168,16 @@ impl Server {
     }
 
     /// The shared path of every protocol: throttle, queue at a worker, serve, fail or not.
-    /// `work` is the protocol's parse of the request. `wait_for_load` is the container's
+    /// `work` is the protocol's parse of the request, begun at `arrived`: parsing and
+    /// tokenizing count towards the simulated service time instead of adding to it, so the
+    /// service model holds however slow the host is. `wait_for_load` is the container's
     /// behaviour (a request waits while its worker loads); the SageMaker API refuses instead.
     async fn execute(
         &self,
+        arrived: Instant,
         work: Result<model::Work, String>,
         wait_for_load: bool,
     ) -> Result<Served, Fault> {
-        let arrived = Instant::now();
         self.first_request.get_or_init(|| arrived);
         self.counters.invocations.fetch_add(1, Ordering::Relaxed);
         let n = self.in_flight.fetch_add(1, Ordering::AcqRel) + 1;
@@ -219,12 +221,13 @@ impl Server {
 
     /// The Hugging Face toolkit's path: parse, execute, a verdict per input.
     async fn infer(&self, body: &[u8], wait_for_load: bool) -> Result<Vec<Value>, Fault> {
+        let arrived = Instant::now();
         let parsed = parse_hf(body);
         let work = parsed
             .as_ref()
             .map(|(inputs, parameters)| self.lengths.plan(inputs, parameters))
             .map_err(Clone::clone);
-        self.execute(work, wait_for_load).await?;
+        self.execute(arrived, work, wait_for_load).await?;
         let (inputs, _) = parsed.map_err(Fault::Invalid)?;
         Ok(inputs
             .iter()

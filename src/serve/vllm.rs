@@ -11,6 +11,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Width of the reference embeddings (MiniLM's).
 const EMBEDDING_DIM: usize = 384;
@@ -59,6 +60,7 @@ fn error(status: StatusCode, message: impl Into<String>) -> Response {
 
 /// Parses, records what arrived, and serves; returns the model name and the items.
 async fn serve(s: &Server, body: &[u8]) -> Result<(String, Vec<Item>), Response> {
+    let arrived = Instant::now();
     let parsed = parse(body);
     let lens: Vec<usize> = match &parsed {
         Ok((_, items)) => items
@@ -78,7 +80,7 @@ async fn serve(s: &Server, body: &[u8]) -> Result<(String, Vec<Item>), Response>
         .as_ref()
         .map(|(_, items)| Work::tensor(items.len(), lens.iter().copied().max().unwrap_or(0)))
         .map_err(Clone::clone);
-    match s.execute(work, true).await {
+    match s.execute(arrived, work, true).await {
         Ok(_) => parsed.map_err(|m| error(StatusCode::BAD_REQUEST, m)),
         Err(Fault::Invalid(m)) => Err(error(StatusCode::BAD_REQUEST, m)),
         Err(Fault::Throttled(m)) => Err(error(StatusCode::SERVICE_UNAVAILABLE, m)),
