@@ -338,5 +338,6 @@ fn https_to_a_plain_http_port_is_a_one_line_tls_error_through_both_clients() {
             err.contains(flag) && err.contains("corrupt message"),
             "{flag}: {err}"
         );
+        assert!(!err.contains("tls-secret"), "{flag}: {err}");
     }
 }

@@ -1,7 +1,7 @@
 //! Against real third-party servers: moto (the SageMaker runtime API, with SigV4 checked in
 //! its IAM mode) and the Hugging Face SageMaker inference toolkit on multi-model-server (the
 //! container contract). The peers are installed on first use by scripts/peers/install.sh
-//! into target/peers (PyPI only; about a minute and 1.1 GB the first time).
+//! into target/peers (PyPI only; 1-4 minutes and 1.2 GB the first time).
 
 use crate::common;
 
