@@ -60,6 +60,7 @@ fn simulate(secs: u64) -> (Snapshot, Duration) {
         rate_per_s: RATE as f64,
         concurrency: 64,
         in_flight: 40,
+        schedule: None,
         sent: secs * RATE,
         current: LiveStats {
             n: recorder.completed(),

@@ -21,6 +21,62 @@ impl Pace {
     pub fn is_closed_loop(&self) -> bool {
         self.rate_per_s.is_none()
     }
+
+    /// The nearest pace inside the supported ranges, and whether that changed anything: live
+    /// keys multiply without bound, and a rate of 1e300 is no schedule a clock can keep.
+    pub fn clamped(self) -> (Pace, bool) {
+        let rate = self.rate_per_s.map(|r| {
+            if r.is_nan() {
+                MIN_RATE
+            } else {
+                r.clamp(MIN_RATE, MAX_RATE)
+            }
+        });
+        let burstiness = if self.burstiness.is_infinite() && self.burstiness > 0.0 {
+            self.burstiness
+        } else if self.burstiness.is_nan() {
+            1.0
+        } else {
+            self.burstiness.clamp(MIN_BURSTINESS, MAX_BURSTINESS)
+        };
+        let out = Pace {
+            rate_per_s: rate,
+            burstiness,
+        };
+        (out, out != self)
+    }
+}
+
+/// Supported request rates, per second. Below one request in about 17 minutes a run is a
+/// `cold-start` measurement; above a million a second no client thread can keep the schedule.
+pub const MIN_RATE: f64 = 1e-3;
+pub const MAX_RATE: f64 = 1e6;
+/// Supported finite burstiness (Gamma shape). Below 0.01 nearly every gap is zero and a rare
+/// one spans the whole run; above 1000 the gaps are a fixed interval to within 3 %, which
+/// `inf` says exactly.
+pub const MIN_BURSTINESS: f64 = 0.01;
+pub const MAX_BURSTINESS: f64 = 1000.0;
+
+/// Checks a rate against the supported range; the error names the range.
+pub fn check_rate(r: f64) -> Result<f64, String> {
+    if (MIN_RATE..=MAX_RATE).contains(&r) {
+        Ok(r)
+    } else {
+        Err(format!(
+            "must be between {MIN_RATE} and {MAX_RATE} requests per second, or inf"
+        ))
+    }
+}
+
+/// Checks a burstiness against the supported range (infinity is a fixed interval).
+pub fn check_burstiness(b: f64) -> Result<f64, String> {
+    if (MIN_BURSTINESS..=MAX_BURSTINESS).contains(&b) || b == f64::INFINITY {
+        Ok(b)
+    } else {
+        Err(format!(
+            "must be between {MIN_BURSTINESS} and {MAX_BURSTINESS}, or inf (1.0 is Poisson)"
+        ))
+    }
 }
 
 /// The seed of phase `index` (1-based) of a run seeded `run_seed`; `salt` counts the live
@@ -36,12 +92,15 @@ enum Gap {
 }
 
 impl Gap {
-    fn new(rate_per_s: f64, burstiness: f64) -> Gap {
+    fn new(rate_per_s: f64, burstiness: f64) -> Result<Gap, String> {
+        check_rate(rate_per_s).map_err(|e| format!("request rate {rate_per_s}: {e}"))?;
+        check_burstiness(burstiness).map_err(|e| format!("burstiness {burstiness}: {e}"))?;
         if burstiness.is_infinite() {
-            Gap::Fixed(1.0 / rate_per_s)
+            Ok(Gap::Fixed(1.0 / rate_per_s))
         } else {
-            // Both parameters are validated positive at the CLI, so this cannot fail.
-            Gap::Gamma(Gamma::new(burstiness, 1.0 / (rate_per_s * burstiness)).expect("gamma"))
+            Gamma::new(burstiness, 1.0 / (rate_per_s * burstiness))
+                .map(Gap::Gamma)
+                .map_err(|e| format!("rate {rate_per_s}, burstiness {burstiness}: {e}"))
         }
     }
 
@@ -64,31 +123,37 @@ pub struct Arrivals {
 }
 
 impl Arrivals {
-    /// Unscaled gaps, as live and `--duration` runs draw them.
-    pub fn new(rate_per_s: f64, burstiness: f64, seed: u64) -> Arrivals {
-        Arrivals {
-            gap: Gap::new(rate_per_s, burstiness),
+    /// Unscaled gaps, as live and `--duration` runs draw them. A rate or burstiness outside
+    /// the supported ranges is an error, never a panic.
+    pub fn new(rate_per_s: f64, burstiness: f64, seed: u64) -> Result<Arrivals, String> {
+        Ok(Arrivals {
+            gap: Gap::new(rate_per_s, burstiness)?,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             scale: 1.0,
             rescaled_left: 0,
-        }
+        })
     }
 
     /// The first `n` gaps are rescaled so they sum to exactly n / rate (vLLM's bench does
     /// the same: a plain sum of random gaps misses the target rate by 1–2 %). The sum is
     /// found by drawing the same stream twice from a cloned generator, so memory stays
     /// constant whatever `n` is.
-    pub fn rescaled(rate_per_s: f64, burstiness: f64, seed: u64, n: u64) -> Arrivals {
-        let mut a = Arrivals::new(rate_per_s, burstiness, seed);
+    pub fn rescaled(
+        rate_per_s: f64,
+        burstiness: f64,
+        seed: u64,
+        n: u64,
+    ) -> Result<Arrivals, String> {
+        let mut a = Arrivals::new(rate_per_s, burstiness, seed)?;
         if n > 0 {
             let mut probe = a.rng.clone();
             let sum: f64 = (0..n).map(|_| a.gap.draw(&mut probe)).sum();
-            if sum > 0.0 {
+            if sum > 0.0 && sum.is_finite() {
                 a.scale = (n as f64 / rate_per_s) / sum;
                 a.rescaled_left = n;
             }
         }
-        a
+        Ok(a)
     }
 
     pub fn next_gap(&mut self) -> Duration {
@@ -97,9 +162,13 @@ impl Arrivals {
             g *= self.scale;
             self.rescaled_left -= 1;
         }
-        Duration::from_secs_f64(g.max(0.0))
+        // A Gamma draw at a small shape can be huge; no schedule waits longer than this.
+        Duration::try_from_secs_f64(g.max(0.0)).map_or(MAX_GAP, |d| d.min(MAX_GAP))
     }
 }
+
+/// The longest gap between two sends: a year, far past any run, and still a valid deadline.
+pub const MAX_GAP: Duration = Duration::from_hours(365 * 24);
 
 #[cfg(test)]
 mod tests {
@@ -115,7 +184,7 @@ mod tests {
     #[test]
     fn gamma_gaps_have_mean_one_over_rate_and_cv_one_over_sqrt_burstiness() {
         for (rate, b) in [(100.0, 1.0), (50.0, 0.25), (200.0, 4.0), (10.0, 0.5)] {
-            let mut a = Arrivals::new(rate, b, 42);
+            let mut a = Arrivals::new(rate, b, 42).unwrap();
             let gaps: Vec<f64> = (0..200_000).map(|_| a.next_gap().as_secs_f64()).collect();
             let (mean, cv) = stats(&gaps);
             let want_cv = 1.0 / f64::sqrt(b);
@@ -132,7 +201,7 @@ mod tests {
 
     #[test]
     fn infinite_burstiness_is_a_fixed_interval() {
-        let mut a = Arrivals::new(50.0, f64::INFINITY, 1);
+        let mut a = Arrivals::new(50.0, f64::INFINITY, 1).unwrap();
         for _ in 0..100 {
             assert_eq!(a.next_gap(), Duration::from_millis(20));
         }
@@ -140,11 +209,11 @@ mod tests {
 
     #[test]
     fn fixed_count_runs_hit_the_rate_exactly() {
-        let mut a = Arrivals::rescaled(100.0, 1.0, 7, 500);
+        let mut a = Arrivals::rescaled(100.0, 1.0, 7, 500).unwrap();
         let total: f64 = (0..500).map(|_| a.next_gap().as_secs_f64()).sum();
         assert!((total - 5.0).abs() < 1e-6, "sum of gaps {total}");
         // After the rescaled stretch the stream carries on unscaled.
-        let mut plain = Arrivals::new(100.0, 1.0, 7);
+        let mut plain = Arrivals::new(100.0, 1.0, 7).unwrap();
         let unscaled: f64 = (0..500).map(|_| plain.next_gap().as_secs_f64()).sum();
         assert!(
             (unscaled - 5.0).abs() > 1e-6,
@@ -154,10 +223,49 @@ mod tests {
 
     #[test]
     fn same_seed_same_schedule() {
-        let mut a = Arrivals::new(100.0, 0.5, 3);
-        let mut b = Arrivals::new(100.0, 0.5, 3);
+        let mut a = Arrivals::new(100.0, 0.5, 3).unwrap();
+        let mut b = Arrivals::new(100.0, 0.5, 3).unwrap();
         for _ in 0..1000 {
             assert_eq!(a.next_gap(), b.next_gap());
+        }
+    }
+
+    fn any_f64() -> impl proptest::strategy::Strategy<Value = f64> {
+        use proptest::prelude::*;
+        prop_oneof![
+            Just(f64::NAN),
+            Just(f64::INFINITY),
+            Just(f64::NEG_INFINITY),
+            Just(0.0),
+            Just(-0.0),
+            Just(f64::MIN_POSITIVE),
+            Just(f64::MAX),
+            any::<f64>(),
+            (-30.0f64..30.0).prop_map(|e| 10f64.powf(e)),
+        ]
+    }
+
+    proptest::proptest! {
+        /// Whatever numbers reach it, the arrival process refuses them or yields gaps: it never
+        /// panics, and what it yields is a usable deadline.
+        #[test]
+        fn any_rate_and_burstiness_is_an_error_or_a_schedule(
+            rate in any_f64(), b in any_f64(), seed in 0u64..1000, n in 0u64..50,
+        ) {
+            for a in [Arrivals::new(rate, b, seed), Arrivals::rescaled(rate, b, seed, n)] {
+                match a {
+                    Ok(mut a) => {
+                        proptest::prop_assert!(check_rate(rate).is_ok() && check_burstiness(b).is_ok());
+                        for _ in 0..n + 3 {
+                            proptest::prop_assert!(a.next_gap() <= MAX_GAP);
+                        }
+                    }
+                    Err(e) => proptest::prop_assert!(!e.is_empty()),
+                }
+            }
+            // And the clamp always lands on a pace the process accepts.
+            let (p, _) = Pace { rate_per_s: Some(rate), burstiness: b }.clamped();
+            proptest::prop_assert!(Arrivals::new(p.rate_per_s.unwrap(), p.burstiness, seed).is_ok());
         }
     }
 }

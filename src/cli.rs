@@ -65,26 +65,26 @@ pub struct CompareArgs {
     #[arg(long)]
     pub demo: bool,
     /// Batch sizes measured closed loop at concurrency 1 (latency and throughput tables).
-    #[arg(long, num_args = 1.., default_values_t = [1usize, 8], value_parser = at_least_one::<usize>)]
+    #[arg(long, num_args = 1.., default_values_t = [1usize, 8], value_parser = batch)]
     pub batch_sizes: Vec<usize>,
     /// Concurrency levels measured at batch 1 (the concurrency table).
-    #[arg(long, num_args = 1.., default_values_t = [8usize], value_parser = at_least_one::<usize>)]
+    #[arg(long, num_args = 1.., default_values_t = [8usize], value_parser = concurrency)]
     pub concurrency_levels: Vec<usize>,
     /// Skip the concurrency table.
     #[arg(long)]
     pub no_concurrency: bool,
     /// Measured requests per target and phase.
-    #[arg(short = 'n', long = "requests", default_value_t = 100, value_parser = at_least_one::<u64>)]
+    #[arg(short = 'n', long = "requests", default_value_t = 100, value_parser = count)]
     pub n: u64,
     /// Requests sent before measuring each phase (excluded from results).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = warmup_count)]
     pub warmup: u64,
     /// Keep inputs at their natural length (compare pads to --max-len by default: the
     /// production condition for RAG-chunk NLI).
     #[arg(long)]
     pub no_pad_to_max: bool,
     /// Tokens every input is padded to.
-    #[arg(long, default_value_t = 512, value_parser = at_least_one::<usize>)]
+    #[arg(long, default_value_t = 512, value_parser = tokens)]
     pub max_len: usize,
     /// Run every target through one phase before the next phase (interleaved), or each
     /// target through all phases in turn (sequential).
@@ -173,7 +173,7 @@ pub struct ColdStartArgs {
     pub sagemaker: SageMakerArgs,
     /// Seconds to leave the endpoint idle before the first request (scale-to-zero needs
     /// its idle period to pass).
-    #[arg(long, default_value = "0", value_parser = non_negative)]
+    #[arg(long, default_value = "0", value_parser = non_negative_secs)]
     pub idle_wait: f64,
     /// Seconds between attempts while the endpoint is not ready.
     #[arg(long, default_value = "5", value_parser = positive_secs)]
@@ -182,14 +182,14 @@ pub struct ColdStartArgs {
     #[arg(long, default_value = "900", value_parser = positive_secs)]
     pub give_up: f64,
     /// Requests after the first success that give the steady-state p50.
-    #[arg(short = 'n', long = "requests", default_value_t = 20, value_parser = at_least_one::<u64>)]
+    #[arg(short = 'n', long = "requests", default_value_t = 20, value_parser = count)]
     pub n: u64,
     /// Per-request timeout in seconds (a cold start can take minutes).
     #[arg(long, default_value = "70", value_parser = positive_secs)]
     pub timeout: f64,
     #[arg(long)]
     pub pad_to_max: bool,
-    #[arg(long, default_value_t = 512, value_parser = at_least_one::<usize>)]
+    #[arg(long, default_value_t = 512, value_parser = tokens)]
     pub max_len: usize,
     /// Write the result as JSON here.
     #[arg(long, short = 'o')]
@@ -204,20 +204,20 @@ fn parse_rate(s: &str) -> Result<Rate, String> {
     if s.eq_ignore_ascii_case("inf") {
         return Ok(Rate(None));
     }
-    match s.parse::<f64>() {
-        Ok(r) if r > 0.0 && r.is_finite() => Ok(Rate(Some(r))),
-        _ => Err("must be a number > 0 or inf".into()),
-    }
+    let r = s
+        .parse::<f64>()
+        .map_err(|_| "must be a number of requests per second, or inf".to_string())?;
+    crate::arrival::check_rate(r).map(|r| Rate(Some(r)))
 }
 
 fn parse_burstiness(s: &str) -> Result<f64, String> {
     if s.eq_ignore_ascii_case("inf") {
         return Ok(f64::INFINITY);
     }
-    match s.parse::<f64>() {
-        Ok(b) if b > 0.0 && b.is_finite() => Ok(b),
-        _ => Err("must be a number > 0 or inf (1.0 is Poisson)".into()),
-    }
+    let b = s
+        .parse::<f64>()
+        .map_err(|_| "must be a number, or inf (1.0 is Poisson)".to_string())?;
+    crate::arrival::check_burstiness(b)
 }
 
 /// A finite number that `ok` accepts, or the error `why`.
@@ -228,16 +228,37 @@ fn number(s: &str, ok: fn(f64) -> bool, why: &str) -> Result<f64, String> {
     }
 }
 
+/// The longest time any flag can ask for. Beyond it a time is a typo, and far beyond it
+/// (1e20 s) no clock can represent the deadline.
+const MAX_SECS: f64 = 31.0 * 24.0 * 3600.0;
+
 fn positive_secs(s: &str) -> Result<f64, String> {
-    number(s, |v| v > 0.0, "must be a number of seconds > 0")
+    number(
+        s,
+        |v| v > 0.0 && v <= MAX_SECS,
+        "must be a number of seconds > 0 and at most 2678400 (31 days)",
+    )
+}
+
+fn non_negative_secs(s: &str) -> Result<f64, String> {
+    number(
+        s,
+        |v| (0.0..=MAX_SECS).contains(&v),
+        "must be a number of seconds >= 0 and at most 2678400 (31 days)",
+    )
+}
+
+/// Milliseconds of the reference endpoint's simulated service, stalls and outages.
+fn sim_ms(s: &str) -> Result<f64, String> {
+    number(
+        s,
+        |v| (0.0..=MAX_SECS * 1000.0).contains(&v),
+        "must be a number of milliseconds >= 0 and at most 2678400000 (31 days)",
+    )
 }
 
 fn positive(s: &str) -> Result<f64, String> {
     number(s, |v| v > 0.0, "must be a number > 0")
-}
-
-fn non_negative(s: &str) -> Result<f64, String> {
-    number(s, |v| v >= 0.0, "must be a number >= 0")
 }
 
 fn probability(s: &str) -> Result<f64, String> {
@@ -248,12 +269,52 @@ fn probability(s: &str) -> Result<f64, String> {
     )
 }
 
-/// A whole number of at least 1 (a count, a size, a level).
-fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(s: &str) -> Result<T, String> {
-    match s.parse::<T>() {
-        Ok(v) if v >= T::from(1) => Ok(v),
-        _ => Err("must be a whole number >= 1".into()),
+/// A whole number from `min` to `max`: counts, sizes and levels have ceilings because each
+/// unit costs memory or a task, and a billion of them is a typo that would take the machine.
+fn whole(s: &str, min: u64, max: u64) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(v) if (min..=max).contains(&v) => Ok(v),
+        _ => Err(format!("must be a whole number from {min} to {max}")),
     }
+}
+
+/// Requests in a phase (or its warmup): at most a billion.
+fn count(s: &str) -> Result<u64, String> {
+    whole(s, 1, 1_000_000_000)
+}
+
+fn warmup_count(s: &str) -> Result<u64, String> {
+    whole(s, 0, 1_000_000_000)
+}
+
+/// Requests in flight: each is a task and a connection.
+fn concurrency(s: &str) -> Result<usize, String> {
+    whole(s, 1, 100_000).map(|v| v as usize)
+}
+
+/// Tokens per input: the longest encoder contexts are 8192; 131072 leaves room.
+fn tokens(s: &str) -> Result<usize, String> {
+    whole(s, 1, 131_072).map(|v| v as usize)
+}
+
+/// Threads or server workers.
+fn threads(s: &str) -> Result<usize, String> {
+    whole(s, 1, 1024).map(|v| v as usize)
+}
+
+/// A batch size. How large a body may grow is checked where bodies are built; this only
+/// keeps the number itself sane.
+fn batch(s: &str) -> Result<usize, String> {
+    whole(s, 1, 1_000_000).map(|v| v as usize)
+}
+
+/// A small positive setting of the live screen (refresh rate, window seconds).
+fn screen_setting(s: &str) -> Result<u64, String> {
+    whole(s, 1, 3600)
+}
+
+fn window_secs(s: &str) -> Result<usize, String> {
+    screen_setting(s).map(|v| v as usize)
 }
 
 #[derive(Args, Debug, Clone)]
@@ -299,10 +360,10 @@ pub struct RunArgs {
 
     // Workload
     /// Measured requests per phase.
-    #[arg(short = 'n', long = "requests", default_value_t = 100, value_parser = at_least_one::<u64>, help_heading = "Workload")]
+    #[arg(short = 'n', long = "requests", default_value_t = 100, value_parser = count, help_heading = "Workload")]
     pub n: u64,
     /// Requests sent before measuring, per phase (excluded from results).
-    #[arg(long, default_value_t = 3, help_heading = "Workload")]
+    #[arg(long, default_value_t = 3, value_parser = warmup_count, help_heading = "Workload")]
     pub warmup: u64,
     /// Per-request timeout of warmup requests: a new batch shape can take long the first
     /// time (TensorRT compiles it).
@@ -312,20 +373,20 @@ pub struct RunArgs {
     #[arg(long, value_parser = positive_secs, help_heading = "Workload")]
     pub duration: Option<f64>,
     /// Inputs per request.
-    #[arg(long, default_value_t = 1, value_parser = at_least_one::<usize>, help_heading = "Workload")]
+    #[arg(long, default_value_t = 1, value_parser = batch, help_heading = "Workload")]
     pub batch_size: usize,
     /// Run one phase per --batch-sizes entry.
     #[arg(long, help_heading = "Workload")]
     pub sweep_batch: bool,
-    #[arg(long, num_args = 1.., default_values_t = [1usize, 8, 32], value_parser = at_least_one::<usize>, help_heading = "Workload")]
+    #[arg(long, num_args = 1.., default_values_t = [1usize, 8, 32], value_parser = batch, help_heading = "Workload")]
     pub batch_sizes: Vec<usize>,
     /// Most requests in flight at once.
-    #[arg(long, default_value_t = 1, value_parser = at_least_one::<usize>, help_heading = "Workload")]
+    #[arg(long, default_value_t = 1, value_parser = concurrency, help_heading = "Workload")]
     pub concurrency: usize,
     /// Run one phase per --concurrency-levels entry.
     #[arg(long, help_heading = "Workload")]
     pub sweep_concurrency: bool,
-    #[arg(long, num_args = 1.., default_values_t = [1usize, 2, 4, 8, 16], value_parser = at_least_one::<usize>, help_heading = "Workload")]
+    #[arg(long, num_args = 1.., default_values_t = [1usize, 2, 4, 8, 16], value_parser = concurrency, help_heading = "Workload")]
     pub concurrency_levels: Vec<usize>,
     /// Requests per second; inf means closed loop at the concurrency cap.
     #[arg(long, default_value = "inf", value_parser = parse_rate, help_heading = "Workload")]
@@ -336,7 +397,7 @@ pub struct RunArgs {
     /// Ask the endpoint to pad every input to --max-len tokens (the RAG-chunk condition).
     #[arg(long, help_heading = "Workload")]
     pub pad_to_max: bool,
-    #[arg(long, default_value_t = 512, value_parser = at_least_one::<usize>, help_heading = "Workload")]
+    #[arg(long, default_value_t = 512, value_parser = tokens, help_heading = "Workload")]
     pub max_len: usize,
     /// Input texts: JSONL of {"premise","hypothesis"} pairs or strings (default: shipped samples).
     #[arg(long, help_heading = "Workload")]
@@ -355,7 +416,7 @@ pub struct RunArgs {
     pub seed: Option<u64>,
     /// Threads that send requests (default: one per core). One dispatcher keeps the
     /// schedule whatever the count; 1 runs everything on one thread.
-    #[arg(long, value_parser = at_least_one::<usize>, help_heading = "Workload")]
+    #[arg(long, value_parser = threads, help_heading = "Workload")]
     pub client_threads: Option<usize>,
 
     // Accuracy, cost, output
@@ -391,10 +452,10 @@ pub struct RunArgs {
 
     // Live screen
     /// Screen refreshes per second.
-    #[arg(long, default_value_t = 10, value_parser = at_least_one::<u64>, help_heading = "Live screen")]
+    #[arg(long, default_value_t = 10, value_parser = screen_setting, help_heading = "Live screen")]
     pub fps: u64,
     /// Seconds of history in the latency histogram's recent view.
-    #[arg(long, default_value_t = 10, value_parser = at_least_one::<usize>, help_heading = "Live screen")]
+    #[arg(long, default_value_t = 10, value_parser = window_secs, help_heading = "Live screen")]
     pub window: usize,
 }
 
@@ -430,15 +491,15 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 8080)]
     pub port: u16,
     /// Requests served at once, like container workers; the rest queue.
-    #[arg(long, default_value_t = 1, value_parser = at_least_one::<usize>)]
+    #[arg(long, default_value_t = 1, value_parser = threads)]
     pub workers: usize,
     /// Each worker loads the model on its first request, one worker after another.
-    #[arg(long, default_value = "0", value_parser = non_negative)]
+    #[arg(long, default_value = "0", value_parser = sim_ms)]
     pub model_load_ms: f64,
     /// Service time = base + per-token × max(batch × len, saturation).
-    #[arg(long, default_value = "14.8", value_parser = non_negative)]
+    #[arg(long, default_value = "14.8", value_parser = sim_ms)]
     pub base_ms: f64,
-    #[arg(long, default_value = "0.0215", value_parser = non_negative)]
+    #[arg(long, default_value = "0.0215", value_parser = sim_ms)]
     pub per_token_ms: f64,
     #[arg(long, default_value_t = 512)]
     pub saturation_tokens: usize,
@@ -446,20 +507,20 @@ pub struct ServeArgs {
     #[arg(long, default_value = "0", value_parser = probability)]
     pub error_rate: f64,
     /// Requests beyond this many in flight get ThrottlingException.
-    #[arg(long, value_parser = at_least_one::<usize>)]
+    #[arg(long, value_parser = concurrency)]
     pub throttle_above: Option<usize>,
     /// Seconds after the first request at which the server freezes once.
-    #[arg(long, value_parser = non_negative, requires = "stall_ms")]
+    #[arg(long, value_parser = non_negative_secs, requires = "stall_ms")]
     pub stall_at: Option<f64>,
     /// How long the freeze lasts.
-    #[arg(long, value_parser = non_negative, requires = "stall_at")]
+    #[arg(long, value_parser = sim_ms, requires = "stall_at")]
     pub stall_ms: Option<f64>,
     /// Seconds after the first request at which every request fails with a 500 ModelError
     /// for --error-burst-ms (a model reload).
-    #[arg(long, value_parser = non_negative, requires = "error_burst_ms")]
+    #[arg(long, value_parser = non_negative_secs, requires = "error_burst_ms")]
     pub error_burst_at: Option<f64>,
     /// How long the error burst lasts.
-    #[arg(long, value_parser = non_negative, requires = "error_burst_at")]
+    #[arg(long, value_parser = sim_ms, requires = "error_burst_at")]
     pub error_burst_ms: Option<f64>,
     /// Fraction of successful replies cut off half-way, the connection closed.
     #[arg(long, default_value = "0", value_parser = probability)]
@@ -473,7 +534,7 @@ pub struct ServeArgs {
     pub wrong_content_type: bool,
     /// /ping answers 200 {"status": "Unhealthy"} for this long after start, as
     /// multi-model-server does while its workers come up.
-    #[arg(long, default_value = "0", value_parser = non_negative)]
+    #[arg(long, default_value = "0", value_parser = sim_ms)]
     pub unhealthy_for_ms: f64,
     /// Give wrong verdicts, to show an accuracy mismatch.
     #[arg(long)]

@@ -93,6 +93,7 @@ pub struct Live {
     pub rate_per_s: f64,
     pub concurrency: usize,
     pub in_flight: usize,
+    pub schedule: Option<crate::engine::ScheduleStatus>,
     pub sent: u64,
     pub current: LiveStats,
     pub recent_latency: Histogram<u64>,
@@ -116,6 +117,7 @@ pub fn live_snapshot(l: Live) -> Snapshot {
         concurrency: l.concurrency,
         batch_size: 1,
         in_flight: l.in_flight,
+        schedule: l.schedule,
         phase: Some(PhaseView {
             kind: PhaseKind::Live,
             index: l.phase_index,
@@ -197,6 +199,12 @@ pub fn snapshot() -> Snapshot {
         rate_per_s: 50.0,
         concurrency: 2,
         in_flight: 1,
+        schedule: Some(crate::engine::ScheduleStatus {
+            offered_per_s: 50.0,
+            backlog: 0,
+            lag: Duration::ZERO,
+            overloaded: false,
+        }),
         sent: 1004,
         current: LiveStats {
             n: 1000,

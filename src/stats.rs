@@ -109,6 +109,26 @@ pub struct PhaseRecorder {
     /// their service time and undercount a closed loop by about concurrency × service / 2.
     /// Bounded by the warmup count.
     warmup_done: Vec<(Instant, usize)>,
+    /// Closed loop only: when the request after the last measured one would have been sent
+    /// (see `req_per_s`).
+    pub pipeline_end: Option<Instant>,
+    /// Open loop only: what the schedule asked for and how far behind it the run fell.
+    pub schedule: Option<ScheduleOutcome>,
+}
+
+/// How an open-loop phase kept its schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ScheduleOutcome {
+    /// Measured requests that were due (intended send time before the phase's end) but never
+    /// got a concurrency slot. They are the longest-waiting requests: leaving them out
+    /// silently would drop the worst of the tail (survivorship, like coordinated omission).
+    pub unsent: u64,
+    /// Measured requests due per second over the measured schedule: sent plus unsent.
+    pub offered_per_s: f64,
+    /// The longest a due request waited to be sent (the schedule lag), at a send or at the end.
+    pub max_lag: Duration,
+    /// The lag kept growing: at the end it was over 100 ms and over 5 % of the phase.
+    pub overloaded: bool,
 }
 
 impl Default for PhaseRecorder {
@@ -127,6 +147,8 @@ impl Default for PhaseRecorder {
             last_done: None,
             paused: Duration::ZERO,
             warmup_done: Vec::new(),
+            pipeline_end: None,
+            schedule: None,
         }
     }
 }
@@ -183,9 +205,12 @@ impl PhaseRecorder {
         }
     }
 
-    /// From the first measured request's intended send to the last measured completion.
+    /// The interval throughput is counted over: in a closed loop whose pipeline end is known,
+    /// from the first measured send to it; otherwise from the first measured request's
+    /// intended send to the last measured completion.
     pub fn measured_interval(&self) -> Duration {
-        match (self.first_intended, self.last_done) {
+        let end = self.pipeline_end.or(self.last_done);
+        match (self.first_intended, end) {
             (Some(a), Some(b)) => b.saturating_duration_since(a).saturating_sub(self.paused),
             _ => Duration::ZERO,
         }
@@ -202,16 +227,40 @@ impl PhaseRecorder {
             .fold((0, 0), |(r, s), (_, b)| (r + 1, s + *b as u64))
     }
 
-    /// Requests completed successfully per second over the measured interval.
+    /// Requests completed successfully per second.
+    ///
+    /// A closed loop keeps every slot busy from the first measured send until a slot that
+    /// comes free finds the count used up (or the duration over): the `pipeline_end`. Over
+    /// that span exactly the measured requests were sent, at the rate the server completes
+    /// them, whether the slots run in step (all sent at once, all done at once) or spread
+    /// out, and whatever the count and the concurrency. Counting completions instead is
+    /// biased one way or the other: the last measured ones finish after the pipeline has
+    /// begun to empty (about concurrency × service / 2 too long an interval), and adding the
+    /// warmup requests finished inside the interval over-corrects when the slots run in step
+    /// (n + concurrency − 1 in n requests' time).
+    ///
+    /// Without a pipeline end (an open loop, a closed loop that never filled its slots or
+    /// was stopped while a request hung), the interval runs from the first measured intended
+    /// send to the last measured completion, and the warmup requests that completed inside
+    /// it count: in a steady state they stand for the measured requests still in flight
+    /// after the last measured send, so the two edges cancel.
     pub fn req_per_s(&self) -> f64 {
-        per_second(self.ok + self.warmup_inside().0, self.measured_interval())
+        per_second(self.ok + self.warmup_counted().0, self.measured_interval())
     }
 
     pub fn samples_per_s(&self) -> f64 {
         per_second(
-            self.samples + self.warmup_inside().1,
+            self.samples + self.warmup_counted().1,
             self.measured_interval(),
         )
+    }
+
+    fn warmup_counted(&self) -> (u64, u64) {
+        if self.pipeline_end.is_some() {
+            (0, 0)
+        } else {
+            self.warmup_inside()
+        }
     }
 }
 

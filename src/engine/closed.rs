@@ -31,6 +31,9 @@ pub(crate) struct Progress {
     /// Nanoseconds from `base` to the measured start, plus one; 0 while unset. Atomic
     /// because every slot reads it before every request of a `--duration` phase.
     measure_start: AtomicU64,
+    /// When the first slot that had sent a request found nothing more to send, encoded as
+    /// `measure_start`: the moment the next measured request would have gone out.
+    refused: AtomicU64,
     base: Instant,
 }
 
@@ -47,6 +50,7 @@ impl Progress {
                 _ => None,
             },
             measure_start: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
             base: Instant::now(),
         }
     }
@@ -67,10 +71,27 @@ impl Progress {
     }
 
     pub fn measure_start(&self) -> Option<Instant> {
-        match self.measure_start.load(Ordering::Acquire) {
-            0 => None,
-            at => Some(self.base + Duration::from_nanos(at - 1)),
-        }
+        self.decode(self.measure_start.load(Ordering::Acquire))
+    }
+
+    fn decode(&self, at: u64) -> Option<Instant> {
+        (at > 0).then(|| self.base + Duration::from_nanos(at - 1))
+    }
+
+    /// A slot that has sent found the phase used up (or the phase ending): in a closed loop
+    /// this is when the request after the last measured one would have been sent.
+    fn refused(&self, at: Instant) {
+        let at = at.saturating_duration_since(self.base).as_nanos() as u64 + 1;
+        let _ = self
+            .refused
+            .compare_exchange(0, at, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// The end of the closed loop's full pipeline: from the first measured send to here, every
+    /// slot was busy, so the measured requests sent in between over this span is the
+    /// throughput, unbiased at any count and concurrency (see `PhaseRecorder::req_per_s`).
+    pub fn pipeline_end(&self) -> Option<Instant> {
+        self.decode(self.refused.load(Ordering::Acquire))
     }
 
     /// Statistics were reset: measuring begins again at the next request.
@@ -142,6 +163,8 @@ impl Tickets {
 /// One set of slots.
 pub(crate) struct Slots {
     stopped: AtomicBool,
+    /// The phase ends with this set (a stop or a sweep), rather than a fresh set replacing it.
+    last: AtomicBool,
     running: AtomicUsize,
     exited: Notify,
 }
@@ -157,6 +180,7 @@ pub(crate) fn start(
 ) -> Arc<Slots> {
     let slots = Arc::new(Slots {
         stopped: AtomicBool::new(false),
+        last: AtomicBool::new(false),
         running: AtomicUsize::new(concurrency),
         exited: Notify::new(),
     });
@@ -173,8 +197,10 @@ pub(crate) fn start(
 }
 
 impl Slots {
-    /// Sends nothing more; requests in flight finish and are recorded.
-    pub fn stop(&self, limiter: &Limiter) {
+    /// Sends nothing more; requests in flight finish and are recorded. `last`: the phase
+    /// ends here, so the first slot to come free marks the end of the full pipeline.
+    pub fn stop(&self, limiter: &Limiter, last: bool) {
+        self.last.store(last, Ordering::Release);
         self.stopped.store(true, Ordering::Release);
         limiter.wake_all();
     }
@@ -214,17 +240,28 @@ async fn slot(
     let _leave = Leave(slots.clone());
     let limiter = requester.shared.limiter.clone();
     let stopped = || slots.stopped.load(Ordering::Acquire);
+    // A slot's first claim comes at the start, not when a slot frees: it marks no pipeline end.
+    let mut has_sent = false;
+    let refuse = |has_sent: bool| {
+        if has_sent {
+            progress.refused(Instant::now());
+        }
+    };
     loop {
         let Some(permit) = limiter.acquire_unless(stopped).await else {
+            refuse(has_sent && slots.last.load(Ordering::Acquire));
             return;
         };
         let now = Instant::now();
         if progress.end().is_some_and(|end| now >= end) {
+            refuse(has_sent);
             return;
         }
         let Some(claim) = progress.claim(&requester.shared.sent) else {
+            refuse(has_sent);
             return;
         };
+        has_sent = true;
         progress.started(claim.idx, now);
         let ticket = Ticket {
             idx: claim.idx,

@@ -13,7 +13,7 @@ use super::{Command, Ctx, PhaseView, RunState};
 use crate::arrival::{Arrivals, Pace, phase_seed};
 use crate::fmt;
 use crate::results::{self, PhaseResult, ServerBreakdown};
-use crate::stats::PhaseRecorder;
+use crate::stats::{PhaseRecorder, ScheduleOutcome};
 use crate::sweep::{PhaseKind, PhaseSpec, StopAt, SweepKind};
 use crate::target::ServerStats;
 use crate::timing;
@@ -89,15 +89,86 @@ async fn wait<F: Future>(
     }
 }
 
-fn arrivals_for(pace: Pace, spec: &PhaseSpec, seed: u64, fresh: bool) -> Option<Arrivals> {
+/// Gaps rescaled to hit the rate exactly are drawn twice up front; past this many the plain
+/// draws' relative miss (1/√n) is already under 0.03 %.
+const RESCALE_MAX: u64 = 10_000_000;
+
+fn arrivals_for(
+    shared: &super::Shared,
+    pace: Pace,
+    spec: &PhaseSpec,
+    seed: u64,
+    fresh: bool,
+) -> Option<Arrivals> {
     let rate = pace.rate_per_s?;
-    Some(match spec.stop {
-        // Fixed-count runs hit the target rate exactly; a live change falls back to plain draws.
-        StopAt::Count(n) if fresh => {
-            Arrivals::rescaled(rate, pace.burstiness, seed, spec.warmup + n)
+    // Fixed-count and fixed-duration phases offer exactly their rate; a live change falls
+    // back to plain draws.
+    let exact = match spec.stop {
+        StopAt::Count(n) => Some(n),
+        StopAt::Duration(d) => Some((d.as_secs_f64() * rate).ceil() as u64),
+        StopAt::Never => None,
+    }
+    .map(|n| spec.warmup.saturating_add(n))
+    .filter(|&n| fresh && n <= RESCALE_MAX);
+    let made = match exact {
+        Some(n) => Arrivals::rescaled(rate, pace.burstiness, seed, n),
+        None => Arrivals::new(rate, pace.burstiness, seed),
+    };
+    match made {
+        Ok(a) => Some(a),
+        // Paces are clamped before they get here, so this is a bug; it is logged, not fatal.
+        Err(e) => {
+            shared.event(format!("pace refused ({e}): closed loop"));
+            None
         }
-        _ => Arrivals::new(rate, pace.burstiness, seed),
-    })
+    }
+}
+
+/// Measured requests due before `until` that were never sent, the first of them due at
+/// `next`; at most `limit` (what is left of a fixed count).
+fn count_due(next: Instant, arrivals: &mut Arrivals, until: Instant, limit: u64) -> u64 {
+    const DRAWN_MAX: u64 = 10_000_000;
+    let (mut at, mut n) = (next, 0u64);
+    while at <= until && n < limit {
+        n += 1;
+        if n == DRAWN_MAX {
+            // Past ten million (a day's backlog at 100/s), the rest at the mean rate.
+            let left = until.saturating_duration_since(at).as_secs_f64();
+            let mean_gap = (0..1000)
+                .map(|_| arrivals.next_gap().as_secs_f64())
+                .sum::<f64>()
+                / 1000.0;
+            let more = if mean_gap > 0.0 {
+                (left / mean_gap) as u64
+            } else {
+                limit
+            };
+            return n.saturating_add(more).min(limit);
+        }
+        at += arrivals.next_gap();
+    }
+    n
+}
+
+/// An open-loop phase's schedule as it is kept: where it stands and how far behind it fell.
+struct Schedule {
+    max_lag: std::time::Duration,
+    last_lag: std::time::Duration,
+}
+
+impl Schedule {
+    fn sent(&mut self, intended: Instant, now: Instant) {
+        let lag = now.saturating_duration_since(intended);
+        self.last_lag = lag;
+        self.max_lag = self.max_lag.max(lag);
+    }
+}
+
+/// Overloaded: the lag at the end is over 100 ms and over 5 % of the measured schedule. A
+/// queue that keeps up has a lag that stays bounded however long the phase; one that does
+/// not has a lag that grows with it.
+pub(crate) fn overloaded(lag: std::time::Duration, span: std::time::Duration) -> bool {
+    lag > std::time::Duration::from_millis(100) && lag.as_secs_f64() > 0.05 * span.as_secs_f64()
 }
 
 pub(crate) async fn run_phase(
@@ -121,6 +192,7 @@ pub(crate) async fn run_phase(
         generation = live.generation;
         first_generation = generation;
         live.recorder = PhaseRecorder::default();
+        live.phase_started = Instant::now();
         live.batch_size = spec.batch_size;
         live.concurrency = spec.concurrency;
         live.state = RunState::Running;
@@ -150,12 +222,19 @@ pub(crate) async fn run_phase(
 
     let seed_for = |salt: u64| phase_seed(ctx.seed, index, salt);
     let mut repaces = 0u64;
-    let mut arrivals = arrivals_for(pace, &spec, seed_for(0), true);
+    let mut arrivals = arrivals_for(shared, pace, &spec, seed_for(0), true);
     let mut last_intended = Instant::now();
     let mut next_intended = last_intended;
     let mut deadline = Deadline::new();
     // The closed loop's current set of slots (see `closed`).
     let mut slots: Option<Arc<closed::Slots>> = None;
+    let mut schedule = Schedule {
+        max_lag: std::time::Duration::ZERO,
+        last_lag: std::time::Duration::ZERO,
+    };
+    // The pipeline-end rule holds only for a phase that was a closed loop throughout.
+    let mut ever_open = arrivals.is_some();
+    shared.set_due(arrivals.as_ref().map(|_| next_intended));
 
     let end = 'phase: loop {
         let phase_end = match spec.stop {
@@ -210,7 +289,8 @@ pub(crate) async fn run_phase(
             // Any command can change what slots would do: the set stops (requests in flight
             // finish) and a fresh one starts at the top if the phase is still closed loop.
             if let Some(set) = slots.take() {
-                set.stop(&shared.limiter);
+                let last = matches!(c, None | Some(Command::Stop | Command::StartSweep(_)));
+                set.stop(&shared.limiter, last);
             }
             let now = Instant::now();
             match apply(ctx, &spec, c, &mut pace, cmds).await {
@@ -220,19 +300,22 @@ pub(crate) async fn run_phase(
                     if arrivals.is_none() {
                         last_intended = now;
                     }
-                    arrivals = arrivals_for(pace, &spec, seed_for(repaces), false);
+                    arrivals = arrivals_for(shared, pace, &spec, seed_for(repaces), false);
                     // The schedule keeps its place: the next send is one new gap after the
                     // last one, at once if that is already past.
                     if let Some(a) = arrivals.as_mut() {
                         next_intended = last_intended + a.next_gap();
                     }
+                    ever_open |= arrivals.is_some();
+                    shared.set_due(arrivals.as_ref().map(|_| next_intended));
                 }
                 Flow::Resumed => {
                     // Time spent paused is not a backlog: the schedule restarts now.
                     repaces += 1;
-                    arrivals = arrivals_for(pace, &spec, seed_for(repaces), false);
+                    arrivals = arrivals_for(shared, pace, &spec, seed_for(repaces), false);
                     last_intended = Instant::now();
                     next_intended = last_intended;
+                    shared.set_due(arrivals.as_ref().map(|_| next_intended));
                 }
                 Flow::Reset(g) => {
                     generation = g;
@@ -261,13 +344,57 @@ pub(crate) async fn run_phase(
         ctx.client_threads
             .spawn(claim.idx, cap, requester.clone().send(ticket, permit));
         if let Some(a) = arrivals.as_mut() {
+            schedule.sent(intended, Instant::now());
             last_intended = next_intended;
             next_intended += a.next_gap();
+            shared.set_due(Some(next_intended));
         }
     };
     if let Some(set) = slots.take() {
-        set.stop(&shared.limiter);
+        set.stop(&shared.limiter, true);
     }
+    shared.set_due(None);
+    // What the schedule asked for and did not get (open loop only).
+    let outcome = arrivals.as_mut().map(|a| {
+        let ended = match (&end, spec.stop) {
+            (PhaseEnd::Completed, StopAt::Duration(_)) => progress.end(),
+            _ => None,
+        }
+        .unwrap_or_else(Instant::now);
+        let left = match spec.stop {
+            StopAt::Count(n) => (spec.warmup + n).saturating_sub(shared.sent.count()),
+            _ => u64::MAX,
+        };
+        let sent = shared.sent.count();
+        let due = count_due(next_intended, a, ended, left);
+        // Warmup requests never sent are not measured ones.
+        let unsent = (sent + due).saturating_sub(spec.warmup.max(sent));
+        let lag = if due > 0 {
+            ended.saturating_duration_since(next_intended)
+        } else {
+            schedule.last_lag
+        };
+        let start = progress.measure_start();
+        let span_end = match spec.stop {
+            StopAt::Count(_) => next_intended,
+            _ => ended,
+        };
+        let span = start.map_or(std::time::Duration::ZERO, |s| {
+            span_end.saturating_duration_since(s)
+        });
+        let offered = sent.saturating_sub(spec.warmup) + unsent;
+        ScheduleOutcome {
+            unsent,
+            offered_per_s: if span.is_zero() {
+                0.0
+            } else {
+                offered as f64 / span.as_secs_f64()
+            },
+            max_lag: schedule.max_lag.max(lag),
+            overloaded: overloaded(lag, span),
+        }
+    });
+    let pipeline_end = (!ever_open).then(|| progress.pipeline_end()).flatten();
 
     drain(ctx, &end, cmds).await;
     let server = match (stats_before, ctx.target.server_stats().await) {
@@ -282,6 +409,7 @@ pub(crate) async fn run_phase(
         generation,
         server,
         sent.saturating_sub(spec.warmup),
+        (pipeline_end, outcome),
     );
     end
 }
@@ -491,6 +619,7 @@ fn finish(
     generation: u64,
     server: Option<ServerStats>,
     sent: u64,
+    (pipeline_end, schedule): (Option<Instant>, Option<ScheduleOutcome>),
 ) {
     let mut live = ctx.shared.lock();
     // Later completions of this phase (after a stop's grace) no longer count anywhere.
@@ -503,6 +632,8 @@ fn finish(
     }
     rec.sent = sent;
     rec.count_abandoned();
+    rec.pipeline_end = pipeline_end;
+    rec.schedule = schedule;
     let spec = PhaseSpec {
         concurrency: live.concurrency,
         ..*spec

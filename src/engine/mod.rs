@@ -12,7 +12,7 @@ pub mod snapshot;
 mod tests;
 
 pub use command::Command;
-pub use snapshot::{LiveStats, PhaseView, RunState, Snapshot};
+pub use snapshot::{LiveStats, PhaseView, RunState, ScheduleStatus, Snapshot};
 
 use crate::accuracy::{self, AccuracyReport, AccuracySetup};
 use crate::arrival::Pace;
@@ -25,6 +25,7 @@ use crate::target::Target;
 use hdrhistogram::Histogram;
 use limiter::Limiter;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -77,12 +78,17 @@ pub(crate) struct Live {
     last_finite_rate: Option<f64>,
     /// The live phase's batch size, concurrency and pace, restored after a sweep.
     after_sweep: Option<(usize, usize, Pace)>,
+    /// When the current phase began, for how its schedule lag compares with its length.
+    phase_started: Instant,
 }
 
 pub(crate) struct Shared {
     live: Mutex<Live>,
     limiter: Arc<Limiter>,
     sent: closed::Tickets,
+    /// The open loop's next intended send, as nanoseconds after `started` plus one (0: none,
+    /// a closed loop). Written at every send, so an atomic rather than the lock.
+    due: AtomicU64,
     started: Instant,
     target_name: String,
     shape: Shape,
@@ -105,6 +111,20 @@ impl Shared {
                 live.run_latency
                     .saturating_record((c.done - c.intended).as_micros().max(1) as u64);
             }
+        }
+    }
+
+    fn set_due(&self, at: Option<Instant>) {
+        let v = at.map_or(0, |t| {
+            t.saturating_duration_since(self.started).as_nanos() as u64 + 1
+        });
+        self.due.store(v, Ordering::Release);
+    }
+
+    fn due(&self) -> Option<Instant> {
+        match self.due.load(Ordering::Acquire) {
+            0 => None,
+            v => Some(self.started + Duration::from_nanos(v - 1)),
         }
     }
 
@@ -134,6 +154,25 @@ impl Shared {
         if let Some(p) = phase.as_mut() {
             p.sent = self.sent.count();
         }
+        let schedule = match (live.pace.rate_per_s, self.due()) {
+            (Some(rate), Some(due)) if live.state == RunState::Running => {
+                let lag = now.saturating_duration_since(due);
+                Some(ScheduleStatus {
+                    offered_per_s: rate,
+                    backlog: if lag.is_zero() {
+                        0
+                    } else {
+                        1 + (lag.as_secs_f64() * rate) as u64
+                    },
+                    lag,
+                    overloaded: dispatch::overloaded(
+                        lag,
+                        now.saturating_duration_since(live.phase_started),
+                    ),
+                })
+            }
+            _ => None,
+        };
         let state = match (live.state, &phase) {
             (RunState::Running, Some(p)) if p.sent <= p.warmup => RunState::Warming,
             (s, _) => s,
@@ -146,6 +185,7 @@ impl Shared {
             concurrency: live.concurrency,
             batch_size: live.batch_size,
             in_flight: self.limiter.in_flight(),
+            schedule,
             phase,
             current,
             recent_latency: live.timeline.recent(),
@@ -265,9 +305,11 @@ impl Engine {
                 accuracy_running: false,
                 last_finite_rate: setup.pace.rate_per_s,
                 after_sweep: None,
+                phase_started: started,
             }),
             limiter: Limiter::new(setup.plan.concurrency),
             sent: closed::Tickets::new(),
+            due: AtomicU64::new(0),
             started,
             target_name: setup.target.describe(),
             shape: setup.shape,

@@ -72,6 +72,18 @@ impl LiveStats {
     }
 }
 
+/// How an open loop keeps its schedule right now.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScheduleStatus {
+    pub offered_per_s: f64,
+    /// Requests due and not yet sent (estimated from the lag at the offered rate).
+    pub backlog: u64,
+    /// Now minus the intended send time of the oldest request not yet sent.
+    pub lag: Duration,
+    /// The lag is over 100 ms and over 5 % of the phase so far: the endpoint is not keeping up.
+    pub overloaded: bool,
+}
+
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     pub elapsed: Duration,
@@ -81,6 +93,8 @@ pub struct Snapshot {
     pub concurrency: usize,
     pub batch_size: usize,
     pub in_flight: usize,
+    /// Open loop only.
+    pub schedule: Option<ScheduleStatus>,
     pub phase: Option<PhaseView>,
     pub current: LiveStats,
     /// Scheduled latency (µs) of all completions over the recent window.

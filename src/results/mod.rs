@@ -40,6 +40,9 @@ pub struct PhaseResult {
     /// as `Abandoned` errors); an export written mid-phase has the difference in flight.
     #[serde(default)]
     pub sent: u64,
+    /// Open loop: measured requests due before the phase ended that never got a slot.
+    #[serde(default)]
+    pub unsent: u64,
     pub ok: u64,
     pub errors: BTreeMap<String, u64>,
     /// Successful requests by SageMaker's invoked production variant (SageMaker targets).
@@ -57,6 +60,14 @@ pub struct PhaseResult {
     pub p99_over_p50: Option<f64>,
     pub duration_s: f64,
     pub req_per_s: f64,
+    /// Open loop: measured requests due per second (sent plus unsent); `None` closed loop.
+    #[serde(default)]
+    pub offered_per_s: Option<f64>,
+    /// Open loop: the schedule lag kept growing (see `stats::ScheduleOutcome`).
+    #[serde(default)]
+    pub overloaded: bool,
+    #[serde(default)]
+    pub max_lag_ms: Option<f64>,
     pub samples_per_s: f64,
     pub batch_efficiency: Option<f64>,
     pub cost_per_1m_usd: Option<f64>,
@@ -113,6 +124,7 @@ impl PhaseResult {
             warmup: spec.warmup,
             n: rec.completed(),
             sent: rec.sent,
+            unsent: rec.schedule.map_or(0, |s| s.unsent),
             ok: rec.ok,
             errors: rec.errors.clone(),
             variants: rec.variants.clone(),
@@ -124,6 +136,11 @@ impl PhaseResult {
             p99_over_p50: tail_ratio(latency.p50, latency.p99),
             duration_s: round3(rec.measured_interval().as_secs_f64()),
             req_per_s: rec.req_per_s(),
+            offered_per_s: rec.schedule.map(|s| s.offered_per_s),
+            overloaded: rec.schedule.is_some_and(|s| s.overloaded),
+            max_lag_ms: rec
+                .schedule
+                .map(|s| round3(s.max_lag.as_secs_f64() * 1000.0)),
             samples_per_s: rec.samples_per_s(),
             batch_efficiency: None,
             cost_per_1m_usd: None,

@@ -81,7 +81,8 @@ fn md1_run(s: &Serve, n: u64, burstiness: f64) -> (f64, f64, serde_json::Value) 
         .no_accuracy();
     let (_, e) = run_export(&s.url, &load.strs());
     let p = phase(&e, 0).clone();
-    let mut arrivals = Arrivals::rescaled(RATE, burstiness, phase_seed(seed, 1, 0), n + warmup);
+    let mut arrivals = Arrivals::rescaled(RATE, burstiness, phase_seed(seed, 1, 0), n + warmup)
+        .expect("a valid pace");
     let gaps: Vec<f64> = (0..n + warmup)
         .map(|_| arrivals.next_gap().as_secs_f64())
         .collect();

@@ -17,6 +17,7 @@ mod report;
 mod sagemaker;
 mod security;
 mod signals;
+mod throughput;
 mod triton_vllm;
 mod tui_e2e;
 mod workload;

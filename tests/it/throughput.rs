@@ -1,0 +1,110 @@
+//! What a phase could do and what it was asked to do: closed-loop throughput that cannot
+//! exceed the server, and open-loop runs that say how far behind the schedule they fell.
+
+use crate::common::{Serve, assert_phase_accounted, f, run_export, timed};
+
+/// 8 workers × 100 ms complete at most 80 requests a second. A closed loop at concurrency 8
+/// keeps them all busy; with the warmup the size of the concurrency every slot runs in step
+/// (all sent at once, all done at once), where counting the warmup requests that finish
+/// inside the interval read 114 req/s at `-n 16`. Whatever the count or a duration, the
+/// figure must be the server's 80, and agree with the phase's own interval.
+#[test]
+fn closed_loop_req_per_s_is_what_eight_workers_of_100_ms_can_do_at_any_count() {
+    let _t = timed();
+    let s = Serve::fixed(100, 8, &[]);
+    for stop in [
+        ["-n", "16"],
+        ["-n", "8"],
+        ["-n", "200"],
+        ["--duration", "3"],
+    ] {
+        let (_, e) = run_export(
+            &s.url,
+            &[
+                "--concurrency",
+                "8",
+                "--warmup",
+                "8",
+                "--no-accuracy",
+                stop[0],
+                stop[1],
+            ],
+        );
+        let p = &e["phases"][0];
+        assert_phase_accounted(p);
+        let (rps, ok, secs) = (f(&p["req_per_s"]), f(&p["ok"]), f(&p["duration_s"]));
+        eprintln!("{stop:?}: {rps:.2} req/s, {ok} ok in {secs} s");
+        assert!(
+            (rps / 80.0 - 1.0).abs() < 0.03,
+            "{stop:?}: {rps} req/s, want 80 ± 3 %"
+        );
+        assert!(
+            (ok / secs / rps - 1.0).abs() < 0.01,
+            "{stop:?}: {ok} ok over {secs} s is not {rps} req/s"
+        );
+        assert_eq!(p["unsent"], 0);
+        assert!(p["offered_per_s"].is_null() && p["max_lag_ms"].is_null());
+    }
+}
+
+fn open_loop_against_one_worker_of_10_ms(rate: u32) -> serde_json::Value {
+    let s = Serve::fixed(10, 1, &[]);
+    let (_, e) = run_export(
+        &s.url,
+        &[
+            "--request-rate",
+            &rate.to_string(),
+            "--duration",
+            "5",
+            "--concurrency",
+            "4",
+            "--no-accuracy",
+        ],
+    );
+    e["phases"][0].clone()
+}
+
+/// One worker of 10 ms serves 100 requests a second. Offered 200 a second for 5 s, half the
+/// schedule can never be sent: those requests are counted as unsent (not silently left out
+/// of the tail), the phase is marked overloaded, and offered and achieved rates are both there.
+#[test]
+fn open_loop_over_capacity_counts_unsent_requests_and_says_it_is_overloaded() {
+    let _t = timed();
+    let p = open_loop_against_one_worker_of_10_ms(200);
+    assert_phase_accounted(&p);
+    let (sent, unsent) = (f(&p["sent"]), f(&p["unsent"]));
+    let (offered, achieved) = (f(&p["offered_per_s"]), f(&p["req_per_s"]));
+    let lag = f(&p["max_lag_ms"]);
+    eprintln!(
+        "over capacity: sent {sent} unsent {unsent}, offered {offered:.1}/s achieved \
+         {achieved:.1}/s, max lag {lag} ms"
+    );
+    assert!(unsent > 0.0, "{p}");
+    assert!(
+        ((sent + unsent) / 1000.0 - 1.0).abs() < 0.02,
+        "sent + unsent = {} is not the 1000 intended send times in 5 s at 200/s",
+        sent + unsent
+    );
+    assert_eq!(p["overloaded"], true, "{p}");
+    assert!((offered / 200.0 - 1.0).abs() < 0.03, "offered {offered}");
+    assert!((85.0..=102.0).contains(&achieved), "achieved {achieved}");
+    // Behind by about half the run: 2.5 s at the end.
+    assert!((1500.0..=3500.0).contains(&lag), "max lag {lag} ms");
+}
+
+#[test]
+fn open_loop_under_capacity_sends_everything_and_is_not_overloaded() {
+    let _t = timed();
+    let p = open_loop_against_one_worker_of_10_ms(50);
+    assert_phase_accounted(&p);
+    assert_eq!(p["unsent"], 0, "{p}");
+    assert_eq!(p["overloaded"], false, "{p}");
+    let (sent, offered) = (f(&p["sent"]), f(&p["offered_per_s"]));
+    assert!(
+        (sent / 250.0 - 1.0).abs() < 0.02,
+        "sent {sent} in 5 s at 50/s"
+    );
+    assert!((offered / 50.0 - 1.0).abs() < 0.03, "offered {offered}");
+    assert!((f(&p["req_per_s"]) / 50.0 - 1.0).abs() < 0.03, "{p}");
+    assert!(f(&p["max_lag_ms"]) < 100.0, "{p}");
+}
