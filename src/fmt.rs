@@ -11,22 +11,56 @@ pub fn num(v: Option<f64>, prec: usize) -> String {
         .map_or("-".into(), |x| format!("{x:.prec$}"))
 }
 
-/// Milliseconds in at most 6 characters, for narrow panels: 0.42, 25.8, 103, 1.61s, 12.3s.
+/// Milliseconds in few characters, for narrow panels: 0.42, 25.8, 103, 3230. Always
+/// milliseconds, so a panel that says "ms" once never shows a figure in another unit.
 pub fn ms(v: f64) -> String {
     if v < 10.0 {
         format!("{v:.2}")
     } else if v < 100.0 {
         format!("{v:.1}")
-    } else if v < 1000.0 {
-        format!("{v:.0}")
     } else {
-        format!("{:.2}s", v / 1000.0)
+        format!("{v:.0}")
     }
+}
+
+/// A schedule lag: "85 ms", "2.6 s".
+pub fn lag(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 1.0 {
+        format!("{:.0} ms", s * 1000.0)
+    } else {
+        format!("{s:.1} s")
+    }
+}
+
+/// How far an open loop is behind its schedule, or `None` when it keeps up: "OVERLOADED:
+/// offered 200.0, achieved 98.1 req/s, backlog 512, lag 2.6 s".
+pub fn behind(
+    offered: f64,
+    achieved: f64,
+    backlog: u64,
+    lag_by: Duration,
+    overloaded: bool,
+) -> Option<String> {
+    (backlog > 0 || overloaded).then(|| {
+        format!(
+            "{}: offered {}, achieved {} req/s, backlog {backlog}, lag {}",
+            if overloaded { "OVERLOADED" } else { "behind" },
+            rate(Some(offered)),
+            rate(Some(achieved)),
+            lag(lag_by)
+        )
+    })
 }
 
 /// A request rate as the timeline and the tables write it: `inf` is a closed loop.
 pub fn rate(r: Option<f64>) -> String {
-    r.map_or("inf".into(), |r| format!("{r:.1}"))
+    match r {
+        None => "inf".into(),
+        // Slow rates keep their digits: 0.002 is not 0.0.
+        Some(r) if r < 0.1 => format!("{r:.4}"),
+        Some(r) => format!("{r:.1}"),
+    }
 }
 
 /// A request rate in at most 5 characters, for narrow panels.
@@ -67,6 +101,16 @@ pub fn pace(p: &Pace) -> String {
             rate(Some(r)),
             arrivals(p.burstiness)
         ),
+    }
+}
+
+/// The pace in a table cell: "closed", "200.0 Poisson", "50.0 fixed", "20.0 b=0.25".
+pub fn pace_short(p: &Pace) -> String {
+    match p.rate_per_s {
+        None => "closed".into(),
+        Some(r) if p.burstiness.is_infinite() => format!("{} fixed", rate(Some(r))),
+        Some(r) if p.burstiness == 1.0 => format!("{} Poisson", rate(Some(r))),
+        Some(r) => format!("{} b={}", rate(Some(r)), p.burstiness),
     }
 }
 
@@ -119,7 +163,10 @@ mod tests {
         assert_eq!(ms(0.4236), "0.42");
         assert_eq!(ms(25.84), "25.8");
         assert_eq!(ms(102.86), "103");
-        assert_eq!(ms(1611.0), "1.61s");
+        assert_eq!(ms(1611.0), "1611", "milliseconds, never a second unit");
+        assert_eq!(rate(Some(0.002)), "0.0020");
+        assert_eq!(lag(Duration::from_millis(85)), "85 ms");
+        assert_eq!(lag(Duration::from_millis(2600)), "2.6 s");
         assert_eq!(num(None, 2), "-");
         assert_eq!(num(Some(f64::NAN), 2), "-");
         assert_eq!(num(Some(1.005), 1), "1.0");

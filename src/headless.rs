@@ -2,6 +2,7 @@
 //! that follow are the report's (`crate::report`), rendered from the run's export.
 
 use crate::engine::{Command, Engine, Snapshot};
+use crate::fmt;
 use crate::results::RunReport;
 use crate::signals::{Abort, abort_now, wait_for_signal};
 use std::io::IsTerminal;
@@ -23,8 +24,13 @@ fn progress_line(s: &Snapshot) -> String {
     };
     let c = &s.current;
     let errors: u64 = c.errors.values().sum();
+    let behind = s
+        .schedule
+        .and_then(|q| fmt::behind(q.offered_per_s, c.req_per_s, q.backlog, q.lag, q.overloaded))
+        .map(|t| format!("  {t}"))
+        .unwrap_or_default();
     format!(
-        "[{phase}] {:>6.1} s  {:<9} sent {:>6}  ok {:>6}  err {:>4}  p50 {:>8.1} ms  p99 {:>8.1} ms  {:>8.1} req/s",
+        "[{phase}] {:>6.1} s  {:<9} sent {:>6}  ok {:>6}  err {:>4}  p50 {:>8.1} ms  p99 {:>8.1} ms  {:>8.1} req/s{behind}",
         s.elapsed.as_secs_f64(),
         s.state.label(),
         s.phase.as_ref().map_or(0, |p| p.sent),

@@ -287,7 +287,8 @@ pub enum TimelineEntry {
     },
 }
 
-/// All completions, warmup included, bucketed by second: what the endpoint did each second.
+/// All completions, warmup included, bucketed by second: what the endpoint did each second;
+/// the latencies are those of measured requests.
 #[derive(Debug)]
 pub struct Timeline {
     start: Instant,
@@ -317,12 +318,17 @@ impl Timeline {
         }
     }
 
+    /// Every completion counts towards what the endpoint did that second; only measured ones
+    /// towards its latency, as in the phase's percentiles (a warmup request is often a cold
+    /// one).
     pub fn record(&mut self, c: &Completion) {
         match c.error {
             None => {
                 self.ok += 1;
                 self.samples += c.batch_size as u64;
-                self.hist.saturating_record(us(c.done - c.intended));
+                if c.measured {
+                    self.hist.saturating_record(us(c.done - c.intended));
+                }
             }
             Some(_) => self.errors += 1,
         }

@@ -431,6 +431,21 @@ async fn apply(
     match command {
         Command::SetRate(r) => {
             let old = pace.rate_per_s;
+            let (clamped, changed) = Pace {
+                rate_per_s: r,
+                ..*pace
+            }
+            .clamped();
+            if changed {
+                shared.event(format!(
+                    "request_rate {} clamped to {} (supported: {} to {} req/s, or inf)",
+                    fmt::rate(r),
+                    fmt::rate(clamped.rate_per_s),
+                    crate::arrival::MIN_RATE,
+                    crate::arrival::MAX_RATE
+                ));
+            }
+            let r = clamped.rate_per_s;
             pace.rate_per_s = r;
             let mut live = shared.lock();
             live.pace = *pace;
@@ -445,6 +460,21 @@ async fn apply(
         }
         Command::SetBurstiness(b) => {
             let old = pace.burstiness;
+            let (clamped, changed) = Pace {
+                burstiness: b,
+                ..*pace
+            }
+            .clamped();
+            if changed {
+                shared.event(format!(
+                    "burstiness {} clamped to {} (supported: {} to {}, or inf)",
+                    fmt::burstiness(b),
+                    fmt::burstiness(clamped.burstiness),
+                    crate::arrival::MIN_BURSTINESS,
+                    crate::arrival::MAX_BURSTINESS
+                ));
+            }
+            let b = clamped.burstiness;
             pace.burstiness = b;
             let mut live = shared.lock();
             live.pace = *pace;

@@ -31,14 +31,26 @@ pub fn heading(e: &Export) -> Vec<String> {
         super::describe_target(e),
         t["engine"].as_str().unwrap_or("?")
     )];
-    let pace = Pace {
+    let flags = Pace {
         rate_per_s: c["request_rate"].as_f64(),
         burstiness: c["burstiness"].as_f64().unwrap_or(f64::INFINITY),
     };
-    let concurrency = e.phases.first().map_or_else(
-        || c["concurrency"].as_u64().unwrap_or(1) as usize,
-        |p| p.concurrency,
-    );
+    // What ran, not what the flags said: a live run steered from the screen ran at other
+    // paces than it started with.
+    let paces: Vec<Pace> = e.phases.iter().map(pace_of).collect();
+    let concs: Vec<usize> = e.phases.iter().map(|p| p.concurrency).collect();
+    let same = |v: &[usize]| v.first().filter(|&&f| v.iter().all(|&x| x == f)).copied();
+    let how = match paces.first() {
+        None => fmt::pace_at(&flags, c["concurrency"].as_u64().unwrap_or(1) as usize),
+        Some(first) if paces.iter().all(|p| p == first) => match same(&concs) {
+            Some(c) => fmt::pace_at(first, c),
+            None => format!("{}, concurrency per phase", fmt::pace(first)),
+        },
+        Some(_) => format!(
+            "pace per phase in the tables (the run started {})",
+            fmt::pace(&flags)
+        ),
+    };
     let shape = if c["pad_to_max"].as_bool() == Some(true) {
         format!("inputs padded to {} tokens", c["max_len"])
     } else {
@@ -47,7 +59,7 @@ pub fn heading(e: &Export) -> Vec<String> {
             num(c["natural_tokens_per_input"].as_f64(), 0)
         )
     };
-    lines.push(format!("{} — {shape}", fmt::pace_at(&pace, concurrency)));
+    lines.push(format!("{how} — {shape}"));
     if let (Some(name), Some(price)) = (
         c["instance_type"].as_str(),
         c["price_per_hour_usd"].as_f64(),
@@ -71,6 +83,7 @@ pub fn tables(e: &Export) -> Vec<Table> {
         live_table(&e.phases),
         concurrency_table(&e.phases),
         latency_table(&e.phases),
+        schedule_table(&e.phases),
         errors_table(&e.phases),
         server_table(&e.phases),
         variants_table(&e.phases),
@@ -91,7 +104,7 @@ struct Col(&'static str, fn(&PhaseResult) -> String);
 const KIND: Col = Col("kind", |p| p.kind.name().into());
 const BATCH: Col = Col("batch", |p| p.batch_size.to_string());
 const CONC: Col = Col("conc", |p| p.concurrency.to_string());
-const RATE: Col = Col("rate", |p| fmt::rate(p.request_rate));
+const PACE: Col = Col("pace", |p| fmt::pace_short(&pace_of(p)));
 const N: Col = Col("n", |p| p.n.to_string());
 const P50: Col = Col("p50 ms", |p| num(Some(p.latency_ms.p50), 1));
 const P90: Col = Col("p90 ms", |p| num(Some(p.latency_ms.p90), 1));
@@ -111,6 +124,44 @@ const COST: Col = Col("$/1M", |p| num(p.cost_per_1m_usd, 2));
 const ERRORS: Col = Col("errors", |p| p.error_count().to_string());
 const SERVICE: Col = Col("service p50/p99 ms", |p| pair(&p.service_ms));
 const DISPATCH: Col = Col("dispatch p50/p99 ms", |p| pair(&p.dispatch_delay_ms));
+
+const OFFERED: Col = Col("offered/s", |p| num(p.offered_per_s, 1));
+const UNSENT: Col = Col("unsent", |p| p.unsent.to_string());
+const MAX_LAG: Col = Col("max lag ms", |p| num(p.max_lag_ms, 1));
+
+fn pace_of(p: &PhaseResult) -> Pace {
+    Pace {
+        rate_per_s: p.request_rate,
+        burstiness: p.burstiness.unwrap_or(f64::INFINITY),
+    }
+}
+
+/// Open-loop phases: what the schedule offered, what the endpoint achieved, and the requests
+/// that were due and never sent.
+fn schedule_table(phases: &[PhaseResult]) -> Option<Table> {
+    let open: Vec<&PhaseResult> = phases
+        .iter()
+        .filter(|p| p.offered_per_s.is_some())
+        .collect();
+    if open.is_empty() {
+        return None;
+    }
+    let mut t = phase_table(
+        "Open-loop schedule (unsent: due before the phase ended, never given a slot)",
+        &[KIND, BATCH, CONC, PACE, OFFERED, REQ, UNSENT, MAX_LAG],
+        &open,
+        |p| p.overloaded.then_some("overloaded"),
+    );
+    if open.iter().any(|p| p.overloaded) {
+        t.notes.push(
+            "overloaded: the endpoint did not keep up with the offered rate and the lag kept \
+             growing; the unsent requests would each have waited at least the lag, so the \
+             latency percentiles understate what clients at this rate would see"
+                .into(),
+        );
+    }
+    Some(t)
+}
 
 fn pair(s: &crate::stats::LatencySummary) -> String {
     format!("{:.1}/{:.1}", s.p50, s.p99)
@@ -171,7 +222,7 @@ fn live_table(phases: &[PhaseResult]) -> Option<Table> {
     (!live.is_empty()).then(|| {
         phase_table(
             "Live phases (as steered from the screen; see the timeline for changes)",
-            &[BATCH, CONC, RATE, N, P50, P99, TAIL, REQ, SAMPLES, ERRORS],
+            &[BATCH, CONC, PACE, N, P50, P99, TAIL, REQ, SAMPLES, ERRORS],
             &live,
             |_| None,
         )
@@ -207,7 +258,7 @@ fn latency_table(phases: &[PhaseResult]) -> Option<Table> {
         phase_table(
             "Latency breakdown (scheduled = dispatch delay, waiting to be sent, + service)",
             &[
-                KIND, BATCH, CONC, RATE, N, P50, P90, P95, P99, P999, MAX, SERVICE, DISPATCH,
+                KIND, BATCH, CONC, PACE, N, P50, P90, P95, P99, P999, MAX, SERVICE, DISPATCH,
             ],
             &all,
             |_| None,

@@ -235,3 +235,58 @@ fn compare_screen_small_and_odd_sizes_do_not_panic() {
         t.draw(|f| super::compare::draw(f, &v, true)).unwrap();
     }
 }
+
+/// An endpoint seconds behind: every figure keeps one unit ("3230 ms", never "3.23s ms").
+#[test]
+fn latencies_over_a_second_keep_one_unit() {
+    let mut snap = fixtures::snapshot();
+    let l = &mut snap.current.latency;
+    for v in [
+        &mut l.min,
+        &mut l.mean,
+        &mut l.p50,
+        &mut l.p90,
+        &mut l.p95,
+        &mut l.p99,
+        &mut l.p999,
+        &mut l.max,
+    ] {
+        *v *= 100.0;
+    }
+    let mut h = crate::stats::view_histogram();
+    for us in [1_230_000u64, 1_500_000, 1_990_000, 2_600_000, 3_230_000] {
+        h.saturating_record(us);
+    }
+    snap.recent_latency = h;
+    let a = App::new(fixtures::info(), Arc::new(snap));
+    let p = render(44, 9, &a, panels::percentiles::render);
+    let hist = render(60, 8, &a, panels::histogram::render);
+    for t in [&p, &hist] {
+        let text = format!("{}", t.backend());
+        assert!(!text.contains("s ms") && !text.contains("s–"), "{text}");
+    }
+    insta::assert_snapshot!("percentiles_over_a_second", p.backend());
+    insta::assert_snapshot!("histogram_over_a_second", hist.backend());
+}
+
+/// An open loop the endpoint cannot keep up with says so first, before the pace.
+#[test]
+fn panel_header_when_the_endpoint_falls_behind() {
+    let mut snap = fixtures::snapshot();
+    snap.schedule = Some(crate::engine::ScheduleStatus {
+        offered_per_s: 74.6,
+        backlog: 512,
+        lag: std::time::Duration::from_millis(2600),
+        overloaded: true,
+    });
+    snap.current.req_per_s = 38.2;
+    let a = App::new(fixtures::info(), Arc::new(snap));
+    let t = render(100, 2, &a, panels::header::render);
+    assert!(
+        format!("{}", t.backend())
+            .contains("OVERLOADED: offered 74.6, achieved 38.2 req/s, backlog 512, lag 2.6 s"),
+        "{}",
+        t.backend()
+    );
+    insta::assert_snapshot!(t.backend());
+}

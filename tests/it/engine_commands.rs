@@ -40,30 +40,15 @@ fn events(s: &Snapshot) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn live_commands_take_effect_and_are_logged() {
-    let _turn = crate::common::load();
-    let server = serve::start(
-        ServeConfig {
-            workers: 4,
-            service: ServiceModel {
-                base_ms: 2.0,
-                per_token_ms: 0.0,
-                saturation_tokens: 0,
-            },
-            ..ServeConfig::default()
-        },
-        TokenCounter::shipped(),
-    )
-    .await
-    .unwrap();
+/// A live run at `pace` against `url`, accuracy samples and a price included.
+fn live_setup(url: &str, pace: Pace) -> EngineSetup {
     let shape = Shape {
         pad_to_max: false,
         max_len: 512,
     };
-    let engine = Engine::start(EngineSetup {
+    EngineSetup {
         target: Arc::new(LocalTarget::new(
-            &server.url(),
+            url,
             &HfFormat { shape },
             8,
             Duration::from_secs(5),
@@ -78,10 +63,7 @@ async fn live_commands_take_effect_and_are_logged() {
             pad_to_max: false,
             max_len: 512,
         },
-        pace: Pace {
-            rate_per_s: Some(50.0),
-            burstiness: 1.0,
-        },
+        pace,
         plan: SweepPlan {
             batch_size: 1,
             concurrency: 2,
@@ -102,7 +84,33 @@ async fn live_commands_take_effect_and_are_logged() {
         window_s: 10,
         tick: Duration::from_millis(50),
         client_threads: 2,
-    });
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_commands_take_effect_and_are_logged() {
+    let _turn = crate::common::load();
+    let server = serve::start(
+        ServeConfig {
+            workers: 4,
+            service: ServiceModel {
+                base_ms: 2.0,
+                per_token_ms: 0.0,
+                saturation_tokens: 0,
+            },
+            ..ServeConfig::default()
+        },
+        TokenCounter::shipped(),
+    )
+    .await
+    .unwrap();
+    let engine = Engine::start(live_setup(
+        &server.url(),
+        Pace {
+            rate_per_s: Some(50.0),
+            burstiness: 1.0,
+        },
+    ));
 
     let s = wait_for(&engine, "live traffic", |s| s.current.ok >= 10).await;
     assert_eq!(
@@ -201,4 +209,63 @@ async fn live_commands_take_effect_and_are_logged() {
         report.accuracy_after.is_none(),
         "a stopped run skips the after-check"
     );
+}
+
+/// Holding a key multiplies the rate (or divides the burstiness) without bound; the engine
+/// keeps both inside the supported ranges and says so in the timeline, instead of reaching a
+/// number no schedule can keep (1e300 req/s) or a panic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_keys_held_down_are_clamped_to_the_supported_ranges() {
+    let _turn = crate::common::load();
+    let server = serve::start(
+        ServeConfig {
+            workers: 4,
+            service: ServiceModel {
+                base_ms: 1.0,
+                per_token_ms: 0.0,
+                saturation_tokens: 0,
+            },
+            ..ServeConfig::default()
+        },
+        TokenCounter::shipped(),
+    )
+    .await
+    .unwrap();
+    let mut setup = live_setup(
+        &server.url(),
+        Pace {
+            rate_per_s: Some(20.0),
+            burstiness: 1.0,
+        },
+    );
+    setup.accuracy = None;
+    let engine = Engine::start(setup);
+    wait_for(&engine, "live traffic", |s| s.current.ok >= 3).await;
+    for _ in 0..2000 {
+        engine.send(Command::ScaleRate(0.5));
+        engine.send(Command::ScaleBurstiness(0.5));
+    }
+    let s = wait_for(&engine, "rate at its floor", |s| {
+        s.pace.rate_per_s == Some(encbench::arrival::MIN_RATE)
+            && s.pace.burstiness == encbench::arrival::MIN_BURSTINESS
+    })
+    .await;
+    let ev = events(&s);
+    assert!(ev.iter().any(|e| e.contains("clamped to 0.0010")), "{ev:?}");
+    assert!(
+        ev.iter()
+            .any(|e| e.starts_with("burstiness") && e.contains("clamped to 0.01")),
+        "{ev:?}"
+    );
+    for _ in 0..2000 {
+        engine.send(Command::ScaleRate(2.0));
+    }
+    wait_for(&engine, "rate at its ceiling", |s| {
+        s.pace.rate_per_s == Some(encbench::arrival::MAX_RATE)
+    })
+    .await;
+    engine.send(Command::Stop);
+    let report = engine.finish().await;
+    assert!(report.error.is_none(), "{:?}", report.error);
+    assert!(report.phases.iter().all(|p| p.request_rate.unwrap() <= 1e6));
 }

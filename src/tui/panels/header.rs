@@ -41,18 +41,37 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         RunState::Warming | RunState::CheckingAccuracy => Style::default().fg(Color::Cyan),
         _ => Style::default(),
     };
-    // State and elapsed time first: a narrow terminal cuts the end of the line.
-    let second = Line::from(vec![
-        Span::raw(" "),
-        Span::styled(s.state.label(), state_style),
-        Span::raw(format!(
-            " · {} · {phase} · {} · conc {} · batch {} · in flight {}",
-            fmt::elapsed(s.elapsed),
-            fmt::pace(&s.pace),
-            s.concurrency,
-            s.batch_size,
-            s.in_flight
-        )),
-    ]);
-    f.render_widget(Paragraph::new(vec![Line::from(first), second]), area);
+    // State, how far behind the schedule and elapsed time first: a narrow terminal cuts the
+    // end of the line.
+    let mut second = vec![Span::raw(" "), Span::styled(s.state.label(), state_style)];
+    if let Some(text) = s.schedule.and_then(|q| {
+        fmt::behind(
+            q.offered_per_s,
+            s.current.req_per_s,
+            q.backlog,
+            q.lag,
+            q.overloaded,
+        )
+        .map(|t| (t, q.overloaded))
+    }) {
+        let style = if text.1 {
+            Style::default().fg(Color::Red).add_modifier(Modifier::BOLD)
+        } else {
+            Style::default().fg(Color::Yellow)
+        };
+        second.push(Span::raw(" · "));
+        second.push(Span::styled(text.0, style));
+    }
+    second.push(Span::raw(format!(
+        " · {} · {phase} · {} · conc {} · batch {} · in flight {}",
+        fmt::elapsed(s.elapsed),
+        fmt::pace(&s.pace),
+        s.concurrency,
+        s.batch_size,
+        s.in_flight
+    )));
+    f.render_widget(
+        Paragraph::new(vec![Line::from(first), Line::from(second)]),
+        area,
+    );
 }

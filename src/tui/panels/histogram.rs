@@ -1,4 +1,5 @@
-//! Scheduled latency on log-scale buckets: the recent window, or the whole run (`w`).
+//! Scheduled latency on log-scale buckets: the recent window, or the whole run (`w`); measured
+//! requests only, like the percentiles beside it.
 
 use crate::fmt;
 use crate::tui::app::App;

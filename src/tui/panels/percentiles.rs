@@ -1,4 +1,5 @@
-//! The current phase's percentiles, tail ratio, mean and max, always with n beside them.
+//! The current phase's percentiles, tail ratio, mean and max, always with n beside them;
+//! warmup requests excluded, as everywhere.
 
 use crate::fmt::{ms, num};
 use crate::tui::app::App;
@@ -11,7 +12,7 @@ use ratatui::widgets::Paragraph;
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let c = &app.snap.current;
     let l = &c.latency;
-    let b = block(format!(" percentiles · n {} ", c.n));
+    let b = block(format!(" phase percentiles · n {} ", c.n));
     let inner = b.inner(area);
     f.render_widget(b, area);
     let tail = (l.p50 > 0.0).then(|| l.p99 / l.p50);
