@@ -1,6 +1,6 @@
 //! `cold-start`: first-request latency of a SageMaker endpoint after idleness.
 
-use super::{AppError, Stdout, sagemaker_config, write_export};
+use super::{AppError, Stdout, sagemaker_config, usage, write_export};
 use crate::cli::ColdStartArgs;
 use crate::cold_start::{self, ColdStartProbe};
 use crate::payload::{Format, HfFormat, Shape};
@@ -9,6 +9,12 @@ use crate::target::sagemaker::SageMakerTarget;
 use std::time::Duration;
 
 pub(super) async fn main(a: ColdStartArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
+    // A probe after an idle wait of fifteen minutes must not end with a result that cannot
+    // be saved.
+    if let Some(p) = &a.export {
+        crate::export::check_writable(p)
+            .map_err(|e| usage("--export", format!("{}: cannot write: {e}", p.display())))?;
+    }
     let shape = Shape {
         pad_to_max: a.pad_to_max,
         max_len: a.max_len,

@@ -2,10 +2,14 @@
 
 use super::{AppError, Stdout, usage};
 use crate::cli::ReportArgs;
-use crate::export::write_atomic;
+use crate::export::{check_writable, write_atomic};
 use crate::report::{load, merge::merge, render};
 
 pub(super) fn main(a: ReportArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
+    if let Some(out) = a.output.as_ref().filter(|_| a.merge) {
+        check_writable(out)
+            .map_err(|e| usage("-o", format!("{}: cannot write: {e}", out.display())))?;
+    }
     let mut exports = Vec::with_capacity(a.files.len());
     for path in &a.files {
         let shown = path.display().to_string();

@@ -1,0 +1,268 @@
+//! Hostile destinations, through the real binary: exports to FIFOs, device nodes, symlinks
+//! and sockets, all made here (never the system's).
+
+use crate::common::{Ran, Serve, run_env, run_export, schema_violations, tmp_path};
+use serde_json::Value;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// A fresh folder of this test's own.
+fn folder(name: &str) -> PathBuf {
+    let d = tmp_path(name);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn mkfifo(path: &Path) {
+    let ok = Command::new("mkfifo").arg(path).status().expect("mkfifo");
+    assert!(ok.success(), "mkfifo {}", path.display());
+}
+
+/// Reads a FIFO to its end on a thread of its own, as a consumer of the export would.
+fn drain(fifo: &Path) -> std::thread::JoinHandle<String> {
+    let fifo = fifo.to_path_buf();
+    std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+}
+
+/// Ends a reader still waiting for a writer (the binary never opened the FIFO) with an
+/// empty stream; a reader that is done is left alone (non-blocking: no reader, no wait).
+fn release(fifo: &Path) {
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(fifo);
+}
+
+fn one_error_line(out: &Ran) -> String {
+    let errors: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("error"))
+        .collect();
+    assert_eq!(errors.len(), 1, "one error line: {}", out.stderr);
+    errors[0].to_string()
+}
+
+/// A headless run of five requests against `url`, exported to `to`.
+fn run_to(url: &str, to: &Path) -> Ran {
+    run_env(
+        &[
+            "--headless",
+            "--url",
+            url,
+            "-n",
+            "5",
+            "--no-accuracy",
+            "-o",
+            s(to),
+        ],
+        &[],
+    )
+}
+
+/// Two exports of one workload (two hosts), written as `a.json` and `b.json` in `dir`.
+fn two_hosts(url: &str, dir: &Path) -> (PathBuf, PathBuf) {
+    let host = |seed: &str, name: &str| {
+        let (_, e) = run_export(url, &["-n", "20", "--no-accuracy", "--seed", seed]);
+        let p = dir.join(name);
+        std::fs::write(&p, e.to_string()).unwrap();
+        p
+    };
+    (host("1", "a.json"), host("2", "b.json"))
+}
+
+#[test]
+fn an_export_to_a_fifo_is_written_through_it_and_the_fifo_stays() {
+    let server = Serve::one_ms(&[]);
+    let dir = folder("fifo");
+    let (a, b) = two_hosts(&server.url, &dir);
+    let target = |name: &str| format!("name={name},url={}", server.url);
+    let (ta, tb) = (target("a"), target("b"));
+    let runs: [(&str, Vec<&str>); 3] = [
+        (
+            "run",
+            vec![
+                "--headless",
+                "--url",
+                &server.url,
+                "-n",
+                "5",
+                "--no-accuracy",
+            ],
+        ),
+        (
+            "compare",
+            vec![
+                "compare",
+                "--headless",
+                "--target",
+                &ta,
+                "--target",
+                &tb,
+                "-n",
+                "5",
+                "--batch-sizes",
+                "1",
+                "--no-concurrency",
+                "--no-accuracy",
+            ],
+        ),
+        ("merge", vec!["report", "--merge", s(&a), s(&b)]),
+    ];
+    for (what, mut args) in runs {
+        let fifo = dir.join(format!("{what}.fifo"));
+        mkfifo(&fifo);
+        let reader = drain(&fifo);
+        args.extend(["-o", s(&fifo)]);
+        let out = run_env(&args, &[]);
+        assert!(out.status.success(), "{what}: {}", out.stderr);
+        // Before the reader is waited for: a FIFO renamed over leaves it waiting forever.
+        let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+        assert!(kind.is_fifo(), "{what}: the FIFO was replaced");
+        release(&fifo);
+        let text = reader.join().unwrap();
+        let e: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(!e["phases"].as_array().unwrap().is_empty(), "{what}: {e}");
+        if what != "compare" {
+            assert_eq!(schema_violations(&e), Vec::<String>::new(), "{what}");
+        }
+    }
+    assert_eq!(
+        names_in(&dir),
+        ["a.json", "b.json", "compare.fifo", "merge.fifo", "run.fifo"],
+        "no temporary file is left beside a FIFO"
+    );
+}
+
+#[test]
+fn an_export_through_a_symlink_replaces_the_target_and_the_link_stays() {
+    let server = Serve::one_ms(&[]);
+    let (links, files) = (folder("links"), folder("files"));
+    let target = files.join("t.json");
+    std::fs::write(&target, "old").unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let link = links.join("l.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    // A link to a file not there yet: the file is made where the link points.
+    let dangling = links.join("d.json");
+    std::os::unix::fs::symlink(files.join("new.json"), &dangling).unwrap();
+    let (a, b) = two_hosts(&server.url, &files);
+
+    for (what, out) in [
+        ("run", run_to(&server.url, &link)),
+        ("run to a dangling link", run_to(&server.url, &dangling)),
+        (
+            "merge",
+            run_env(&["report", "--merge", s(&a), s(&b), "-o", s(&link)], &[]),
+        ),
+    ] {
+        assert!(out.status.success(), "{what}: {}", out.stderr);
+        for l in [&link, &dangling] {
+            assert!(
+                std::fs::symlink_metadata(l).unwrap().is_symlink(),
+                "{what}: {} is still a link",
+                l.display()
+            );
+        }
+        let e: Value = serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
+        assert_eq!(schema_violations(&e), Vec::<String>::new(), "{what}");
+    }
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
+    assert_eq!(e["config"]["merged_from"].as_array().unwrap().len(), 2);
+    let mode = std::fs::metadata(&target).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "the target keeps its mode");
+    assert_eq!(names_in(&links), ["d.json", "l.json"]);
+    assert_eq!(
+        names_in(&files),
+        ["a.json", "b.json", "new.json", "t.json"],
+        "temporary files go beside the target, and none is left"
+    );
+}
+
+#[test]
+fn a_socket_or_a_directory_as_export_is_refused_before_anything_is_sent() {
+    let server = Serve::one_ms(&[]);
+    let dir = folder("refuse");
+    let (a, b) = two_hosts(&server.url, &dir);
+    let seen = crate::common::counters(&server)["invocations"].clone();
+    let socket = dir.join("sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    for (to, why) in [(&socket, "is a socket"), (&dir, "is a directory")] {
+        for out in [
+            run_to(&server.url, to),
+            run_env(&["report", "--merge", s(&a), s(&b), "-o", s(to)], &[]),
+        ] {
+            assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
+            let line = one_error_line(&out);
+            assert!(line.contains(why) && line.contains(s(to)), "{line}");
+        }
+    }
+    assert_eq!(
+        crate::common::counters(&server)["invocations"],
+        seen,
+        "a refused export is refused before the first request"
+    );
+    let kind = std::fs::symlink_metadata(&socket).unwrap().file_type();
+    assert!(kind.is_socket(), "the socket was not replaced");
+}
+
+/// A character device node of this test's own (`mknod`, root only), or None to skip: a
+/// mount with `nodev` has device nodes nobody can open.
+fn char_device(dir: &Path, name: &str, major_minor: (u32, u32)) -> Option<PathBuf> {
+    let path = dir.join(name);
+    let made = Command::new("mknod")
+        .arg(&path)
+        .arg("c")
+        .arg(major_minor.0.to_string())
+        .arg(major_minor.1.to_string())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    let usable = made && std::fs::OpenOptions::new().write(true).open(&path).is_ok();
+    usable.then_some(path)
+}
+
+#[test]
+fn an_export_to_a_character_device_is_written_through_it() {
+    let server = Serve::one_ms(&[]);
+    let dir = folder("devices");
+    // The numbers of /dev/null and /dev/full on Linux.
+    let (Some(null), Some(full)) = (
+        char_device(&dir, "null", (1, 3)),
+        char_device(&dir, "full", (1, 7)),
+    ) else {
+        eprintln!("skipped: cannot make a usable device node here (not root, or nodev)");
+        return;
+    };
+    let out = run_to(&server.url, &null);
+    assert!(out.status.success(), "{}", out.stderr);
+    let out = run_to(&server.url, &full);
+    assert_eq!(out.status.code(), Some(1), "{}", out.stderr);
+    let line = one_error_line(&out);
+    assert!(line.contains("No space left"), "{line}");
+    assert!(
+        out.stdout.contains("p50"),
+        "the tables still print when the export cannot be written: {}",
+        out.stdout
+    );
+    for node in [&null, &full] {
+        let kind = std::fs::symlink_metadata(node).unwrap().file_type();
+        assert!(kind.is_char_device(), "{} was replaced", node.display());
+    }
+    assert_eq!(names_in(&dir), ["full", "null"]);
+}
