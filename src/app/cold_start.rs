@@ -35,16 +35,18 @@ pub(super) async fn main(a: ColdStartArgs, stdout: &mut Stdout<'_>) -> Result<()
         steady_n: a.n,
     };
     let result = cold_start::run(&target, body, &probe).await;
-    stdout.print(&cold_start::table(&target.describe(), &result))?;
-    if let Some(path) = &a.export {
+    let written = a.export.as_ref().map_or(Ok(()), |path| {
         let export = cold_start::export(&target.describe(), &probe, &result);
-        write_export("--export", path, &export)?;
-    }
-    match result.first_success {
-        Some(_) => Ok(()),
-        None => Err(AppError::Failed(format!(
+        write_export("--export", path, &export)
+    });
+    // The table also when the export failed: it is then all that is left of the attempts.
+    let printed = stdout.print(&cold_start::table(&target.describe(), &result));
+    written?;
+    if result.first_success.is_none() {
+        return Err(AppError::Failed(format!(
             "no success within --give-up {} s ({} attempts)",
             a.give_up, result.attempts
-        ))),
+        )));
     }
+    printed
 }

@@ -1,11 +1,11 @@
 //! Hostile destinations, through the real binary: exports to FIFOs, device nodes, symlinks
-//! and sockets, all made here (never the system's).
+//! and sockets, all made here (never the system's); stdout closed or full.
 
-use crate::common::{Ran, Serve, run_env, run_export, schema_violations, tmp_path};
+use crate::common::{BIN, Ran, Serve, load, run_env, run_export, schema_violations, tmp_path};
 use serde_json::Value;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 /// A fresh folder of this test's own.
 fn folder(name: &str) -> PathBuf {
@@ -265,4 +265,72 @@ fn an_export_to_a_character_device_is_written_through_it() {
         assert!(kind.is_char_device(), "{} was replaced", node.display());
     }
     assert_eq!(names_in(&dir), ["full", "null"]);
+}
+
+/// The binary with its stdout on `stdout`, after a turn on the machine.
+fn with_stdout(args: &[&str], stdout: impl Into<Stdio>) -> Output {
+    let _turn = load();
+    Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .output()
+        .expect("run encbench-tui")
+}
+
+fn closed_pipe() -> std::io::PipeWriter {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    writer
+}
+
+fn dev_full() -> std::fs::File {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("open /dev/full for writing")
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly_and_a_full_one_is_one_line() {
+    let server = Serve::one_ms(&[]);
+    let report = [
+        "report",
+        "tests/fixtures/run.json",
+        "tests/fixtures/compare.json",
+    ];
+    for args in [&report[..], &["--help"]] {
+        let o = with_stdout(args, closed_pipe());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{args:?} | head: {err}");
+        assert_eq!(err, "", "{args:?} | head: nothing on stderr");
+
+        let o = with_stdout(args, dev_full());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?} > /dev/full: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("cannot write to stdout"), "{err}");
+    }
+    // A run whose tables cannot be printed still keeps its export.
+    for (stdout, code) in [(Stdio::from(closed_pipe()), 0), (dev_full().into(), 1)] {
+        let export = tmp_path("run.json");
+        let o = with_stdout(
+            &[
+                "--headless",
+                "--url",
+                &server.url,
+                "-n",
+                "5",
+                "--no-accuracy",
+                "-o",
+                s(&export),
+            ],
+            stdout,
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        let e: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+        assert_eq!(e["phases"][0]["ok"], 5);
+    }
 }
