@@ -1,8 +1,9 @@
-//! Hostile destinations, through the real binary: exports to FIFOs, device nodes, symlinks
-//! and sockets, all made here (never the system's); stdout closed or full.
+//! Hostile destinations and inputs, through the real binary: exports to FIFOs, device nodes,
+//! symlinks and sockets (made here, never the system's); stdout closed or full; merges of
+//! exports that would add up to figures nobody measured.
 
 use crate::common::{BIN, Ran, Serve, load, run_env, run_export, schema_violations, tmp_path};
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -333,4 +334,95 @@ fn a_closed_stdout_ends_quietly_and_a_full_one_is_one_line() {
         let e: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
         assert_eq!(e["phases"][0]["ok"], 5);
     }
+}
+
+#[test]
+fn merge_refuses_exports_that_would_add_up_to_figures_nobody_measured() {
+    let server = Serve::one_ms(&[]);
+    let dir = folder("forged");
+    let (a, b) = two_hosts(&server.url, &dir);
+    let good: Value = serde_json::from_str(&std::fs::read_to_string(&b).unwrap()).unwrap();
+    let forged = |name: &str, edit: &dyn Fn(&mut Value)| {
+        let mut e = good.clone();
+        edit(&mut e);
+        let p = dir.join(name);
+        std::fs::write(&p, e.to_string()).unwrap();
+        p
+    };
+    let big_rate = forged("rate.json", &|e| e["phases"][0]["req_per_s"] = json!(1e308));
+    let wrapped = forged("ok.json", &|e| e["phases"][0]["ok"] = json!(u64::MAX));
+    let errors = forged("errors.json", &|e| {
+        e["phases"][0]["errors"] = json!({"ModelError(500)": u64::MAX, "Timeout": 1});
+    });
+    let unaccounted = forged("n.json", &|e| {
+        e["phases"][0]["n"] = json!(e["phases"][0]["n"].as_u64().unwrap() + 1);
+    });
+    let invalid = forged("schema.json", &|e| e["phases"][0]["req_per_s"] = json!(-1));
+    // Timeline rates within the schema, whose sum over two hosts is not a number JSON holds.
+    let huge_points = |e: &mut Value| {
+        for p in e["timeline"].as_array_mut().unwrap() {
+            if p.get("req_per_s").is_some() {
+                p["req_per_s"] = json!(1e308);
+            }
+        }
+    };
+    let tl_a = forged("tl-a.json", &|e| {
+        huge_points(e);
+        e["config"]["seed"] = json!(7);
+    });
+    let tl_b = forged("tl-b.json", &huge_points);
+    let copy = dir.join("copy.json");
+    std::fs::copy(&a, &copy).unwrap();
+
+    let merged = dir.join("m.json");
+    let cases: [(Vec<&Path>, &[&str]); 8] = [
+        (
+            vec![&a, &big_rate],
+            &["rate.json: phase 1: req_per_s 1e+308"],
+        ),
+        (
+            vec![&a, &wrapped],
+            &["ok.json: phase 1: ok 18446744073709551615"],
+        ),
+        (vec![&a, &errors], &["errors.json: phase 1:", "past 2^64"]),
+        (vec![&a, &unaccounted], &["n.json: phase 1:", "is not n"]),
+        (
+            vec![&a, &invalid],
+            &["schema.json: does not match the export schema: /phases/0/req_per_s"],
+        ),
+        (
+            vec![&tl_a, &tl_b],
+            &["tl-b.json: timeline point", "too large"],
+        ),
+        (
+            vec![&a, &b, &a],
+            &["a.json holds the same export as a.json"],
+        ),
+        (
+            vec![&a, &copy],
+            &["copy.json holds the same export as a.json"],
+        ),
+    ];
+    for (files, want) in cases {
+        let mut args = vec!["report", "--merge"];
+        args.extend(files.iter().map(|p| s(p)));
+        args.extend(["-o", s(&merged)]);
+        let out = run_env(&args, &[]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", out.stderr);
+        let line = one_error_line(&out);
+        assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+        for w in want {
+            assert!(line.contains(w), "want {w:?} in {line}");
+        }
+        assert!(
+            !merged.exists(),
+            "{args:?}: nothing is written for a refused merge"
+        );
+    }
+    let out = run_env(&["report", "--merge", s(&a), s(&b), "-o", s(&merged)], &[]);
+    assert!(
+        out.status.success(),
+        "the honest two still merge: {}",
+        out.stderr
+    );
 }
