@@ -1,8 +1,10 @@
 //! Hostile destinations and inputs, through the real binary: exports to FIFOs, device nodes,
 //! symlinks and sockets (made here, never the system's); stdout closed or full; merges of
-//! exports that would add up to figures nobody measured.
+//! exports that would add up to figures nobody measured; and a stopped cold start.
 
-use crate::common::{BIN, Ran, Serve, load, run_env, run_export, schema_violations, tmp_path};
+use crate::common::{
+    BIN, Ran, Serve, load, run_env, run_export, schema_violations, signal, tmp_path, wait_until,
+};
 use serde_json::{Value, json};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -425,4 +427,115 @@ fn merge_refuses_exports_that_would_add_up_to_figures_nobody_measured() {
         "the honest two still merge: {}",
         out.stderr
     );
+}
+
+const KEY: &str = "AKIDENCBENCHTEST";
+const SECRET: &str = "reference-endpoint-secret";
+
+/// `cold-start` against a SageMaker endpoint of the reference endpoint whose model takes ten
+/// minutes to load, stopped with SIGTERM once `stderr` shows `when`.
+fn stopped_cold_start(extra: &[&str], when: &str) -> (Output, Value) {
+    let server = Serve::start(&[
+        "--access-key",
+        KEY,
+        "--secret-key",
+        SECRET,
+        "--base-ms",
+        "2",
+        "--per-token-ms",
+        "0",
+        "--model-load-ms",
+        "600000",
+    ]);
+    let (export, err) = (tmp_path("cold.json"), tmp_path("cold-stderr.txt"));
+    let home = folder("home");
+    let mut cmd = Command::new(BIN);
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("AWS_")) {
+        cmd.env_remove(k);
+    }
+    let child = cmd
+        .args([
+            "cold-start",
+            "--endpoint",
+            "scale-to-zero",
+            "--endpoint-url",
+            &server.url,
+            "--retry-interval",
+            "0.1",
+            "--give-up",
+            "600",
+            "-n",
+            "5",
+            "--export",
+            s(&export),
+        ])
+        .args(extra)
+        .env("HOME", &home)
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .env("AWS_ACCESS_KEY_ID", KEY)
+        .env("AWS_SECRET_ACCESS_KEY", SECRET)
+        .env("AWS_REGION", "us-east-1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    wait_until(when, 60, || {
+        std::fs::read_to_string(&err).is_ok_and(|t| t.contains(when))
+    });
+    signal(child.id(), rustix::process::Signal::TERM);
+    let out = child.wait_with_output().unwrap();
+    let stderr = std::fs::read_to_string(&err).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let e: Value = serde_json::from_str(
+        &std::fs::read_to_string(&export).unwrap_or_else(|e| panic!("no export: {e}\n{stderr}")),
+    )
+    .unwrap();
+    assert_eq!(e["kind"], "cold_start");
+    assert_eq!(e["cold_start"]["stopped_early"], true, "{e}");
+    (out, e)
+}
+
+#[test]
+fn sigterm_during_cold_start_retries_keeps_the_attempts_so_far() {
+    let (out, e) = stopped_cold_start(&[], "attempt 2:");
+    let cs = &e["cold_start"];
+    let attempts = cs["attempts"].as_u64().unwrap();
+    assert!(attempts >= 2, "{cs}");
+    let failed: u64 = cs["failures"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        failed, attempts,
+        "every attempt is a failure, none lost: {cs}"
+    );
+    assert!(
+        cs["failures"]["ModelNotReadyException"].as_u64().unwrap() >= 2,
+        "{cs}"
+    );
+    assert!(
+        cs["first_success"].is_null() && cs["started_at"].is_string(),
+        "{cs}"
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    let shown = table
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("attempts"))
+        .and_then(|rest| rest.split_whitespace().next());
+    assert_eq!(shown, Some(attempts.to_string().as_str()), "{table}");
+    assert!(table.contains("stopped"), "{table}");
+}
+
+#[test]
+fn sigterm_during_the_cold_start_countdown_writes_that_nothing_was_sent() {
+    let (out, e) = stopped_cold_start(&["--idle-wait", "600"], "idle wait");
+    let cs = &e["cold_start"];
+    assert_eq!(cs["attempts"], 0, "{cs}");
+    assert!(cs["started_at"].is_null(), "{cs}");
+    assert_eq!(e["probe"]["idle_wait"], 600.0);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("no success before the stop"), "{table}");
 }
