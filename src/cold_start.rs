@@ -5,8 +5,9 @@
 
 use crate::export::rfc3339;
 use crate::payload::Prepared;
-use crate::stats::{LatencySummary, phase_histogram};
+use crate::stats::{ABANDONED, LatencySummary, phase_histogram};
 use crate::target::Target;
+use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -30,10 +31,12 @@ fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ColdStartResult {
-    pub started_at: String,
+    /// When the first attempt was sent; null when the probe was stopped before it.
+    pub started_at: Option<String>,
     /// Attempts up to and including the first success.
     pub attempts: u64,
-    /// Failed attempts by error kind.
+    /// Failed attempts by error kind; one still in flight when the probe was stopped is
+    /// `Abandoned`.
     pub failures: BTreeMap<String, u64>,
     /// From the first attempt's send to the first success's last byte, in seconds.
     pub first_success: Option<f64>,
@@ -43,26 +46,41 @@ pub struct ColdStartResult {
     pub steady_ok: u64,
     /// Time to first success over the steady-state p50.
     pub ratio: Option<f64>,
+    /// Stopped by SIGINT/SIGTERM: the figures above are the attempts so far.
+    pub stopped_early: bool,
 }
 
-pub async fn run(target: &dyn Target, body: Prepared, p: &ColdStartProbe) -> ColdStartResult {
+/// What the probe has seen so far, kept when it is stopped part way.
+struct Seen {
+    started_at: Option<String>,
+    attempts: u64,
+    failures: BTreeMap<String, u64>,
+    /// Time to first success and that attempt's latency.
+    first: Option<(Duration, Duration)>,
+    in_flight: bool,
+    steady: Histogram<u64>,
+}
+
+async fn probe(target: &dyn Target, body: &Prepared, p: &ColdStartProbe, seen: &mut Seen) {
     countdown(p.idle_wait).await;
-    let started_at = rfc3339(SystemTime::now());
+    seen.started_at = Some(rfc3339(SystemTime::now()));
     let t0 = Instant::now();
-    let (mut attempts, mut failures) = (0u64, BTreeMap::<String, u64>::new());
-    let mut first = None;
     while t0.elapsed() < p.give_up {
-        attempts += 1;
+        seen.attempts += 1;
         let sent = Instant::now();
-        match target.invoke(&body).await {
+        seen.in_flight = true;
+        let answer = target.invoke(body).await;
+        seen.in_flight = false;
+        match answer {
             Ok(_) => {
-                first = Some((t0.elapsed(), sent.elapsed()));
+                seen.first = Some((t0.elapsed(), sent.elapsed()));
                 break;
             }
             Err(kind) => {
-                *failures.entry(kind.key()).or_default() += 1;
+                *seen.failures.entry(kind.key()).or_default() += 1;
                 eprintln!(
-                    "attempt {attempts}: {} after {:.1} s",
+                    "attempt {}: {} after {:.1} s",
+                    seen.attempts,
                     kind.key(),
                     t0.elapsed().as_secs_f64()
                 );
@@ -71,33 +89,56 @@ pub async fn run(target: &dyn Target, body: Prepared, p: &ColdStartProbe) -> Col
             }
         }
     }
-    let mut result = ColdStartResult {
-        started_at,
-        attempts,
-        failures,
-        first_success: first.map(|f| f.0.as_secs_f64()),
-        first_success_latency_ms: first.map(|f| f.1.as_secs_f64() * 1000.0),
-        steady_ms: None,
-        steady_ok: 0,
-        ratio: None,
-    };
-    if first.is_none() {
-        return result;
+    if seen.first.is_none() {
+        return;
     }
-    let mut h = phase_histogram();
     for _ in 0..p.steady_n {
         let sent = Instant::now();
-        if target.invoke(&body).await.is_ok() {
-            h.saturating_record((sent.elapsed().as_micros() as u64).max(1));
+        if target.invoke(body).await.is_ok() {
+            seen.steady
+                .saturating_record((sent.elapsed().as_micros() as u64).max(1));
         }
     }
-    result.steady_ok = h.len();
-    if !h.is_empty() {
-        let steady = LatencySummary::of(&h);
-        result.ratio = result.first_success.map(|f| f * 1000.0 / steady.p50);
-        result.steady_ms = Some(steady);
+}
+
+/// The probe, until it ends or `stop` does; stopped, it keeps every attempt made so far.
+pub async fn run(
+    target: &dyn Target,
+    body: Prepared,
+    p: &ColdStartProbe,
+    stop: impl Future<Output = ()>,
+) -> ColdStartResult {
+    let mut seen = Seen {
+        started_at: None,
+        attempts: 0,
+        failures: BTreeMap::new(),
+        first: None,
+        in_flight: false,
+        steady: phase_histogram(),
+    };
+    let stopped = tokio::select! {
+        // Stop first: a signal that came with the last answer still stops the steady phase.
+        biased;
+        () = stop => true,
+        () = probe(target, &body, p, &mut seen) => false,
+    };
+    if seen.in_flight {
+        *seen.failures.entry(ABANDONED.into()).or_default() += 1;
     }
-    result
+    let h = &seen.steady;
+    let steady = (!h.is_empty()).then(|| LatencySummary::of(h));
+    let first_success = seen.first.map(|f| f.0.as_secs_f64());
+    ColdStartResult {
+        started_at: seen.started_at,
+        attempts: seen.attempts,
+        failures: seen.failures,
+        first_success,
+        first_success_latency_ms: seen.first.map(|f| f.1.as_secs_f64() * 1000.0),
+        ratio: steady.and_then(|s| first_success.map(|f| f * 1000.0 / s.p50)),
+        steady_ms: steady,
+        steady_ok: h.len(),
+        stopped_early: stopped,
+    }
 }
 
 /// A visible countdown on stderr, so a long idle wait does not look like a hang.
@@ -107,6 +148,7 @@ async fn countdown(wait: Duration) {
     }
     let end = Instant::now() + wait;
     let tty = std::io::stderr().is_terminal();
+    let mut first = true;
     loop {
         let left = end.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -115,9 +157,11 @@ async fn countdown(wait: Duration) {
         let line = format!("idle wait: {} s left", left.as_secs_f64().ceil());
         if tty {
             eprint!("\r{line}\x1b[K");
-        } else if left.as_secs().is_multiple_of(10) {
+        } else if first || left.as_secs().is_multiple_of(10) {
+            // The first line at once: up to ten silent seconds look like a hang.
             eprintln!("{line}");
         }
+        first = false;
         tokio::time::sleep(left.min(Duration::from_secs(1))).await;
     }
     if tty {
@@ -145,6 +189,9 @@ pub fn table(target: &str, r: &ColdStartResult) -> String {
             let _ = writeln!(out, "  time to first success  {t:.2} s");
             let _ = writeln!(out, "  first-success latency  {l:.1} ms");
         }
+        _ if r.stopped_early => {
+            let _ = writeln!(out, "  no success before the stop");
+        }
         _ => {
             let _ = writeln!(out, "  no success before giving up");
         }
@@ -155,6 +202,9 @@ pub fn table(target: &str, r: &ColdStartResult) -> String {
             "  steady-state p50       {:.1} ms (n={}, p99 {:.1} ms)",
             s.p50, r.steady_ok, s.p99
         );
+    }
+    if r.stopped_early {
+        let _ = writeln!(out, "  stopped (SIGINT/SIGTERM): the attempts so far");
     }
     if let Some(x) = r.ratio {
         let _ = writeln!(

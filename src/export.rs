@@ -1,6 +1,10 @@
 //! The versioned JSON export: field names are the contract, and
 //! `assets/export.schema.json` describes them. Written atomically: a reader sees the old file
-//! or the new one, never half of one, even when the run is interrupted.
+//! or the new one, never half of one, even when the run is interrupted (`write`).
+
+mod write;
+
+pub use write::{check_writable, write_atomic};
 
 use crate::accuracy::AccuracyReport;
 use crate::accuracy::diff::Disagreement;
@@ -8,8 +12,6 @@ use crate::results::{PhaseResult, RunReport};
 use crate::stats::TimelineEntry;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::io::Write;
-use std::path::Path;
 use std::time::SystemTime;
 use time::format_description::well_known::Rfc3339;
 
@@ -132,66 +134,9 @@ impl Export {
     }
 }
 
-fn temp_beside(path: &Path) -> std::path::PathBuf {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .map_or_else(|| "export".into(), |n| n.to_string_lossy().into_owned());
-    dir.join(format!(".{name}.{}.tmp", std::process::id()))
-}
-
-/// Checks before the run that `write_atomic` will be able to write `path`: a run of an
-/// hour must not end with results that cannot be saved.
-pub fn check_writable(path: &Path) -> std::io::Result<()> {
-    if path.is_dir() {
-        return Err(std::io::Error::other("is a directory"));
-    }
-    let tmp = temp_beside(path);
-    std::fs::File::create(&tmp)?;
-    std::fs::remove_file(&tmp)
-}
-
-/// Writes `value` as pretty JSON to a temporary file beside `path`, syncs it and renames it
-/// over `path`.
-pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
-    let tmp = temp_beside(path);
-    let result = (|| {
-        // Buffered: straight into the file it was one write(2) per JSON token, and a whole
-        // serialized copy first would raise the run's peak memory by the export's size.
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-        serde_json::to_writer_pretty(&mut f, value)?;
-        f.write_all(b"\n")?;
-        f.into_inner()
-            .map_err(std::io::IntoInnerError::into_error)?
-            .sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn atomic_write_replaces_and_leaves_no_temp_file() {
-        let dir = std::env::temp_dir().join(format!("encbench-export-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("r.json");
-        write_atomic(&path, &serde_json::json!({"a": 1})).unwrap();
-        write_atomic(&path, &serde_json::json!({"a": 2})).unwrap();
-        let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        assert_eq!(v["a"], 2);
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
-        assert!(write_atomic(&dir.join("missing/x.json"), &1).is_err());
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
 
     #[test]
     fn timestamps_are_rfc3339() {

@@ -5,10 +5,7 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = match app::parse(std::env::args_os()) {
         Ok(cli) => cli,
-        Err((0, text)) => {
-            print!("{text}");
-            return ExitCode::SUCCESS;
-        }
+        Err((0, text)) => return exit(app::out(&mut std::io::stdout(), &text)),
         Err((code, line)) => {
             eprintln!("{line}");
             return ExitCode::from(code);
@@ -30,10 +27,16 @@ fn main() -> ExitCode {
         is_terminal: out.is_terminal(),
         writer: &mut out,
     };
-    match runtime.block_on(app::main(cli, &mut stdout)) {
+    exit(runtime.block_on(app::main(cli, &mut stdout)))
+}
+
+fn exit(result: Result<(), app::AppError>) -> ExitCode {
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{}", e.line());
+            if !e.is_quiet() {
+                eprintln!("{}", e.line());
+            }
             ExitCode::from(e.exit_code())
         }
     }

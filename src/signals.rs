@@ -20,8 +20,28 @@ pub fn abort_now(abort: &Abort, interim: &Interim) -> ! {
 }
 
 /// Every SIGINT/SIGTERM from now on, one message each: the first stops, a second means now.
+/// "From now on": the handlers are installed before this returns, not when the task that
+/// forwards them first runs, so a signal right after cannot kill the process.
 pub fn signals() -> tokio::sync::mpsc::UnboundedReceiver<()> {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
+        let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = int.recv() => {},
+                    _ = term.recv() => {},
+                }
+                if tx.send(()).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    #[cfg(not(unix))]
     tokio::spawn(async move {
         loop {
             wait_for_signal().await;

@@ -400,12 +400,26 @@ impl Timeline {
 }
 
 pub fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
+    let scaled = x * 1000.0;
+    // Past about 1e305 the scaling overflows to infinity, which JSON writes as null; a
+    // number that large has no thousandths to round anyway.
+    if scaled.is_finite() {
+        scaled.round() / 1000.0
+    } else {
+        x
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rounding_to_thousandths_keeps_numbers_too_large_to_scale() {
+        assert_eq!(round3(1.23456), 1.235);
+        assert_eq!(round3(1e308), 1e308);
+        assert!(round3(f64::MAX).is_finite());
+    }
 
     fn completion(start: Instant, intended_ms: u64, sent_ms: u64, done_ms: u64) -> Completion {
         Completion {

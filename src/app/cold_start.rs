@@ -1,14 +1,34 @@
 //! `cold-start`: first-request latency of a SageMaker endpoint after idleness.
 
-use super::{AppError, Stdout, sagemaker_config, write_export};
+use super::{AppError, Stdout, sagemaker_config, usage, write_export};
 use crate::cli::ColdStartArgs;
 use crate::cold_start::{self, ColdStartProbe};
 use crate::payload::{Format, HfFormat, Shape};
+use crate::signals::ABORT_EXIT_CODE;
 use crate::target::Target;
 use crate::target::sagemaker::SageMakerTarget;
 use std::time::Duration;
 
+/// The first SIGINT/SIGTERM; a second one while the attempts so far are being written
+/// (a FIFO nobody reads yet) ends the process at once.
+async fn stop() {
+    let mut signals = crate::signals::signals();
+    signals.recv().await;
+    eprintln!("\nstopping: writing the attempts so far (again to exit at once)");
+    tokio::spawn(async move {
+        signals.recv().await;
+        eprintln!("interrupted twice: exiting without waiting");
+        std::process::exit(ABORT_EXIT_CODE)
+    });
+}
+
 pub(super) async fn main(a: ColdStartArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
+    // A probe after an idle wait of fifteen minutes must not end with a result that cannot
+    // be saved.
+    if let Some(p) = &a.export {
+        crate::export::check_writable(p)
+            .map_err(|e| usage("--export", format!("{}: cannot write: {e}", p.display())))?;
+    }
     let shape = Shape {
         pad_to_max: a.pad_to_max,
         max_len: a.max_len,
@@ -28,17 +48,19 @@ pub(super) async fn main(a: ColdStartArgs, stdout: &mut Stdout<'_>) -> Result<()
         give_up: Duration::from_secs_f64(a.give_up),
         steady_n: a.n,
     };
-    let result = cold_start::run(&target, body, &probe).await;
-    stdout.print(&cold_start::table(&target.describe(), &result))?;
-    if let Some(path) = &a.export {
+    let result = cold_start::run(&target, body, &probe, stop()).await;
+    let written = a.export.as_ref().map_or(Ok(()), |path| {
         let export = cold_start::export(&target.describe(), &probe, &result);
-        write_export("--export", path, &export)?;
-    }
-    match result.first_success {
-        Some(_) => Ok(()),
-        None => Err(AppError::Failed(format!(
+        write_export("--export", path, &export)
+    });
+    // The table also when the export failed: it is then all that is left of the attempts.
+    let printed = stdout.print(&cold_start::table(&target.describe(), &result));
+    written?;
+    if result.first_success.is_none() && !result.stopped_early {
+        return Err(AppError::Failed(format!(
             "no success within --give-up {} s ({} attempts)",
             a.give_up, result.attempts
-        ))),
+        )));
     }
+    printed
 }

@@ -119,13 +119,16 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
     } else {
         headless(view_rx, stop_tx, work, &abort).await
     };
-    if let Some(path) = &a.export {
-        write_export("--export", path, &export)?;
-    }
-    stdout.print(&render(
+    let written = a
+        .export
+        .as_ref()
+        .map_or(Ok(()), |path| write_export("--export", path, &export));
+    // Also when the export failed: the tables are then all that is left of what was measured.
+    let printed = stdout.print(&render(
         &[("compare".into(), export)],
         ReportFormat::Terminal,
-    ))
+    ));
+    written.and(printed)
 }
 
 fn progress_line(v: &CompareView) -> String {

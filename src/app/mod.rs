@@ -26,6 +26,10 @@ pub enum AppError {
     /// The run could not complete: exit code 1.
     #[error("{0}")]
     Failed(String),
+    /// Whoever read stdout went away (`| head`): nothing is wrong and nobody is left to tell,
+    /// so the process ends quietly with 0, as it would have had the reader stayed.
+    #[error("stdout closed by its reader")]
+    StdoutClosed,
 }
 
 impl AppError {
@@ -33,7 +37,13 @@ impl AppError {
         match self {
             AppError::Usage(_) => 2,
             AppError::Failed(_) => 1,
+            AppError::StdoutClosed => 0,
         }
+    }
+
+    /// Whether the process ends without a line on stderr.
+    pub fn is_quiet(&self) -> bool {
+        matches!(self, AppError::StdoutClosed)
     }
 
     /// The one line the process prints on stderr for this error.
@@ -63,11 +73,19 @@ pub struct Stdout<'a> {
 
 impl Stdout<'_> {
     fn print(&mut self, text: &str) -> Result<(), AppError> {
-        self.writer
-            .write_all(text.as_bytes())
-            .and_then(|()| self.writer.flush())
-            .map_err(|e| AppError::Failed(format!("cannot write to stdout: {e}")))
+        out(self.writer, text)
     }
+}
+
+/// Writes `text` to stdout `w` whole: a closed pipe is `StdoutClosed`, any other failure
+/// (a full disk) is one line and exit code 1. Never `print!`, which panics on either.
+pub fn out(w: &mut dyn Write, text: &str) -> Result<(), AppError> {
+    w.write_all(text.as_bytes())
+        .and_then(|()| w.flush())
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::BrokenPipe => AppError::StdoutClosed,
+            _ => AppError::Failed(format!("cannot write to stdout: {e}")),
+        })
 }
 
 /// What the command line asks for, or how the process ends at once: help and version are

@@ -2,31 +2,49 @@
 
 use super::{AppError, Stdout, usage};
 use crate::cli::ReportArgs;
-use crate::export::write_atomic;
-use crate::report::{load, merge::merge, render};
+use crate::export::{check_writable, write_atomic};
+use crate::report::{load, merge::merge, read, render, validate};
+use std::path::Path;
+
+/// The file name alone: reports of the same exports read the same wherever they lie.
+fn name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
 
 pub(super) fn main(a: ReportArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
-    let mut exports = Vec::with_capacity(a.files.len());
-    for path in &a.files {
-        let shown = path.display().to_string();
-        let export = load(path).map_err(|e| usage(&shown, e))?;
-        // The file name alone: reports of the same exports read the same wherever they lie.
-        let name = path
-            .file_name()
-            .map_or(shown, |n| n.to_string_lossy().into_owned());
-        exports.push((name, export));
-    }
     if !a.merge {
+        let mut exports = Vec::with_capacity(a.files.len());
+        for path in &a.files {
+            let export = load(path).map_err(|e| usage(&path.display().to_string(), e))?;
+            exports.push((name(path), export));
+        }
         return stdout.print(&render(&exports, a.format));
     }
-    let merged = merge(&exports).map_err(|e| usage("--merge", e))?;
     let out = a.output.expect("clap requires -o with --merge");
+    check_writable(&out)
+        .map_err(|e| usage("-o", format!("{}: cannot write: {e}", out.display())))?;
+    let mut sources = Vec::with_capacity(a.files.len());
+    for path in &a.files {
+        let json = read(path).map_err(|e| usage(&path.display().to_string(), e))?;
+        sources.push((name(path), json));
+    }
+    let exports = validate::inputs(sources).map_err(|e| usage("--merge", e))?;
+    let merged = merge(&exports).map_err(|e| usage("--merge", e))?;
+    let json = serde_json::to_value(&merged)
+        .map_err(|e| AppError::Failed(format!("--merge: cannot serialize the result: {e}")))?;
+    // The inputs were checked one by one; this catches what only their sum gets wrong.
+    if let Some(why) = validate::schema_violation(&json) {
+        return Err(usage(
+            "--merge",
+            format!("the exports add up to one outside the export schema: {why}"),
+        ));
+    }
     write_atomic(&out, &merged)
         .map_err(|e| AppError::Failed(format!("-o {}: cannot write: {e}", out.display())))?;
-    let name = out
-        .file_name()
-        .map_or("merged".into(), |n| n.to_string_lossy().into_owned());
-    stdout.print(&render(&[(name, merged)], a.format))?;
+    stdout.print(&render(&[(name(&out), merged)], a.format))?;
     eprintln!("merged {} exports into {}", exports.len(), out.display());
     Ok(())
 }

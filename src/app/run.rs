@@ -189,14 +189,17 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         crate::headless::run(engine, abort_export(&a, &config)).await
     };
     let export = Export::new(&report, config);
-    if let Some(path) = &a.export {
-        write_export("--export", path, &export)?;
-    }
-    // Also after the live screen: the tables stay in the scrollback.
-    stdout.print(&render(
+    let written = a
+        .export
+        .as_ref()
+        .map_or(Ok(()), |path| write_export("--export", path, &export));
+    // Also after the live screen: the tables stay in the scrollback. Also when the export
+    // failed: the tables are then all that is left of what was measured.
+    let printed = stdout.print(&render(
         &[(export_name(&a), export)],
         ReportFormat::Terminal,
-    ))
+    ));
+    written.and(printed)
 }
 
 /// The name `report` gives the export (it heads the tables only beside other exports).

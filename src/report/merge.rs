@@ -118,23 +118,36 @@ fn merge_phase(sources: &[(String, Export)], i: usize) -> Result<PhaseResult, St
         p.dispatch_delay_hdr_b64.as_ref()
     })?;
     let mut m = sources[0].1.phases[i].clone();
-    let add = |into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>| {
-        for (k, v) in from {
-            *into.entry(k.clone()).or_default() += v;
-        }
-    };
     let (mut errors, mut variants) = (BTreeMap::new(), BTreeMap::new());
     let (mut n, mut ok, mut sent, mut rps, mut sps, mut dur) = (0, 0, 0, 0.0, 0.0, 0.0f64);
-    for (_, e) in sources {
+    for (src, e) in sources {
         let p = &e.phases[i];
-        n += p.n;
-        sent += p.sent;
-        ok += p.ok;
-        rps += p.req_per_s;
-        sps += p.samples_per_s;
+        // Checked: a sum past u64 or f64 would be written as a wrapped count or a null rate.
+        let too_big = |what: &str| format!("{src}: phase {}: {what} too large to add", i + 1);
+        let count = |into: &mut u64, v: u64, what: &str| {
+            *into = into.checked_add(v).ok_or_else(|| too_big(what))?;
+            Ok::<_, String>(())
+        };
+        let rate = |into: &mut f64, v: f64, what: &str| {
+            *into = Some(*into + v)
+                .filter(|s| s.is_finite())
+                .ok_or_else(|| too_big(what))?;
+            Ok::<_, String>(())
+        };
+        count(&mut n, p.n, "n")?;
+        count(&mut sent, p.sent, "sent")?;
+        count(&mut ok, p.ok, "ok")?;
+        rate(&mut rps, p.req_per_s, "req_per_s")?;
+        rate(&mut sps, p.samples_per_s, "samples_per_s")?;
         dur = dur.max(p.duration_s);
-        add(&mut errors, &p.errors);
-        add(&mut variants, &p.variants);
+        for (into, from, what) in [
+            (&mut errors, &p.errors, "errors"),
+            (&mut variants, &p.variants, "variants"),
+        ] {
+            for (k, v) in from {
+                count(into.entry(k.clone()).or_default(), *v, what)?;
+            }
+        }
     }
     let l = LatencySummary::of(&latency);
     m.target = None;
@@ -167,7 +180,10 @@ fn parse_time(s: &str) -> Option<OffsetDateTime> {
 /// Per-second points of every host on one clock (each export's start time), rates and error
 /// counts summed; percentiles of a second cannot be combined without its histogram, so the
 /// merged points carry none.
-fn merge_timeline(sources: &[(String, Export)], start: OffsetDateTime) -> Vec<TimelineEntry> {
+fn merge_timeline(
+    sources: &[(String, Export)],
+    start: OffsetDateTime,
+) -> Result<Vec<TimelineEntry>, String> {
     let mut points: BTreeMap<i64, (f64, f64, u64)> = BTreeMap::new();
     let mut events = Vec::new();
     for (src, e) in sources {
@@ -182,9 +198,19 @@ fn merge_timeline(sources: &[(String, Export)], start: OffsetDateTime) -> Vec<Ti
                     ..
                 } => {
                     let p = points.entry((offset + t_s).round() as i64).or_default();
-                    p.0 += req_per_s;
-                    p.1 += samples_per_s;
-                    p.2 += errors;
+                    let sum = (
+                        p.0 + req_per_s,
+                        p.1 + samples_per_s,
+                        p.2.checked_add(*errors),
+                    );
+                    match sum {
+                        (r, s, Some(err)) if r.is_finite() && s.is_finite() => *p = (r, s, err),
+                        _ => {
+                            return Err(format!(
+                                "{src}: timeline point at {t_s} s too large to add"
+                            ));
+                        }
+                    }
                 }
                 TimelineEntry::Event { t_s, event } => events.push(TimelineEntry::Event {
                     t_s: round3(offset + t_s),
@@ -209,7 +235,7 @@ fn merge_timeline(sources: &[(String, Export)], start: OffsetDateTime) -> Vec<Ti
         TimelineEntry::Point { t_s, .. } | TimelineEntry::Event { t_s, .. } => *t_s,
     };
     out.sort_by(|a, b| t(a).total_cmp(&t(b)));
-    out
+    Ok(out)
 }
 
 /// Adds `sources` (name, export) into one export, or says why they are not one workload.
@@ -247,7 +273,7 @@ pub fn merge(sources: &[(String, Export)]) -> Result<Export, String> {
     let accuracy = sources
         .iter()
         .filter_map(|(_, e)| e.accuracy.clone())
-        .min_by_key(|a| (a.passed * 1000) / a.total.max(1));
+        .min_by_key(|a| a.passed.saturating_mul(1000) / a.total.max(1));
     let mut config = first.config.clone();
     config["merged_from"] = Value::Array(
         sources
@@ -258,7 +284,8 @@ pub fn merge(sources: &[(String, Export)]) -> Result<Export, String> {
                     "started_at": e.started_at,
                     "ended_at": e.ended_at,
                     "seed": e.config["seed"],
-                    "n": e.phases.iter().map(|p| p.n).sum::<u64>(),
+                    // Saturating: a total for the reader, not worth refusing a merge over.
+                    "n": e.phases.iter().fold(0u64, |a, p| a.saturating_add(p.n)),
                     "accuracy": e.accuracy.as_ref().map(|a| format!("{}/{}", a.passed, a.total)),
                 })
             })
@@ -277,7 +304,10 @@ pub fn merge(sources: &[(String, Export)]) -> Result<Export, String> {
         config,
         phases,
         accuracy,
-        timeline: start.map_or(vec![], |s| merge_timeline(sources, s)),
+        timeline: match start {
+            Some(s) => merge_timeline(sources, s)?,
+            None => vec![],
+        },
         stopped_early: sources.iter().any(|(_, e)| e.stopped_early),
         error: (!errors.is_empty()).then(|| errors.join("; ")),
         compare: None,

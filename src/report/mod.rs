@@ -9,8 +9,10 @@ pub mod compare;
 pub mod merge;
 mod run;
 pub mod table;
+pub mod validate;
 
 use crate::export::Export;
+use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::Path;
 use table::Table;
@@ -28,9 +30,19 @@ pub enum ReportFormat {
 
 /// Reads an export, naming the file in every error.
 pub fn load(path: &Path) -> Result<Export, String> {
+    parse(read(path)?)
+}
+
+/// A file's JSON, not yet read as an export.
+pub fn read(path: &Path) -> Result<Value, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
+    serde_json::from_str(&text).map_err(|e| format!("not an encbench-tui export: {e}"))
+}
+
+/// JSON as an export of the version this one reads.
+pub fn parse(json: Value) -> Result<Export, String> {
     let export: Export =
-        serde_json::from_str(&text).map_err(|e| format!("not an encbench-tui export: {e}"))?;
+        serde_json::from_value(json).map_err(|e| format!("not an encbench-tui export: {e}"))?;
     if export.schema_version != crate::export::SCHEMA_VERSION {
         return Err(format!(
             "schema_version {} (this version reads {})",
