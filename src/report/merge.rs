@@ -120,6 +120,8 @@ fn merge_phase(sources: &[(String, Export)], i: usize) -> Result<PhaseResult, St
     let mut m = sources[0].1.phases[i].clone();
     let (mut errors, mut variants) = (BTreeMap::new(), BTreeMap::new());
     let (mut n, mut ok, mut sent, mut rps, mut sps, mut dur) = (0, 0, 0, 0.0, 0.0, 0.0f64);
+    // The hosts' schedules add up like their throughputs; behind is the worst of them.
+    let (mut unsent, mut offered, mut lag) = (0, None::<f64>, None::<f64>);
     for (src, e) in sources {
         let p = &e.phases[i];
         // Checked: a sum past u64 or f64 would be written as a wrapped count or a null rate.
@@ -136,7 +138,17 @@ fn merge_phase(sources: &[(String, Export)], i: usize) -> Result<PhaseResult, St
         };
         count(&mut n, p.n, "n")?;
         count(&mut sent, p.sent, "sent")?;
+        count(&mut unsent, p.unsent, "unsent")?;
         count(&mut ok, p.ok, "ok")?;
+        if let Some(o) = p.offered_per_s {
+            let mut sum = offered.unwrap_or(0.0);
+            rate(&mut sum, o, "offered_per_s")?;
+            offered = Some(sum);
+        }
+        lag = match (lag, p.max_lag_ms) {
+            (Some(a), Some(b)) => Some(f64::max(a, b)),
+            (a, b) => a.or(b),
+        };
         rate(&mut rps, p.req_per_s, "req_per_s")?;
         rate(&mut sps, p.samples_per_s, "samples_per_s")?;
         dur = dur.max(p.duration_s);
@@ -153,6 +165,10 @@ fn merge_phase(sources: &[(String, Export)], i: usize) -> Result<PhaseResult, St
     m.target = None;
     m.n = n;
     m.sent = sent;
+    m.unsent = unsent;
+    m.offered_per_s = offered.map(round3);
+    m.max_lag_ms = lag;
+    m.overloaded = sources.iter().any(|(_, e)| e.phases[i].overloaded);
     m.ok = ok;
     m.errors = errors;
     m.variants = variants;
