@@ -166,6 +166,11 @@ pub fn render(exports: &[(String, Export)], format: ReportFormat) -> String {
         if exports.len() > 1 {
             head[0] = format!("{source}: {}", head[0]);
         }
+        // Headings quote the export (its target, its error): a file's text, like the tables'.
+        let head: Vec<String> = head
+            .iter()
+            .map(|l| crate::scrub::controls(l).into_owned())
+            .collect();
         match format {
             ReportFormat::Markdown => {
                 let _ = write!(out, "## {}\n\n", head[0]);

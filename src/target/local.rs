@@ -95,10 +95,11 @@ impl LocalTarget {
             .ok()
             .and_then(|v| v.get("status").and_then(|s| s.as_str()).map(str::to_owned));
         match said {
-            Some(s) if s.to_ascii_lowercase().starts_with("unhealthy") => {
-                Err(Ok(format!("GET {path} says {s:?}")))
-            }
-            _ => Ok(body),
+            Some(s) if s.to_ascii_lowercase().starts_with("unhealthy") => Err(Ok(format!(
+                "GET {path} says \"{}\"",
+                crate::scrub::text(&s)
+            ))),
+            _ => Ok(crate::scrub::text(&body)),
         }
     }
 }
@@ -308,7 +309,7 @@ pub(crate) fn short_reason(e: &reqwest::Error) -> String {
     while let Some(next) = source.source() {
         source = next;
     }
-    let inner = source.to_string();
+    let inner = crate::scrub::text(&source.to_string());
     if e.is_timeout() {
         format!("timed out: {inner}")
     } else {

@@ -5,6 +5,7 @@ pub mod client_thread;
 mod h1;
 pub mod local;
 pub mod sagemaker;
+mod sdk_guard;
 pub mod server_stats;
 pub mod tls;
 
@@ -102,16 +103,9 @@ pub trait Target: Send + Sync {
 }
 
 /// A URL as it may reach the screen, a log or an export: without the user and password a
-/// URL can carry.
+/// URL can carry, also when it does not parse.
 pub fn shown_url(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(mut u) if u.has_authority() && (!u.username().is_empty() || u.password().is_some()) => {
-            let _ = u.set_username("");
-            let _ = u.set_password(None);
-            u.to_string().trim_end_matches('/').to_string()
-        }
-        _ => url.to_string(),
-    }
+    crate::scrub::url(url)
 }
 
 #[cfg(test)]
@@ -126,5 +120,9 @@ mod tests {
         );
         assert_eq!(shown_url("http://127.0.0.1:8080"), "http://127.0.0.1:8080");
         assert_eq!(shown_url("localhost:8080"), "localhost:8080");
+        assert_eq!(
+            shown_url("http://admin:pw@127.0.0.1:99999"),
+            "http://127.0.0.1:99999"
+        );
     }
 }
