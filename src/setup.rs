@@ -12,7 +12,7 @@ use crate::payload::{Format, HfFormat, LabelMap, PayloadFormat, Shape};
 use crate::serve::{self, ServeConfig};
 use crate::target::local::LocalTarget;
 use crate::target::sagemaker::{MAX_BODY_BYTES, SageMakerConfig, SageMakerTarget};
-use crate::target::{Target, shown_url};
+use crate::target::{Target, body, shown_url};
 use crate::tokenize::{self, TokenCounter};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -308,15 +308,21 @@ async fn build_format(
 /// The tensor names of `GET /v2/models/{model}/config`, where the server answers it.
 async fn server_names(url: &str, model: &str) -> Option<TensorNames> {
     let config_url = format!("{}/v2/models/{model}/config", url.trim_end_matches('/'));
-    let Ok(client) = crate::target::tls::reqwest_builder().build() else {
+    // A server that does not answer its config soon is taken as one without.
+    let Ok(client) = crate::target::tls::reqwest_builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+    else {
         return None;
     };
-    match client.get(&config_url).send().await {
-        Ok(r) if r.status().is_success() => r
-            .json::<Value>()
-            .await
-            .ok()
-            .and_then(|c| TensorNames::from_config(&c)),
+    let resp = client
+        .get(&config_url)
+        .send()
+        .await
+        .ok()
+        .filter(|r| r.status().is_success())?;
+    match body::read_reqwest(resp, body::MAX_PROBE_BYTES).await {
+        Ok((config, false)) => TensorNames::from_config(&serde_json::from_slice(&config).ok()?),
         _ => None,
     }
 }

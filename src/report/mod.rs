@@ -26,9 +26,13 @@ pub enum ReportFormat {
     Csv,
 }
 
+/// Largest export read: a day-long run with a timeline entry per second is tens of MiB.
+pub const MAX_EXPORT_BYTES: u64 = 256 * 1024 * 1024;
+
 /// Reads an export, naming the file in every error.
 pub fn load(path: &Path) -> Result<Export, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
+    let text = crate::input::read_capped_text(path, MAX_EXPORT_BYTES)
+        .map_err(|e| format!("cannot read: {e}"))?;
     let export: Export =
         serde_json::from_str(&text).map_err(|e| format!("not an encbench-tui export: {e}"))?;
     if export.schema_version != crate::export::SCHEMA_VERSION {

@@ -1,6 +1,7 @@
 //! Where requests go. Each target turns a prepared body into a response body, timing to the
 //! last byte, and classifies failures into the error kinds the tables and exports count.
 
+pub mod body;
 pub mod client_thread;
 mod h1;
 pub mod local;
@@ -34,7 +35,8 @@ pub enum ErrorKind {
     Auth,
     /// Any other HTTP status.
     Http(u16),
-    /// A 2xx whose body could not be read to the end.
+    /// A 2xx whose body could not be read to the end, or any reply over
+    /// `body::MAX_REPLY_BYTES`.
     BadResponse,
     /// A service error with no kind of its own, by its error code.
     Service(String),

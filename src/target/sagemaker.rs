@@ -5,7 +5,7 @@
 //! silent resend), the connection pool and the timeouts are sized from the run's concurrency
 //! and `--timeout` (botocore's 10-connection pool and 60 s read timeout distort both).
 
-use super::sdk_guard::Remembered;
+use super::sdk_guard::{CapReplies, Remembered};
 use super::{BoxFuture, ErrorKind, Target, TargetError};
 use crate::payload::{BodyKind, Prepared, Reply};
 use crate::scrub;
@@ -95,7 +95,8 @@ impl SageMakerTarget {
         let credentials = sdk
             .credentials_provider()
             .map(|chain| SharedCredentialsProvider::new(Remembered(chain)));
-        let mut config = aws_sdk_sagemakerruntime::config::Builder::from(&sdk);
+        let mut config =
+            aws_sdk_sagemakerruntime::config::Builder::from(&sdk).interceptor(CapReplies);
         config.set_credentials_provider(credentials.clone());
         let config = config.build();
         SageMakerTarget {
