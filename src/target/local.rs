@@ -10,6 +10,10 @@ use std::time::Duration;
 
 const JSON: &str = "application/json";
 
+/// Largest request body sent to a URL: Triton's default `--http-max-input-size`. Batches
+/// that would build a bigger one are refused before the run.
+pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+
 pub struct LocalTarget {
     base: String,
     /// `base` as it may be shown: without a user or password in it.
@@ -297,6 +301,9 @@ impl Target for LocalTarget {
     }
 
     fn invoke<'a>(&'a self, req: &'a Prepared) -> BoxFuture<'a, Result<Reply, ErrorKind>> {
+        if req.body.len() > MAX_BODY_BYTES {
+            return Box::pin(async { Err(ErrorKind::TooLarge) });
+        }
         match &self.h1 {
             Some(pool) => Box::pin(self.invoke_h1(pool, req)),
             None => Box::pin(self.invoke_reqwest(req)),

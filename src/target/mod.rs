@@ -40,7 +40,8 @@ pub enum ErrorKind {
     BadResponse,
     /// A service error with no kind of its own, by its error code.
     Service(String),
-    /// Refused before sending (a body over the 6 MiB limit).
+    /// Refused before sending (a body over the target's limit: 6 MiB for SageMaker,
+    /// `local::MAX_BODY_BYTES` for a URL).
     TooLarge,
 }
 
