@@ -9,6 +9,7 @@ mod compare;
 mod engine_commands;
 mod export_schema;
 mod faults;
+mod hostile_text;
 mod known_answers;
 mod layers;
 mod parsers_fuzz;
