@@ -3,7 +3,40 @@
 
 use serde::Deserialize;
 use serde_json::{Value, json};
+use std::io::Read;
 use std::path::Path;
+
+/// Largest input file read (texts, samples, a tokenizer and its config): plenty to vary the
+/// inputs, and a file of a gigabyte is refused before a byte is read instead of exhausting
+/// memory.
+pub const MAX_INPUT_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The bytes of `path`, at most `limit` of them: a bigger file is refused by its size before
+/// reading, and a pipe or device that turns out bigger once `limit` bytes are read.
+pub fn read_capped(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let over = |size: String| format!("{size} is over the {} MiB limit", limit >> 20);
+    if let Ok(m) = file.metadata()
+        && m.is_file()
+        && m.len() > limit
+    {
+        return Err(over(format!("{} bytes", m.len())));
+    }
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > limit {
+        return Err(over("it".into()));
+    }
+    Ok(bytes)
+}
+
+/// `read_capped` as text.
+pub fn read_capped_text(path: &Path, limit: u64) -> Result<String, String> {
+    String::from_utf8(read_capped(path, limit)?)
+        .map_err(|_| "stream did not contain valid UTF-8".into())
+}
 
 /// One model input: an NLI pair or a single text (embedders, classifiers).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize)]
@@ -81,10 +114,11 @@ pub fn parse_texts(source: &str, path: &str) -> Result<Vec<Input>, TextsError> {
 
 pub fn load_texts(path: &Path) -> Result<Vec<Input>, TextsError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| TextsError::Unreadable {
-        path: shown.clone(),
-        reason: e.to_string(),
-    })?;
+    let text =
+        read_capped_text(path, MAX_INPUT_FILE_BYTES).map_err(|reason| TextsError::Unreadable {
+            path: shown.clone(),
+            reason,
+        })?;
     parse_texts(&text, &shown)
 }
 
@@ -144,8 +178,8 @@ pub fn load_samples(path: Option<&Path>) -> Result<Vec<NliSample>, SamplesError>
         None => Ok(shipped_samples()),
         Some(p) => {
             let name = p.display().to_string();
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| SamplesError::Unreadable(name.clone(), e.to_string()))?;
+            let text = read_capped_text(p, MAX_INPUT_FILE_BYTES)
+                .map_err(|reason| SamplesError::Unreadable(name.clone(), reason))?;
             parse_samples(&text, &name)
         }
     }
@@ -172,6 +206,19 @@ mod tests {
             parse_texts("\n", "f"),
             Err(TextsError::Empty { .. })
         ));
+    }
+
+    #[test]
+    fn input_files_are_read_up_to_their_limit() {
+        let path = std::env::temp_dir().join(format!("encbench-capped-{}", std::process::id()));
+        std::fs::write(&path, "0123456789").unwrap();
+        assert_eq!(read_capped(&path, 10).unwrap().len(), 10);
+        let err = read_capped(&path, 9).unwrap_err();
+        assert!(err.contains("10 bytes is over"), "{err}");
+        std::fs::remove_file(&path).unwrap();
+        // A device says nothing of its size: the limit stops the read.
+        let err = read_capped(Path::new("/dev/zero"), 1 << 20).unwrap_err();
+        assert!(err.contains("over the 1 MiB limit"), "{err}");
     }
 
     #[test]

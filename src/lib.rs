@@ -24,6 +24,7 @@
 //! sweep             the phases a run is made of (plain, batch sweep, concurrency sweep, live)
 //! stats, metrics    HdrHistograms and the timeline; efficiency, cost and prices
 //! fmt, arrival      figures as text; the arrival process (Gamma gaps, seeded)
+//! scrub             text from servers and files made safe to show: escaped, without secrets
 //! timing, assets    sub-millisecond sleeps; data shipped in the binary
 //! ```
 //!
@@ -49,6 +50,7 @@ pub mod metrics;
 pub mod payload;
 pub mod report;
 pub mod results;
+pub mod scrub;
 pub mod serve;
 pub mod setup;
 pub mod signals;

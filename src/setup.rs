@@ -10,9 +10,9 @@ use crate::payload::kserve::{KServeFormat, TensorNames};
 use crate::payload::vllm::{VllmApi, VllmFormat};
 use crate::payload::{Format, HfFormat, LabelMap, PayloadFormat, Shape};
 use crate::serve::{self, ServeConfig};
-use crate::target::local::LocalTarget;
+use crate::target::local::{self, LocalTarget};
 use crate::target::sagemaker::{MAX_BODY_BYTES, SageMakerConfig, SageMakerTarget};
-use crate::target::{Target, shown_url};
+use crate::target::{Target, body, shown_url};
 use crate::tokenize::{self, TokenCounter};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -195,13 +195,22 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
     let format = build_format(&s.format, &tokenizer, s.shape, url.as_deref()).await?;
     let (target, shown, flag): (Arc<dyn Target>, String, &str) = match (&s.address, &url) {
         (Address::SageMaker(cfg), _) => {
-            check_body_limit(s, &texts, format.as_ref())?;
+            let limit = BodyLimit {
+                bytes: MAX_BODY_BYTES,
+                whose: "SageMaker's 6 MiB limit",
+            };
+            check_body_limit(s, &texts, format.as_ref(), limit)?;
             let probe = format.prepare(&[&texts[0]]);
             let t = SageMakerTarget::new(cfg.clone(), s.max_concurrency, s.timeout, probe).await;
             let shown = t.describe();
             (Arc::new(t), shown, "--endpoint")
         }
         (_, Some(url)) => {
+            let limit = BodyLimit {
+                bytes: local::MAX_BODY_BYTES,
+                whose: "the 64 MiB limit of a --url target",
+            };
+            check_body_limit(s, &texts, format.as_ref(), limit)?;
             let t = LocalTarget::new(url, format.as_ref(), s.max_concurrency, s.timeout)
                 .with_ready_timeout(s.ready_timeout);
             let shown = t.describe();
@@ -308,46 +317,94 @@ async fn build_format(
 /// The tensor names of `GET /v2/models/{model}/config`, where the server answers it.
 async fn server_names(url: &str, model: &str) -> Option<TensorNames> {
     let config_url = format!("{}/v2/models/{model}/config", url.trim_end_matches('/'));
-    let Ok(client) = crate::target::tls::reqwest_builder().build() else {
+    // A server that does not answer its config soon is taken as one without.
+    let Ok(client) = crate::target::tls::reqwest_builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+    else {
         return None;
     };
-    match client.get(&config_url).send().await {
-        Ok(r) if r.status().is_success() => r
-            .json::<Value>()
-            .await
-            .ok()
-            .and_then(|c| TensorNames::from_config(&c)),
+    let resp = client
+        .get(&config_url)
+        .send()
+        .await
+        .ok()
+        .filter(|r| r.status().is_success())?;
+    match body::read_reqwest(resp, body::MAX_PROBE_BYTES).await {
+        Ok((config, false)) => TensorNames::from_config(&serde_json::from_slice(&config).ok()?),
         _ => None,
     }
 }
 
-/// SageMaker refuses bodies over 6 MiB: say so before sending anything.
+/// The most a target takes in one request body, and whose limit that is.
+#[derive(Clone, Copy)]
+struct BodyLimit {
+    bytes: usize,
+    whose: &'static str,
+}
+
+/// A body over the target's limit would be refused (SageMaker's 6 MiB) or make the client
+/// build what no server takes: say so before sending anything.
 fn check_body_limit(
     s: &TargetSettings,
     texts: &[Input],
     format: &dyn Format,
+    limit: BodyLimit,
 ) -> Result<(), SetupError> {
+    let mib = |n: usize| n as f64 / (1024.0 * 1024.0);
     for &b in std::iter::once(&s.batch_size).chain(&s.sweep_batch_sizes) {
-        let largest = (0..texts.len().min(8))
-            .map(|k| format.prepare(&batch_inputs(texts, b, k)).body.len())
-            .max()
-            .unwrap_or(0);
-        if largest > MAX_BODY_BYTES {
-            let mib = largest as f64 / (1024.0 * 1024.0);
-            let flag = if b == s.batch_size {
-                "--batch-size"
-            } else {
-                "--batch-sizes"
-            };
-            return Err(usage(
-                flag,
-                format!(
-                    "batch {b} makes a {mib:.1} MiB request body, over SageMaker's 6 MiB limit"
-                ),
-            ));
-        }
+        let flag = if b == s.batch_size {
+            "--batch-size"
+        } else {
+            "--batch-sizes"
+        };
+        let size = match largest_body(texts, format, b, limit.bytes) {
+            Ok(n) if n <= limit.bytes => continue,
+            Ok(n) => format!("a {:.1} MiB request body", mib(n)),
+            Err(at_least) => format!("a request body of more than {:.1} MiB", mib(at_least)),
+        };
+        return Err(usage(
+            flag,
+            format!("batch {b} makes {size}, over {}", limit.whose),
+        ));
     }
     Ok(())
+}
+
+/// The largest body of a phase's first requests (up to 8) at batch size `b`, or `Err` with
+/// an estimate once a body is sure to be far over `limit`. A body is built only when its
+/// inputs' sizes say it could fit: a batch of a billion inputs is refused, never built.
+fn largest_body(
+    texts: &[Input],
+    format: &dyn Format,
+    b: usize,
+    limit: usize,
+) -> Result<usize, usize> {
+    let n = texts.len();
+    let alone = |i: usize| format.prepare(&[&texts[i]]).body.len();
+    // What a body costs besides its inputs: two bodies of one input each hold it once more
+    // than a body of the input twice.
+    let twice = format.prepare(&[&texts[0], &texts[0]]).body.len();
+    let overhead = (2 * alone(0)).saturating_sub(twice);
+    let mut sizes: Vec<Option<usize>> = vec![None; n];
+    let mut largest = 0;
+    for k in 0..n.min(8) {
+        let mut estimate = overhead;
+        // Input j of request k is text (k·b + j) mod n, as `batch_inputs` takes it.
+        let first = (k % n) * (b % n) % n;
+        for j in 0..b {
+            let i = (first + j % n) % n;
+            let size = *sizes[i].get_or_insert_with(|| alone(i));
+            estimate += size.saturating_sub(overhead);
+            // Leeway over the limit: the estimate is close, not exact, and the body built
+            // below is measured.
+            if estimate > limit + limit / 8 {
+                return Err(estimate);
+            }
+        }
+        largest = largest.max(format.prepare(&batch_inputs(texts, b, k)).body.len());
+    }
+    Ok(largest)
 }
 
 /// The hourly price: given, or the instance type's from the shipped table.

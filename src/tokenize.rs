@@ -25,7 +25,7 @@ pub fn model_max_length(tokenizer: Option<&Path>) -> Option<(usize, String)> {
         return Some((SHIPPED_MAX_LEN, "the shipped tokenizer".into()));
     };
     let config = path.with_file_name("tokenizer_config.json");
-    let text = std::fs::read_to_string(&config).ok()?;
+    let text = crate::input::read_capped_text(&config, crate::input::MAX_INPUT_FILE_BYTES).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
     let n = v
         .get("model_max_length")?
@@ -49,10 +49,11 @@ impl TokenCounter {
             None => Ok(Self::shipped()),
             Some(p) => {
                 let name = p.display().to_string();
-                let bytes = std::fs::read(p).map_err(|e| TokenizerError {
-                    source_name: name.clone(),
-                    reason: e.to_string(),
-                })?;
+                let bytes = crate::input::read_capped(p, crate::input::MAX_INPUT_FILE_BYTES)
+                    .map_err(|reason| TokenizerError {
+                        source_name: name.clone(),
+                        reason,
+                    })?;
                 Self::from_bytes(&bytes, &name)
             }
         }

@@ -6,6 +6,7 @@ pub mod diff;
 
 use crate::input::NliSample;
 use crate::payload::{Format, LabelMap};
+use crate::scrub;
 use crate::target::Target;
 use serde::{Deserialize, Serialize};
 
@@ -46,16 +47,23 @@ pub async fn check(
     for s in &setup.samples {
         let input = s.input();
         let expected = labels.normalize(&s.expected);
+        // Labels and parse errors quote the server: scrubbed before they are kept.
         let (predicted, error) = match target.invoke(&format.prepare(&[&input])).await {
             Ok(reply) => match format.verdicts(&reply) {
-                Ok(l) => (Some(labels.normalize(&l[0])), None),
-                Err(e) => (None, Some(e)),
+                Ok(l) => match l.first() {
+                    // Scrubbed before lowercasing: an echoed secret is found as it was sent.
+                    Some(l) => (Some(labels.normalize(&scrub::text(l))), None),
+                    None => (None, Some("response holds no verdict".into())),
+                },
+                Err(e) => (None, Some(scrub::text(&e))),
             },
             Err(kind) => (None, Some(kind.key())),
         };
+        // The samples file's text is sent as written but kept escaped: it is shown and
+        // exported from here.
         verdicts.push(Verdict {
-            premise: s.premise.clone(),
-            hypothesis: s.hypothesis.clone(),
+            premise: scrub::controls(&s.premise).into_owned(),
+            hypothesis: scrub::controls(&s.hypothesis).into_owned(),
             ok: predicted.as_deref() == Some(expected.as_str()),
             expected,
             predicted,

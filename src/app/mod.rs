@@ -46,9 +46,10 @@ impl AppError {
         matches!(self, AppError::StdoutClosed)
     }
 
-    /// The one line the process prints on stderr for this error.
+    /// The one line the process prints on stderr for this error. Scrubbed whole: it may
+    /// quote a server, a file or a URL given with its password.
     pub fn line(&self) -> String {
-        format!("error: {self}")
+        format!("error: {}", crate::scrub::text(&self.to_string()))
     }
 }
 
@@ -102,18 +103,48 @@ where
             // clap's report spans several lines; the first one names the flag and the problem.
             let text = e.to_string();
             let line = text.lines().next().unwrap_or("error: invalid arguments");
-            (2, line.to_string())
+            (2, crate::scrub::text(line))
         }
     })
 }
 
 pub async fn main(cli: Cli, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
+    remember_url_passwords(&cli);
     match cli.command {
         Some(Sub::Serve(args)) => serve::main(args, stdout).await,
         Some(Sub::ColdStart(args)) => cold_start::main(args, stdout).await,
         Some(Sub::Compare(args)) => compare::main(args, stdout).await,
         Some(Sub::Report(args)) => report::main(args, stdout),
         None => run::main(cli.run, stdout).await,
+    }
+}
+
+/// Every URL the command line or the SDK's environment gives: their passwords are scrubbed
+/// from whatever a server answers (one may echo the request's Authorization header).
+fn remember_url_passwords(cli: &Cli) {
+    let mut urls: Vec<&str> = Vec::new();
+    let env: Vec<String> = ["AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME", "AWS_ENDPOINT_URL"]
+        .into_iter()
+        .filter_map(|k| std::env::var(k).ok())
+        .collect();
+    urls.extend(env.iter().map(String::as_str));
+    match &cli.command {
+        None => {
+            urls.push(&cli.run.url);
+            urls.extend(cli.run.sagemaker.endpoint_url.as_deref());
+        }
+        Some(Sub::ColdStart(a)) => urls.extend(a.sagemaker.endpoint_url.as_deref()),
+        Some(Sub::Compare(a)) => {
+            urls.extend(a.endpoint_url.as_deref());
+            // `url=…` and `endpoint-url=…` of each --target, before it is parsed: a target
+            // that does not parse is reported quoting its text.
+            let parts = a.targets.iter().flat_map(|t| t.split(','));
+            urls.extend(parts.map(|p| p.split_once('=').map_or(p, |(_, v)| v.trim())));
+        }
+        Some(Sub::Serve(_) | Sub::Report(_)) => {}
+    }
+    for u in urls {
+        crate::scrub::remember_url(u);
     }
 }
 

@@ -123,7 +123,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
             accuracy_after: None,
             timeline: vec![],
             stopped_early: true,
-            error: Some(e.to_string()),
+            error: Some(crate::scrub::text(&e.to_string())),
         };
         if let Some(path) = &a.export {
             write_export("--export", path, &Export::new(&report, config))?;

@@ -91,7 +91,12 @@ pub fn parse_target(s: &str) -> Result<TargetSpec, String> {
         _ => {}
     }
     if t.name.is_empty() {
-        t.name = t.endpoint.clone().or(t.url.clone()).unwrap_or_default();
+        // Named by its URL, the target is shown and exported: never with a password.
+        t.name = t
+            .endpoint
+            .clone()
+            .or(t.url.as_deref().map(crate::target::shown_url))
+            .unwrap_or_default();
     }
     Ok(t)
 }
@@ -260,6 +265,8 @@ mod tests {
         assert_eq!(t.name, "ep");
         assert_eq!(t.price, Some(2.5));
         assert_eq!(t.engine, Some(PayloadFormat::Triton));
+        let t = parse_target("url=http://u:pw@h:99999").unwrap();
+        assert_eq!(t.name, "http://h:99999");
         for bad in [
             "name=x",
             "url=a,endpoint=b",

@@ -49,6 +49,10 @@ pub struct Shape {
 /// Most distinct bodies kept per phase: enough to vary inputs, bounded for huge text files.
 const MAX_BODIES: usize = 256;
 
+/// Most bytes of bodies kept per phase: huge batches vary less instead of holding 256 large
+/// bodies (256 of SageMaker's 6 MiB would be 1.5 GiB).
+const MAX_RING_BYTES: usize = 64 * 1024 * 1024;
+
 /// How a request body is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BodyKind {
@@ -136,9 +140,17 @@ pub fn check_json(body: &[u8]) -> Result<(), String> {
 /// Requests prepared once per phase, for formats that do not tokenize: the dispatch loop
 /// then only clones reference-counted bytes.
 pub fn prepared_ring(format: &dyn Format, texts: &[Input], batch_size: usize) -> Vec<Prepared> {
-    (0..texts.len().clamp(1, MAX_BODIES))
-        .map(|k| format.prepare(&batch_inputs(texts, batch_size, k)))
-        .collect()
+    let mut ring = Vec::new();
+    let mut bytes = 0;
+    for k in 0..texts.len().clamp(1, MAX_BODIES) {
+        if bytes >= MAX_RING_BYTES {
+            break;
+        }
+        let p = format.prepare(&batch_inputs(texts, batch_size, k));
+        bytes += p.body.len();
+        ring.push(p);
+    }
+    ring
 }
 
 #[cfg(test)]

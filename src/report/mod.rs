@@ -28,6 +28,9 @@ pub enum ReportFormat {
     Csv,
 }
 
+/// Largest export read: a day-long run with a timeline entry per second is tens of MiB.
+pub const MAX_EXPORT_BYTES: u64 = 256 * 1024 * 1024;
+
 /// Reads an export, naming the file in every error.
 pub fn load(path: &Path) -> Result<Export, String> {
     parse(read(path)?)
@@ -35,7 +38,8 @@ pub fn load(path: &Path) -> Result<Export, String> {
 
 /// A file's JSON, not yet read as an export.
 pub fn read(path: &Path) -> Result<Value, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
+    let text = crate::input::read_capped_text(path, MAX_EXPORT_BYTES)
+        .map_err(|e| format!("cannot read: {e}"))?;
     serde_json::from_str(&text).map_err(|e| format!("not an encbench-tui export: {e}"))
 }
 
@@ -178,6 +182,11 @@ pub fn render(exports: &[(String, Export)], format: ReportFormat) -> String {
         if exports.len() > 1 {
             head[0] = format!("{source}: {}", head[0]);
         }
+        // Headings quote the export (its target, its error): a file's text, like the tables'.
+        let head: Vec<String> = head
+            .iter()
+            .map(|l| crate::scrub::controls(l).into_owned())
+            .collect();
         match format {
             ReportFormat::Markdown => {
                 let _ = write!(out, "## {}\n\n", head[0]);

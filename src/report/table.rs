@@ -31,6 +31,37 @@ impl Table {
         self.rows.push(cells);
     }
 
+    /// Aligned columns. Every rendering escapes the control characters of every text first:
+    /// cells quote servers (labels, error codes) and files (samples, exports), and a
+    /// terminal obeys controls.
+    pub fn terminal(&self) -> String {
+        self.escaped().aligned()
+    }
+
+    /// A Markdown pipe table.
+    pub fn markdown(&self) -> String {
+        self.escaped().piped()
+    }
+
+    /// RFC 4180: fields with a comma, quote or line break are quoted, quotes doubled.
+    pub fn csv(&self) -> String {
+        self.escaped().separated()
+    }
+
+    fn escaped(&self) -> Table {
+        let esc = |s: &String| crate::scrub::controls(s).into_owned();
+        Table {
+            title: esc(&self.title),
+            headers: self.headers.iter().map(esc).collect(),
+            rows: self
+                .rows
+                .iter()
+                .map(|r| r.iter().map(esc).collect())
+                .collect(),
+            notes: self.notes.iter().map(esc).collect(),
+        }
+    }
+
     /// Columns of numbers align right, any other left.
     fn numeric(&self, col: usize) -> bool {
         self.rows.iter().all(|r| {
@@ -39,7 +70,7 @@ impl Table {
         })
     }
 
-    pub fn terminal(&self) -> String {
+    fn aligned(&self) -> String {
         let widths: Vec<usize> = (0..self.headers.len())
             .map(|c| {
                 self.rows
@@ -77,7 +108,7 @@ impl Table {
         out
     }
 
-    pub fn markdown(&self) -> String {
+    fn piped(&self) -> String {
         let esc = |s: &str| s.replace('|', "\\|");
         let mut out = format!("### {}\n\n", self.title);
         let _ = writeln!(
@@ -109,8 +140,7 @@ impl Table {
         out
     }
 
-    /// RFC 4180: fields with a comma, quote or line break are quoted, quotes doubled.
-    pub fn csv(&self) -> String {
+    fn separated(&self) -> String {
         let field = |s: &str| {
             if s.contains([',', '"', '\n', '\r']) {
                 format!("\"{}\"", s.replace('"', "\"\""))
@@ -151,5 +181,16 @@ mod tests {
             "### Latency\n\n| target | p50 ms |\n| --- | ---: |\n| gpu\\|a | 26.8 |\n| cpu, onnx | - |\n\nnote  \n"
         );
         assert_eq!(t.csv(), "target,p50 ms\ngpu|a,26.8\n\"cpu, onnx\",-\n");
+    }
+
+    #[test]
+    fn control_characters_are_escaped_in_every_rendering() {
+        let mut t = Table::new("T\u{1b}]0;x\u{7}", &["target"]);
+        t.row(vec!["red\u{1b}[31m\nline".into()]);
+        t.notes.push("\u{9b}2J".into());
+        for out in [t.terminal(), t.markdown(), t.csv()] {
+            assert!(!out.contains(['\u{1b}', '\u{7}', '\u{9b}']), "{out:?}");
+            assert!(out.contains("red\\u{1b}[31m\\u{a}line"), "{out:?}");
+        }
     }
 }

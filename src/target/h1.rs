@@ -7,7 +7,7 @@
 
 use super::ErrorKind;
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper::client::conn::http1::{self, SendRequest};
 use hyper::header::{HOST, HeaderMap, HeaderValue};
 use hyper::{Request, StatusCode, Uri};
@@ -167,11 +167,8 @@ impl H1Pool {
             },
         };
         let (parts, incoming) = response.into_parts();
-        let body = incoming
-            .collect()
-            .await
-            .map_err(|_| ErrorKind::BadResponse)?
-            .to_bytes();
+        // An over-long body leaves the connection half read: it is dropped, not pooled.
+        let body = super::body::read_hyper(incoming, super::body::MAX_REPLY_BYTES).await?;
         self.give_back(sender);
         Ok(Answer {
             status: parts.status,

@@ -10,6 +10,10 @@ use std::time::Duration;
 
 const JSON: &str = "application/json";
 
+/// Largest request body sent to a URL: Triton's default `--http-max-input-size`. Batches
+/// that would build a bigger one are refused before the run.
+pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+
 pub struct LocalTarget {
     base: String,
     /// `base` as it may be shown: without a user or password in it.
@@ -68,25 +72,26 @@ impl LocalTarget {
         self
     }
 
-    /// One readiness probe: `Ok(body)` when ready, `Err(Ok(reason))` when up but not ready,
-    /// `Err(Err(reason))` when unreachable.
-    async fn probe(&self) -> Result<String, Result<String, String>> {
-        // A server that accepts the connection but does not answer is up but not ready.
-        let per_probe = self.ready_timeout.min(Duration::from_secs(5));
-        let resp = match self
-            .client
-            .get(&self.ready_url)
-            .timeout(per_probe)
-            .send()
-            .await
-        {
-            Ok(r) => r,
-            Err(e) if e.is_timeout() => return Err(Ok(format!("no answer within {per_probe:?}"))),
-            Err(e) => return Err(Err(short_reason(&e))),
+    /// One readiness probe, within `wait`: `Ok(body)` when ready, `Err(Ok(reason))` when up
+    /// but not ready, `Err(Err(reason))` when unreachable. Only the status and the start of
+    /// the body are read: a readiness answer says what it has to say in its first bytes.
+    async fn probe(&self, wait: Duration) -> Result<String, Result<String, String>> {
+        let no_answer = || Err(Ok(format!("no answer within {:.1} s", wait.as_secs_f64())));
+        let answer = async {
+            let resp = self.client.get(&self.ready_url).send().await?;
+            let status = resp.status();
+            let (body, _) = super::body::read_reqwest(resp, super::body::MAX_PROBE_BYTES).await?;
+            Ok::<_, reqwest::Error>((status, body))
         };
-        let status = resp.status();
-        let body = resp.text().await.unwrap_or_default();
-        let path = self.ready_url.trim_start_matches(&self.base);
+        // A server that accepts the connection but does not answer is up but not ready.
+        let (status, body) = match tokio::time::timeout(wait, answer).await {
+            Err(_) => return no_answer(),
+            Ok(Err(e)) if e.is_timeout() => return no_answer(),
+            Ok(Err(e)) => return Err(Err(short_reason(&e))),
+            Ok(Ok(answer)) => answer,
+        };
+        let body = String::from_utf8_lossy(&body);
+        let path = crate::scrub::text(self.ready_url.trim_start_matches(&self.base));
         if !status.is_success() {
             return Err(Ok(format!("GET {path} answered {status}")));
         }
@@ -95,10 +100,11 @@ impl LocalTarget {
             .ok()
             .and_then(|v| v.get("status").and_then(|s| s.as_str()).map(str::to_owned));
         match said {
-            Some(s) if s.to_ascii_lowercase().starts_with("unhealthy") => {
-                Err(Ok(format!("GET {path} says {s:?}")))
-            }
-            _ => Ok(body),
+            Some(s) if s.to_ascii_lowercase().starts_with("unhealthy") => Err(Ok(format!(
+                "GET {path} says \"{}\"",
+                crate::scrub::text(&s)
+            ))),
+            _ => Ok(crate::scrub::text(&body)),
         }
     }
 }
@@ -196,8 +202,12 @@ impl LocalTarget {
         };
         let error_type = header("x-amzn-errortype");
         let json_len = header("inference-header-content-length").and_then(|v| v.parse().ok());
-        // Latency ends at the last byte, so the body is always read in full.
-        let body = resp.bytes().await.map_err(|e| classify_transport(&e))?;
+        // Latency ends at the last byte, so the body is always read in full (up to the cap).
+        let body = match super::body::read_reqwest(resp, super::body::MAX_REPLY_BYTES).await {
+            Ok((_, true)) => return Err(ErrorKind::BadResponse),
+            Ok((body, false)) => body,
+            Err(e) => return Err(classify_transport(&e)),
+        };
         if status.is_success() {
             Ok(Reply {
                 body,
@@ -261,7 +271,9 @@ impl Target for LocalTarget {
             let deadline = tokio::time::Instant::now() + self.ready_timeout;
             let mut told = false;
             loop {
-                let reason = match self.probe().await {
+                // No probe outlasts the ready timeout, whatever the server sends.
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                let reason = match self.probe(left.min(Duration::from_secs(5))).await {
                     Ok(body) => return Ok(body),
                     Err(Err(reason)) => {
                         return Err(TargetError::Unreachable {
@@ -271,7 +283,9 @@ impl Target for LocalTarget {
                     }
                     Err(Ok(reason)) => reason,
                 };
-                if tokio::time::Instant::now() >= deadline {
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                let pause = Duration::from_millis(250);
+                if left <= pause {
                     return Err(TargetError::Unhealthy {
                         target: self.shown.clone(),
                         reason: format!("{reason} after {:.0} s", self.ready_timeout.as_secs_f64()),
@@ -281,12 +295,15 @@ impl Target for LocalTarget {
                     eprintln!("waiting for {} to become ready ({reason})", self.shown);
                     told = true;
                 }
-                tokio::time::sleep(Duration::from_millis(250)).await;
+                tokio::time::sleep(pause).await;
             }
         })
     }
 
     fn invoke<'a>(&'a self, req: &'a Prepared) -> BoxFuture<'a, Result<Reply, ErrorKind>> {
+        if req.body.len() > MAX_BODY_BYTES {
+            return Box::pin(async { Err(ErrorKind::TooLarge) });
+        }
         match &self.h1 {
             Some(pool) => Box::pin(self.invoke_h1(pool, req)),
             None => Box::pin(self.invoke_reqwest(req)),
@@ -296,8 +313,11 @@ impl Target for LocalTarget {
     fn server_stats(&self) -> BoxFuture<'_, Option<ServerStats>> {
         Box::pin(async move {
             let url = self.stats_url.as_ref()?;
-            let v: serde_json::Value = self.client.get(url).send().await.ok()?.json().await.ok()?;
-            ServerStats::parse(&v)
+            let resp = self.client.get(url).send().await.ok()?;
+            match super::body::read_reqwest(resp, super::body::MAX_PROBE_BYTES).await {
+                Ok((body, false)) => ServerStats::parse(&serde_json::from_slice(&body).ok()?),
+                _ => None,
+            }
         })
     }
 }
@@ -308,7 +328,7 @@ pub(crate) fn short_reason(e: &reqwest::Error) -> String {
     while let Some(next) = source.source() {
         source = next;
     }
-    let inner = source.to_string();
+    let inner = crate::scrub::text(&source.to_string());
     if e.is_timeout() {
         format!("timed out: {inner}")
     } else {

@@ -1,10 +1,12 @@
 //! Where requests go. Each target turns a prepared body into a response body, timing to the
 //! last byte, and classifies failures into the error kinds the tables and exports count.
 
+pub mod body;
 pub mod client_thread;
 mod h1;
 pub mod local;
 pub mod sagemaker;
+mod sdk_guard;
 pub mod server_stats;
 pub mod tls;
 
@@ -33,11 +35,13 @@ pub enum ErrorKind {
     Auth,
     /// Any other HTTP status.
     Http(u16),
-    /// A 2xx whose body could not be read to the end.
+    /// A 2xx whose body could not be read to the end, or any reply over
+    /// `body::MAX_REPLY_BYTES`.
     BadResponse,
     /// A service error with no kind of its own, by its error code.
     Service(String),
-    /// Refused before sending (a body over the 6 MiB limit).
+    /// Refused before sending (a body over the target's limit: 6 MiB for SageMaker,
+    /// `local::MAX_BODY_BYTES` for a URL).
     TooLarge,
 }
 
@@ -102,16 +106,9 @@ pub trait Target: Send + Sync {
 }
 
 /// A URL as it may reach the screen, a log or an export: without the user and password a
-/// URL can carry.
+/// URL can carry, also when it does not parse.
 pub fn shown_url(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(mut u) if u.has_authority() && (!u.username().is_empty() || u.password().is_some()) => {
-            let _ = u.set_username("");
-            let _ = u.set_password(None);
-            u.to_string().trim_end_matches('/').to_string()
-        }
-        _ => url.to_string(),
-    }
+    crate::scrub::url(url)
 }
 
 #[cfg(test)]
@@ -126,5 +123,9 @@ mod tests {
         );
         assert_eq!(shown_url("http://127.0.0.1:8080"), "http://127.0.0.1:8080");
         assert_eq!(shown_url("localhost:8080"), "localhost:8080");
+        assert_eq!(
+            shown_url("http://admin:pw@127.0.0.1:99999"),
+            "http://127.0.0.1:99999"
+        );
     }
 }

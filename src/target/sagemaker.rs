@@ -5,11 +5,14 @@
 //! silent resend), the connection pool and the timeouts are sized from the run's concurrency
 //! and `--timeout` (botocore's 10-connection pool and 60 s read timeout distort both).
 
+use super::sdk_guard::{CapReplies, Remembered};
 use super::{BoxFuture, ErrorKind, Target, TargetError};
 use crate::payload::{BodyKind, Prepared, Reply};
+use crate::scrub;
 use aws_config::BehaviorVersion;
 use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;
+use aws_credential_types::provider::SharedCredentialsProvider;
 use aws_sdk_sagemakerruntime::Client;
 use aws_sdk_sagemakerruntime::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_sagemakerruntime::operation::invoke_endpoint::InvokeEndpointError;
@@ -55,7 +58,7 @@ pub struct SageMakerTarget {
     client: Client,
     /// A real request for the pre-flight check (there is no ping in the runtime API).
     probe: Prepared,
-    credentials: Option<aws_credential_types::provider::SharedCredentialsProvider>,
+    credentials: Option<SharedCredentialsProvider>,
 }
 
 impl SageMakerTarget {
@@ -89,11 +92,18 @@ impl SageMakerTarget {
             loader = loader.endpoint_url(u);
         }
         let sdk = loader.load().await;
+        let credentials = sdk
+            .credentials_provider()
+            .map(|chain| SharedCredentialsProvider::new(Remembered(chain)));
+        let mut config =
+            aws_sdk_sagemakerruntime::config::Builder::from(&sdk).interceptor(CapReplies);
+        config.set_credentials_provider(credentials.clone());
+        let config = config.build();
         SageMakerTarget {
-            client: Client::new(&sdk),
+            client: Client::from_conf(config),
             cfg,
             probe,
-            credentials: sdk.credentials_provider(),
+            credentials,
         }
     }
 
@@ -157,7 +167,7 @@ impl SageMakerTarget {
             .and_then(|t| t.split("json-header-size=").nth(1))
             .and_then(|n| n.trim().parse().ok());
         Ok(Reply {
-            variant: out.invoked_production_variant().map(str::to_owned),
+            variant: out.invoked_production_variant().map(scrub::text),
             json_len,
             body: Bytes::from(out.body.map(Blob::into_inner).unwrap_or_default()),
         })
@@ -177,6 +187,7 @@ const AUTH_CODES: &[&str] = &[
 ];
 
 /// Maps an SDK error to the kind counted in tables, with a message for one-off reports.
+/// Both may quote the server, so both are scrubbed (`crate::scrub`).
 pub fn classify(e: &SdkError<InvokeEndpointError>) -> (ErrorKind, String) {
     let message = match e {
         SdkError::ServiceError(se) => {
@@ -218,7 +229,7 @@ pub fn classify(e: &SdkError<InvokeEndpointError>) -> (ErrorKind, String) {
                     Some("ThrottlingException") => ErrorKind::Throttling,
                     Some(code) if AUTH_CODES.contains(&code) => ErrorKind::Auth,
                     _ if matches!(raw.status().as_u16(), 401 | 403) => ErrorKind::Auth,
-                    Some(code) => ErrorKind::Service(code.to_string()),
+                    Some(code) => ErrorKind::Service(scrub::text(code)),
                     None => ErrorKind::Http(raw.status().as_u16()),
                 }
             }
@@ -230,7 +241,7 @@ pub fn classify(e: &SdkError<InvokeEndpointError>) -> (ErrorKind, String) {
         // Raised before sending, e.g. when no credentials could be found.
         _ => ErrorKind::Auth,
     };
-    (kind, message)
+    (kind, scrub::text(&message))
 }
 
 /// The JSON error parser reports "unknown" when the body carried no code it understood.

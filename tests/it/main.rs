@@ -10,6 +10,7 @@ mod engine_commands;
 mod export_schema;
 mod faults;
 mod hostile_files;
+mod hostile_text;
 mod known_answers;
 mod layers;
 mod parsers_fuzz;

@@ -45,7 +45,10 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         .map(|v| {
             if v.ok {
                 let text = format!("✓ {:<13} {}", v.expected, v.hypothesis);
-                Line::styled(truncate(&text, width), Style::default().fg(Color::Green))
+                Line::styled(
+                    truncate(&shown(&text), width),
+                    Style::default().fg(Color::Green),
+                )
             } else {
                 let got = v
                     .predicted
@@ -53,9 +56,18 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
                     .or(v.error.clone())
                     .unwrap_or_else(|| "-".into());
                 let text = format!("✗ expected {} got {} · {}", v.expected, got, v.hypothesis);
-                Line::styled(truncate(&text, width), Style::default().fg(Color::Red))
+                Line::styled(
+                    truncate(&shown(&text), width),
+                    Style::default().fg(Color::Red),
+                )
             }
         })
         .collect();
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// Samples come from a file: their control characters are shown escaped, as the tables
+/// show them, rather than dropped.
+fn shown(text: &str) -> String {
+    crate::scrub::controls(text).into_owned()
 }

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 pub mod args;
+pub mod hostile;
 pub mod tmux;
 
 pub use args::{Args, args};
