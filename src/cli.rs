@@ -302,10 +302,10 @@ fn threads(s: &str) -> Result<usize, String> {
     whole(s, 1, 1024).map(|v| v as usize)
 }
 
-/// A batch size. How large a body may grow is checked where bodies are built; this only
-/// keeps the number itself sane.
+/// A batch size. How large a body may grow is checked against the target's body limit
+/// before any is built; this only keeps the number itself sane.
 fn batch(s: &str) -> Result<usize, String> {
-    whole(s, 1, 1_000_000).map(|v| v as usize)
+    whole(s, 1, 1_000_000_000).map(|v| v as usize)
 }
 
 /// A small positive setting of the live screen (refresh rate, window seconds).

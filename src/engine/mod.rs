@@ -254,14 +254,22 @@ impl Ctx {
             self.format.clone(),
         );
         tokio::spawn(async move {
+            // However the check ends, unwinding included, it is no longer running: otherwise
+            // the screen would say "running" forever and `a` would never start another.
+            struct Done(Arc<Shared>);
+            impl Drop for Done {
+                fn drop(&mut self) {
+                    self.0.lock().accuracy_running = false;
+                }
+            }
+            let done = Done(shared);
             let report = accuracy::check(target.as_ref(), format.as_ref(), &setup).await;
-            let mut live = shared.lock();
+            let mut live = done.0.lock();
             live.timeline.event(
                 Instant::now(),
                 format!("accuracy {}/{}", report.passed, report.total),
             );
             live.accuracy_latest = Some(report);
-            live.accuracy_running = false;
         });
     }
 }

@@ -85,7 +85,7 @@ impl Requester {
         let done = Instant::now();
         // After `done`: latency ends at the last byte, not after our parse.
         let result = result.and_then(|reply| {
-            if !self.target.checks_replies() || self.format.check(&reply).is_ok() {
+            if !self.target.checks_replies() || self.format.check(&reply, self.batch_size).is_ok() {
                 Ok(reply)
             } else {
                 Err(ErrorKind::BadResponse)

@@ -159,25 +159,14 @@ impl Format for KServeFormat {
         }
     }
 
-    /// A binary reply is a JSON header of `json_len` bytes followed by the tensors.
-    fn check(&self, reply: &Reply) -> Result<(), String> {
-        match reply.json_len {
-            Some(n) => match reply.body.get(..n) {
-                Some(header) => super::check_json(header),
-                None => Err(format!(
-                    "binary reply of {} bytes is shorter than its {n}-byte header",
-                    reply.body.len()
-                )),
-            },
-            None => super::check_json(&reply.body),
-        }
-    }
-
     fn verdicts(&self, reply: &Reply) -> Result<Vec<String>, String> {
         let (rows, cols, data) = output_f32(reply, &self.names.output)?;
-        Ok((0..rows)
+        if cols == 0 {
+            return Err("no scores".into());
+        }
+        (0..rows)
             .map(|r| argmax_label(data[r * cols..(r + 1) * cols].iter().map(|&x| f64::from(x))))
-            .collect())
+            .collect()
     }
 }
 
@@ -256,7 +245,7 @@ pub fn output_f32(reply: &Reply, name: &str) -> Result<(usize, usize, Vec<f32>),
                 .filter_map(|v| v.as_f64().map(|v| v as f32))
                 .collect(),
         };
-        if values.len() != rows * cols {
+        if rows.checked_mul(cols) != Some(values.len()) {
             return Err(format!(
                 "output {name}: {} values for shape {shape:?}",
                 values.len()
@@ -342,6 +331,27 @@ mod tests {
         }
         let bin = Reply::new(body, Some(header.len()));
         assert_eq!(f.verdicts(&bin).unwrap(), vec!["LABEL_2"]);
+    }
+
+    /// Logits of shape [1, 0] or [0, 3] answer nothing: no class 0 by default, and on the
+    /// load path fewer verdicts than inputs; a shape whose size overflows is refused.
+    #[test]
+    fn rows_without_scores_or_without_rows_are_no_verdicts() {
+        let f = format(false);
+        let reply = |shape: &str| {
+            Reply::new(
+                format!(r#"{{"outputs":[{{"name":"logits","shape":{shape},"data":[]}}]}}"#),
+                None,
+            )
+        };
+        assert_eq!(f.verdicts(&reply("[1,0]")).unwrap_err(), "no scores");
+        assert!(f.check(&reply("[1,0]"), 1).is_err());
+        assert_eq!(f.verdicts(&reply("[0,3]")).unwrap(), Vec::<String>::new());
+        assert_eq!(
+            f.check(&reply("[0,3]"), 1).unwrap_err(),
+            "0 verdicts for 1 inputs"
+        );
+        assert!(f.verdicts(&reply("[9223372036854775807,4]")).is_err());
     }
 
     #[test]

@@ -42,14 +42,15 @@ impl LabelMap {
 }
 
 /// `LABEL_n` for the highest of a row of scores (logits or probabilities): the class index
-/// as a model without id2label names it.
-pub fn argmax_label(scores: impl IntoIterator<Item = f64>) -> String {
-    let best = scores
+/// as a model without id2label names it. An empty row is no verdict: class 0 would pass the
+/// accuracy check whenever it was the expected one.
+pub fn argmax_label(scores: impl IntoIterator<Item = f64>) -> Result<String, String> {
+    scores
         .into_iter()
         .enumerate()
         .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map_or(0, |(i, _)| i);
-    format!("LABEL_{best}")
+        .map(|(i, _)| format!("LABEL_{i}"))
+        .ok_or_else(|| "no scores".to_string())
 }
 
 #[cfg(test)]
@@ -69,7 +70,7 @@ mod tests {
 
     #[test]
     fn the_highest_score_names_the_class() {
-        assert_eq!(argmax_label([0.1, 2.0, 0.3]), "LABEL_1");
-        assert_eq!(argmax_label([]), "LABEL_0");
+        assert_eq!(argmax_label([0.1, 2.0, 0.3]).unwrap(), "LABEL_1");
+        assert_eq!(argmax_label([]).unwrap_err(), "no scores");
     }
 }

@@ -122,11 +122,21 @@ pub trait Format: Send + Sync {
     fn prepare(&self, inputs: &[&Input]) -> Prepared;
     /// The class each input was given, as the endpoint names it (`LABEL_n` for indices).
     fn verdicts(&self, reply: &Reply) -> Result<Vec<String>, String>;
-    /// Whether a 2xx reply is a response at all. Run on every load request, so it only
-    /// checks that the body is complete JSON (a proxy's HTML page, a half-written body, a
-    /// crashed worker's text are not) without building a tree; `verdicts` reads the content.
-    fn check(&self, reply: &Reply) -> Result<(), String> {
-        check_json(&reply.body)
+    /// Whether a 2xx reply answers `inputs` inputs: a proxy's HTML page, a half-written body,
+    /// a crashed worker's text, an empty verdict list (`{"data": []}`, logits of shape
+    /// [0, 3]) or rows without scores are not. Run on every load request; a classification
+    /// reply is a few dozen bytes per input, so reading its verdicts costs microseconds.
+    fn check(&self, reply: &Reply, inputs: usize) -> Result<(), String> {
+        check_verdict_count(self.verdicts(reply)?.len(), inputs)
+    }
+}
+
+/// Fewer verdicts than inputs is no answer (more is tolerated: a server may pad a batch).
+pub fn check_verdict_count(got: usize, inputs: usize) -> Result<(), String> {
+    if got >= inputs {
+        Ok(())
+    } else {
+        Err(format!("{got} verdicts for {inputs} inputs"))
     }
 }
 

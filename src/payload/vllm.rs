@@ -76,9 +76,29 @@ impl Format for VllmFormat {
                 let probs = d["probs"]
                     .as_array()
                     .ok_or("classify item has neither label nor probs")?;
-                Ok(argmax_label(probs.iter().filter_map(Value::as_f64)))
+                argmax_label(probs.iter().filter_map(Value::as_f64))
             })
             .collect()
+    }
+
+    /// Embeddings have no verdict: a reply is whole when every input has a vector.
+    fn check(&self, reply: &Reply, inputs: usize) -> Result<(), String> {
+        #[derive(serde::Deserialize)]
+        struct Item {
+            #[serde(default)]
+            embedding: Vec<serde::de::IgnoredAny>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Embeddings {
+            data: Vec<Item>,
+        }
+        if self.api == VllmApi::Classify {
+            return super::check_verdict_count(self.verdicts(reply)?.len(), inputs);
+        }
+        let e: Embeddings = serde_json::from_slice(&reply.body)
+            .map_err(|e| format!("response is not an embeddings reply: {e}"))?;
+        let whole = e.data.iter().filter(|i| !i.embedding.is_empty()).count();
+        super::check_verdict_count(whole, inputs)
     }
 }
 

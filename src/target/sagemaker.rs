@@ -263,12 +263,6 @@ impl Target for SageMakerTarget {
         self.name()
     }
 
-    /// The runtime API hands back whatever the container wrote, and stand-ins for it (moto)
-    /// answer placeholder bodies: only the service's own status decides here.
-    fn checks_replies(&self) -> bool {
-        false
-    }
-
     /// One real invocation: an authentication or connection failure ends the run before it
     /// starts; any other answer means the endpoint is there (its errors will be counted).
     fn check_ready(&self) -> BoxFuture<'_, Result<String, TargetError>> {

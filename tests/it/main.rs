@@ -22,4 +22,5 @@ mod signals;
 mod throughput;
 mod triton_vllm;
 mod tui_e2e;
+mod verdicts;
 mod workload;

@@ -123,7 +123,9 @@ proptest! {
         let _turn = crate::common::load();
         let reply = Reply::new(body.clone(), json_len);
         for f in formats() {
-            let _ = f.check(&reply);
+            for inputs in [0, 1, 3] {
+                let _ = f.check(&reply, inputs);
+            }
             let _ = f.verdicts(&reply);
         }
         let _ = output_f32(&reply, "logits");
@@ -131,14 +133,19 @@ proptest! {
     }
 
     #[test]
-    fn a_valid_check_means_the_body_is_json(body in body()) {
+    fn a_valid_check_means_the_reply_holds_a_verdict_per_input(body in body(), inputs in 1usize..4) {
         let _turn = crate::common::load();
         let reply = Reply::new(body.clone(), None);
-        let hf = &formats()[0];
-        prop_assert_eq!(
-            hf.check(&reply).is_ok(),
-            serde_json::from_slice::<Value>(&body).is_ok()
-        );
+        // The last format is vLLM's embeddings API, which has vectors, not verdicts.
+        let (classifiers, embeddings) = formats().split_at(formats().len() - 1);
+        for f in classifiers {
+            if f.check(&reply, inputs).is_ok() {
+                prop_assert!(f.verdicts(&reply).is_ok_and(|v| v.len() >= inputs), "{}", f.name());
+            }
+        }
+        if embeddings[0].check(&reply, inputs).is_ok() {
+            prop_assert!(serde_json::from_slice::<Value>(&body).is_ok());
+        }
     }
 
     #[test]

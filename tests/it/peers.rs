@@ -5,7 +5,9 @@
 
 use crate::common;
 
-use crate::common::{args, f, run_env, run_export_env, stderr};
+use crate::common::{
+    args, assert_phase_accounted, f, post_json, run_env, run_export_env, stderr, tmp_path,
+};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -125,11 +127,30 @@ fn moto_runtime_api_through_the_sdk() {
         ("AWS_SECRET_ACCESS_KEY", "anything"),
         ("AWS_REGION", "us-east-1"),
     ];
-    // moto answers every invocation with the literal body "body": no verdicts to check.
-    let load = args().endpoint("moto-ep", &moto.url()).n(20).no_accuracy();
+    // moto answers the literal body "body" unless replies are queued: each distinct request
+    // takes the next one, a repeated request gets the one it got before. Three texts, so
+    // three distinct requests: a real hf reply, an empty verdict list, and moto's
+    // placeholder. A 2xx is checked as from any other target: only the first is a success.
+    let texts = tmp_path("three.txt");
+    std::fs::write(&texts, "first text\nsecond text\nthird text\n").unwrap();
+    post_json(
+        &format!("{}/moto-api/static/sagemaker/endpoint-results", moto.url()),
+        &serde_json::json!({ "results": [
+            { "Body": r#"[{"label": "entailment", "score": 0.9}]"#, "ContentType": "application/json" },
+            { "Body": "[]", "ContentType": "application/json" },
+        ]}),
+    );
+    let load = args()
+        .endpoint("moto-ep", &moto.url())
+        .n(30)
+        .opt("--warmup", 0)
+        .opt("--texts", texts.to_str().unwrap())
+        .no_accuracy();
     let (_, e) = run_export_env(&load.strs(), &env);
     let p = &e["phases"][0];
-    assert_eq!(p["ok"], 20, "{p}");
+    assert_phase_accounted(p);
+    assert_eq!(p["ok"], 10, "{p}");
+    assert_eq!(p["errors"]["BadResponse"], 20, "{p}");
     assert!(f(&p["latency_ms"]["p50"]) > 0.0);
 }
 
@@ -149,9 +170,16 @@ fn moto_iam_mode_refuses_a_wrong_secret_as_an_auth_error() {
         ("AWS_SECRET_ACCESS_KEY", secret),
         ("AWS_REGION", "us-east-1"),
     ];
+    // Signed requests that moto accepts; what they answer is the other test's business, so
+    // a success or a BadResponse both prove the signature passed.
     let load = args().endpoint("moto-ep", &moto.url()).n(5).no_accuracy();
     let (_, e) = run_export_env(&load.strs(), &good);
-    assert_eq!(e["phases"][0]["ok"], 5);
+    let p = &e["phases"][0];
+    assert_eq!(
+        p["ok"].as_u64().unwrap() + p["errors"]["BadResponse"].as_u64().unwrap_or(0),
+        5,
+        "{p}"
+    );
 
     let bad = [
         ("AWS_ACCESS_KEY_ID", id),

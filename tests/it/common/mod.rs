@@ -314,6 +314,19 @@ fn get(url: &str, timeout: Option<std::time::Duration>) -> reqwest::Result<Strin
     rt.block_on(async { client.get(url).send().await?.text().await })
 }
 
+/// POST a JSON document over plain HTTP (moto's result queue), panicking on failure.
+pub fn post_json(url: &str, body: &Value) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let client = encbench::target::tls::reqwest_builder().build().unwrap();
+    let status = rt
+        .block_on(async { client.post(url).json(body).send().await.map(|r| r.status()) })
+        .unwrap_or_else(|e| panic!("POST {url}: {e}"));
+    assert!(status.is_success(), "POST {url}: {status}");
+}
+
 /// GET a body as text over plain HTTP; connection failures, and no answer within 2 s (a
 /// multi-model-server after a worker crash accepts and never answers), read as empty.
 pub fn get_text(url: &str) -> String {
