@@ -26,6 +26,7 @@
 //! fmt, arrival      figures as text; the arrival process (Gamma gaps, seeded)
 //! scrub             text from servers and files made safe to show: escaped, without secrets
 //! timing, assets    sub-millisecond sleeps; data shipped in the binary
+//! failure           panics recorded, so an internal failure is never exit 0
 //! ```
 //!
 //! `fixtures` (tests and benchmarks only) holds fixed values for the screen tests.
@@ -39,6 +40,7 @@ pub mod cold_start;
 pub mod compare;
 pub mod engine;
 pub mod export;
+pub mod failure;
 // Always built: behind a feature, the benchmark would need the crate as its own
 // dev-dependency, and that makes the unit tests wait for the library to compile first.
 #[doc(hidden)]

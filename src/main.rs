@@ -3,6 +3,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    encbench::failure::install_hook();
     let cli = match app::parse(std::env::args_os()) {
         Ok(cli) => cli,
         Err((0, text)) => return exit(app::out(&mut std::io::stdout(), &text)),
@@ -27,7 +28,16 @@ fn main() -> ExitCode {
         is_terminal: out.is_terminal(),
         writer: &mut out,
     };
-    exit(runtime.block_on(app::main(cli, &mut stdout)))
+    // A panic on this thread (a front-end's own code) unwinds to here: still one line and
+    // exit 1. One on another thread is found by the app through `failure`.
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        runtime.block_on(app::main(cli, &mut stdout))
+    }));
+    exit(ran.unwrap_or_else(|_| {
+        Err(app::AppError::Failed(
+            encbench::failure::describe(None).unwrap_or_else(|| "internal failure".into()),
+        ))
+    }))
 }
 
 fn exit(result: Result<(), app::AppError>) -> ExitCode {

@@ -1,5 +1,8 @@
-//! SIGINT and SIGTERM for every front-end: the first asks the run to stop and keep what was
-//! measured; a second means now: what was measured so far is written and the process exits.
+//! SIGINT, SIGTERM and SIGHUP for every front-end: the first asks the run to stop and keep
+//! what was measured; a second means now: what was measured so far is written and the
+//! process exits. SIGHUP (the terminal or the ssh session went away) is one more way of
+//! being asked to stop: left to its default it killed the process with nothing written and
+//! the terminal left on the alternate screen.
 
 use crate::engine::Interim;
 use crate::results::RunReport;
@@ -15,11 +18,15 @@ pub const ABORT_EXIT_CODE: i32 = 130;
 pub fn abort_now(abort: &Abort, interim: &Interim) -> ! {
     let mut report = interim.report();
     report.error = Some("interrupted twice: requests in flight were not waited for".into());
+    // Nobody will wait for them now: they are abandoned, not silently missing.
+    if let Some(p) = report.phases.last_mut() {
+        p.abandon_in_flight();
+    }
     abort(&report);
     std::process::exit(ABORT_EXIT_CODE)
 }
 
-/// Every SIGINT/SIGTERM from now on, one message each: the first stops, a second means now.
+/// Every SIGINT/SIGTERM/SIGHUP from now on, one message each: the first stops, a second means now.
 /// "From now on": the handlers are installed before this returns, not when the task that
 /// forwards them first runs, so a signal right after cannot kill the process.
 pub fn signals() -> tokio::sync::mpsc::UnboundedReceiver<()> {
@@ -29,11 +36,13 @@ pub fn signals() -> tokio::sync::mpsc::UnboundedReceiver<()> {
         use tokio::signal::unix::{SignalKind, signal};
         let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
         let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+        let mut hup = signal(SignalKind::hangup()).expect("SIGHUP handler");
         tokio::spawn(async move {
             loop {
                 tokio::select! {
                     _ = int.recv() => {},
                     _ = term.recv() => {},
+                    _ = hup.recv() => {},
                 }
                 if tx.send(()).is_err() {
                     break;
@@ -53,15 +62,17 @@ pub fn signals() -> tokio::sync::mpsc::UnboundedReceiver<()> {
     rx
 }
 
-/// The next SIGINT or SIGTERM.
+/// The next SIGINT, SIGTERM or SIGHUP.
 pub async fn wait_for_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
         let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+        let mut hup = signal(SignalKind::hangup()).expect("SIGHUP handler");
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {},
             _ = term.recv() => {},
+            _ = hup.recv() => {},
         }
     }
     #[cfg(not(unix))]

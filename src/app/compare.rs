@@ -119,6 +119,9 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
     } else {
         headless(view_rx, stop_tx, work, &abort).await
     };
+    let mut export = export;
+    export.error = crate::failure::describe(export.error);
+    let failed = export.error.clone();
     let written = a
         .export
         .as_ref()
@@ -128,7 +131,11 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
         &[("compare".into(), export)],
         ReportFormat::Terminal,
     ));
-    written.and(printed)
+    written.and(printed)?;
+    match failed {
+        Some(e) => Err(AppError::Failed(e)),
+        None => Ok(()),
+    }
 }
 
 fn progress_line(v: &CompareView) -> String {

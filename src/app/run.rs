@@ -188,6 +188,10 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
     } else {
         crate::headless::run(engine, abort_export(&a, &config)).await
     };
+    let mut report = report;
+    // A panic anywhere in the run (a request task, the accuracy check) is a failure too.
+    report.error = crate::failure::describe(report.error);
+    let failed = report.error.clone();
     let export = Export::new(&report, config);
     let written = a
         .export
@@ -199,7 +203,12 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         &[(export_name(&a), export)],
         ReportFormat::Terminal,
     ));
-    written.and(printed)
+    written.and(printed)?;
+    // What was measured is saved and shown; the exit code still says the run failed.
+    match failed {
+        Some(e) => Err(AppError::Failed(e)),
+        None => Ok(()),
+    }
 }
 
 /// The name `report` gives the export (it heads the tables only beside other exports).

@@ -212,6 +212,7 @@ pub async fn run(
         });
     };
     let mut stopped = false;
+    let mut failure = None;
     for (k, &(t, s)) in pairs.iter().enumerate() {
         if *stop.borrow() {
             stopped = true;
@@ -244,6 +245,11 @@ pub async fn run(
                 }
             }
         };
+        if let Some(e) = &report.error {
+            // An engine that failed measured what it measured; nothing after it is trusted.
+            failure = Some(format!("{}: {e}", entries[t].name));
+            stopped = true;
+        }
         for mut ph in report.phases {
             ph.target = Some(entries[t].name.clone());
             outcomes[t].phases.push(ph);
@@ -269,7 +275,8 @@ pub async fn run(
             set_row(t, &|r| r.state = RowState::Waiting);
         }
     }
-    let export = export(a, entries, outcomes, started_at, stopped);
+    let mut export = export(a, entries, outcomes, started_at, stopped);
+    export.error = failure;
     view.send_modify(|v| {
         v.finished = true;
         v.elapsed = clock.elapsed();

@@ -329,6 +329,10 @@ pub(crate) async fn run_phase(
             continue;
         }
         let permit = permit.expect("a permit when no command arrived");
+        assert!(
+            !(crate::failure::injected("engine-panic") && shared.sent.count() == spec.warmup + 5),
+            "injected fault: the engine panics after 5 measured requests"
+        );
         let Some(claim) = progress.claim(&shared.sent) else {
             continue;
         };

@@ -337,6 +337,7 @@ impl Engine {
             }
         });
         let run_shared = shared.clone();
+        let thread_shared = shared.clone();
         let started_at = SystemTime::now();
         let (report_tx, report) = oneshot::channel();
         let spawned = std::thread::Builder::new()
@@ -351,8 +352,13 @@ impl Engine {
                 // through the I/O driver (an eventfd write per completed request), while a
                 // task woken by a task on the same thread is only queued.
                 let task = runtime.spawn(run(setup, run_shared, cmd_rx, started_at));
-                if let Ok(report) = runtime.block_on(task) {
-                    let _ = report_tx.send(report);
+                match runtime.block_on(task) {
+                    Ok(report) => {
+                        let _ = report_tx.send(report);
+                    }
+                    // The front-end sees the state and ends; `finish` reports what was
+                    // measured, with the failure.
+                    Err(_) => thread_shared.lock().state = RunState::Failed,
                 }
             });
         // Without the thread `report` reports a failed engine (its sender is gone).
@@ -406,7 +412,10 @@ impl Engine {
             report
         } else {
             let mut r = self.interim_report();
-            r.error = Some("engine task failed: the engine thread ended without a report".into());
+            r.error = Some(match crate::failure::first() {
+                Some(p) => format!("internal failure in the engine: {p}"),
+                None => "internal failure: the engine ended without a report".into(),
+            });
             r
         }
     }

@@ -20,6 +20,8 @@ pub enum RunState {
     Paused,
     Draining,
     Finished,
+    /// The engine met an internal failure; what it measured is kept.
+    Failed,
 }
 
 impl RunState {
@@ -32,6 +34,7 @@ impl RunState {
             RunState::Paused => "paused",
             RunState::Draining => "draining",
             RunState::Finished => "finished",
+            RunState::Failed => "failed",
         }
     }
 }

@@ -109,6 +109,19 @@ impl PhaseResult {
         self.errors.values().sum()
     }
 
+    /// Requests sent and still unanswered when nobody will wait for them any more (the
+    /// process exits at once) become `Abandoned` errors, so `n = sent` holds in the export.
+    pub fn abandon_in_flight(&mut self) {
+        let missing = self.sent.saturating_sub(self.n);
+        if missing > 0 {
+            *self
+                .errors
+                .entry(crate::stats::ABANDONED.into())
+                .or_default() += missing;
+            self.n = self.sent;
+        }
+    }
+
     pub fn new(spec: &PhaseSpec, pace: Pace, shape: Shape, rec: &PhaseRecorder) -> PhaseResult {
         let latency = LatencySummary::of(&rec.scheduled);
         PhaseResult {

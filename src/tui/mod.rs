@@ -137,6 +137,9 @@ pub async fn run(
             },
             _ = frame.tick() => {
                 app.snap = snaps.borrow_and_update().clone();
+                if app.snap.state == crate::engine::RunState::Failed {
+                    break;
+                }
                 if status_until.is_some_and(|t| tokio::time::Instant::now() >= t) {
                     app.status = None;
                     status_until = None;

@@ -59,8 +59,8 @@ fn headless(url: &str, export: &Path, extra: &[&str]) -> (Child, PathBuf) {
 }
 
 #[test]
-fn sigint_and_sigterm_stop_a_headless_run_with_a_complete_export() {
-    for sig in [Signal::INT, Signal::TERM] {
+fn sigint_sigterm_and_sighup_stop_a_headless_run_with_a_complete_export() {
+    for sig in [Signal::INT, Signal::TERM, Signal::HUP] {
         let s = Serve::fixed(20, 4, &[]);
         let export = tmp_path("signal.json");
         let (mut child, err) = headless(
@@ -156,8 +156,12 @@ fn assert_restored(screen: &str) {
 }
 
 #[test]
-fn sigint_and_sigterm_on_the_live_screen_restore_the_terminal_and_export() {
-    for (name, sig) in [("int", Signal::INT), ("term", Signal::TERM)] {
+fn sigint_sigterm_and_sighup_on_the_live_screen_restore_the_terminal_and_export() {
+    for (name, sig) in [
+        ("int", Signal::INT),
+        ("term", Signal::TERM),
+        ("hup", Signal::HUP),
+    ] {
         let s = Serve::fixed(5, 4, &[]);
         let export = tmp_path("tui-signal.json");
         let tmux = Tmux::start(
@@ -215,5 +219,98 @@ fn a_second_ctrl_c_key_on_the_live_screen_exits_at_once_and_restores_the_termina
     assert!(
         e["error"].as_str().unwrap().contains("interrupted twice"),
         "{e}"
+    );
+}
+
+/// Two SIGTERMs 0.3 s apart against a server that never answers, four requests in flight:
+/// the export written on the way out counts those four as abandoned, not as nothing.
+#[test]
+fn a_second_sigterm_counts_the_requests_in_flight_as_abandoned() {
+    let s = Serve::fixed(600_000, 8, &[]);
+    let export = tmp_path("twice-term.json");
+    let (mut child, err) = headless(
+        &s.url,
+        &export,
+        &["--warmup", "0", "--no-accuracy", "--concurrency", "4"],
+    );
+    wait_until("four requests in flight", 30, || invocations(&s) >= 4);
+    let stderr = || std::fs::read_to_string(&err).unwrap();
+    signal(child.id(), Signal::TERM);
+    wait_until("the first SIGTERM handled", 10, || {
+        stderr().contains("stopping:")
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    signal(child.id(), Signal::TERM);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{}", stderr());
+    let e = read_export(&export);
+    let p = &e["phases"][0];
+    assert_phase_accounted(p);
+    assert_eq!(p["sent"], 4, "{p}");
+    assert_eq!(p["errors"]["Abandoned"], 4, "{p}");
+}
+
+/// A panic inside the engine (a fault only a test build can inject) is a failure: one line,
+/// exit 1, and an export that holds what was measured and says what went wrong; on the live
+/// screen the terminal is restored first.
+#[test]
+fn an_engine_panic_is_exit_1_with_an_export_that_says_so() {
+    let s = Serve::fixed(2, 4, &[]);
+    let export = tmp_path("panic.json");
+    let out = Command::new(BIN)
+        .args([
+            "--headless",
+            "--url",
+            &s.url,
+            "--export",
+            export.to_str().unwrap(),
+        ])
+        .args(["--request-rate", "200", "-n", "100", "--no-accuracy"])
+        .env("ENCBENCH_TEST_FAULT", "engine-panic")
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let last = err.trim().lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("error: internal failure in the engine: injected fault"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("panicked") && !err.contains("stack backtrace"),
+        "{err}"
+    );
+    let e = read_export(&export);
+    assert!(
+        e["error"].as_str().unwrap().contains("injected fault"),
+        "{e}"
+    );
+    let p = &e["phases"][0];
+    assert!(
+        p["sent"].as_u64().unwrap() >= 5,
+        "what was measured is kept: {p}"
+    );
+
+    let export = tmp_path("panic-live.json");
+    let tmux = Tmux::start(
+        "panic",
+        120,
+        40,
+        &format!(
+            "ENCBENCH_TEST_FAULT=engine-panic {BIN} --url {} --request-rate 50 --export {}",
+            s.url,
+            export.display()
+        ),
+    );
+    assert_eq!(tmux.wait_exit(30), 1, "{}", tmux.screen());
+    let after = tmux.screen();
+    assert_restored(&after);
+    assert!(after.contains("internal failure in the engine"), "{after}");
+    assert!(
+        read_export(&export)["error"]
+            .as_str()
+            .unwrap()
+            .contains("injected fault")
     );
 }

@@ -1,0 +1,50 @@
+//! Internal failures. A panic anywhere (the engine's thread, a request task, a front-end) is
+//! recorded here by the process's panic hook, so the run still ends the way a failure must:
+//! one line on stderr, an export that holds what was measured and says what failed, and exit
+//! code 1, never 0.
+
+use std::sync::OnceLock;
+
+static FIRST: OnceLock<String> = OnceLock::new();
+
+/// Replaces the default hook (a multi-line message and backtrace, printed over the live
+/// screen where nobody can read it) with a record of the first panic; the binary reports it
+/// once the terminal is restored.
+pub fn install_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".into());
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let _ = FIRST.set(format!("{}{at}", what.replace('\n', " ")));
+    }));
+}
+
+/// The first panic of the process, if any.
+pub fn first() -> Option<&'static str> {
+    FIRST.get().map(String::as_str)
+}
+
+/// What a run that met an internal failure says about it: `error` if the run knew what went
+/// wrong, else the first panic.
+pub fn describe(error: Option<String>) -> Option<String> {
+    error.or_else(|| first().map(|p| format!("internal failure: {p}")))
+}
+
+/// Whether the test that started this process asked for the fault `point`. Debug builds
+/// only: the tests run one, a release binary never fails on purpose.
+/// Read once: it is asked on the dispatch path.
+pub fn injected(point: &str) -> bool {
+    static FAULT: OnceLock<Option<String>> = OnceLock::new();
+    cfg!(debug_assertions)
+        && FAULT
+            .get_or_init(|| std::env::var("ENCBENCH_TEST_FAULT").ok())
+            .as_deref()
+            == Some(point)
+}
