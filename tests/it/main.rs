@@ -5,6 +5,7 @@
 mod common;
 
 mod accuracy_and_input;
+mod bounds;
 mod compare;
 mod engine_commands;
 mod export_schema;
