@@ -33,7 +33,8 @@ pub fn lag(d: Duration) -> String {
     }
 }
 
-/// How far an open loop is behind its schedule, or `None` when it keeps up: "OVERLOADED:
+/// How far an open loop is behind its schedule, or `None` when it keeps up (less than 100 ms
+/// behind): "OVERLOADED:
 /// offered 200.0, achieved 98.1 req/s, backlog 512, lag 2.6 s".
 pub fn behind(
     offered: f64,
@@ -42,7 +43,8 @@ pub fn behind(
     lag_by: Duration,
     overloaded: bool,
 ) -> Option<String> {
-    (backlog > 0 || overloaded).then(|| {
+    // A request or two due a few milliseconds ago is every open loop's normal state.
+    (lag_by >= Duration::from_millis(100) || overloaded).then(|| {
         format!(
             "{}: offered {}, achieved {} req/s, backlog {backlog}, lag {}",
             if overloaded { "OVERLOADED" } else { "behind" },
@@ -58,7 +60,7 @@ pub fn rate(r: Option<f64>) -> String {
     match r {
         None => "inf".into(),
         // Slow rates keep their digits: 0.002 is not 0.0.
-        Some(r) if r < 0.1 => format!("{r:.4}"),
+        Some(r) if r > 0.0 && r < 0.1 => format!("{r:.4}"),
         Some(r) => format!("{r:.1}"),
     }
 }

@@ -435,21 +435,14 @@ async fn apply(
     match command {
         Command::SetRate(r) => {
             let old = pace.rate_per_s;
-            let (clamped, changed) = Pace {
-                rate_per_s: r,
-                ..*pace
-            }
-            .clamped();
-            if changed {
-                shared.event(format!(
-                    "request_rate {} clamped to {} (supported: {} to {} req/s, or inf)",
-                    fmt::rate(r),
-                    fmt::rate(clamped.rate_per_s),
-                    crate::arrival::MIN_RATE,
-                    crate::arrival::MAX_RATE
-                ));
-            }
-            let r = clamped.rate_per_s;
+            let r = clamped(
+                shared,
+                Pace {
+                    rate_per_s: r,
+                    ..*pace
+                },
+            )
+            .rate_per_s;
             pace.rate_per_s = r;
             let mut live = shared.lock();
             live.pace = *pace;
@@ -464,21 +457,14 @@ async fn apply(
         }
         Command::SetBurstiness(b) => {
             let old = pace.burstiness;
-            let (clamped, changed) = Pace {
-                burstiness: b,
-                ..*pace
-            }
-            .clamped();
-            if changed {
-                shared.event(format!(
-                    "burstiness {} clamped to {} (supported: {} to {}, or inf)",
-                    fmt::burstiness(b),
-                    fmt::burstiness(clamped.burstiness),
-                    crate::arrival::MIN_BURSTINESS,
-                    crate::arrival::MAX_BURSTINESS
-                ));
-            }
-            let b = clamped.burstiness;
+            let b = clamped(
+                shared,
+                Pace {
+                    burstiness: b,
+                    ..*pace
+                },
+            )
+            .burstiness;
             pace.burstiness = b;
             let mut live = shared.lock();
             live.pace = *pace;
@@ -538,6 +524,27 @@ async fn apply(
         | Command::ScaleBurstiness(_)
         | Command::AddConcurrency(_) => Flow::Continue,
     }
+}
+
+/// `asked` inside the supported ranges, with what the clamp changed in the timeline.
+fn clamped(shared: &super::Shared, asked: Pace) -> Pace {
+    use crate::arrival::{MAX_BURSTINESS, MAX_RATE, MIN_BURSTINESS, MIN_RATE};
+    let (got, _) = asked.clamped();
+    if got.rate_per_s != asked.rate_per_s {
+        shared.event(format!(
+            "request_rate {} clamped to {} (supported: {MIN_RATE} to {MAX_RATE} req/s, or inf)",
+            fmt::rate(asked.rate_per_s),
+            fmt::rate(got.rate_per_s),
+        ));
+    }
+    if got.burstiness.to_bits() != asked.burstiness.to_bits() {
+        shared.event(format!(
+            "burstiness {} clamped to {} (supported: {MIN_BURSTINESS} to {MAX_BURSTINESS}, or inf)",
+            fmt::burstiness(asked.burstiness),
+            fmt::burstiness(got.burstiness),
+        ));
+    }
+    got
 }
 
 /// Burstiness beyond which "smoother" means a fixed interval, and where dividing inf lands.

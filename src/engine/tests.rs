@@ -7,7 +7,7 @@ use crate::sweep::StopAt;
 use crate::target::{BoxFuture, ErrorKind, TargetError};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Answers `[]`, except every third request, where it panics.
+/// Answers one verdict, except every third request, where it panics.
 struct PanicsEveryThird(AtomicUsize);
 
 impl Target for PanicsEveryThird {
@@ -26,7 +26,7 @@ impl Target for PanicsEveryThird {
                 self.0.fetch_add(1, Ordering::Relaxed) % 3 != 2,
                 "simulated client bug"
             );
-            Ok(Reply::new(&b"[]"[..], None))
+            Ok(Reply::new(&br#"[{"label": "x", "score": 1.0}]"#[..], None))
         })
     }
 }

@@ -57,7 +57,10 @@ fn times_and_sizes_outside_their_ranges_are_refused() {
     ] {
         refused(&["serve", "--port", "0", flag, "1e300"], flag);
     }
-    for (a, b) in [("--stall-at", "--stall-ms"), ("--error-burst-at", "--error-burst-ms")] {
+    for (a, b) in [
+        ("--stall-at", "--stall-ms"),
+        ("--error-burst-at", "--error-burst-ms"),
+    ] {
         refused(&["serve", "--port", "0", a, "1e300", b, "10"], a);
         refused(&["serve", "--port", "0", a, "1", b, "1e300"], b);
     }

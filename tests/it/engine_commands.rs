@@ -40,6 +40,24 @@ fn events(s: &Snapshot) -> Vec<String> {
         .collect()
 }
 
+/// The reference endpoint with 4 workers, each request taking `base_ms`.
+async fn four_workers(base_ms: f64) -> serve::RunningServer {
+    serve::start(
+        ServeConfig {
+            workers: 4,
+            service: ServiceModel {
+                base_ms,
+                per_token_ms: 0.0,
+                saturation_tokens: 0,
+            },
+            ..ServeConfig::default()
+        },
+        TokenCounter::shipped(),
+    )
+    .await
+    .unwrap()
+}
+
 /// A live run at `pace` against `url`, accuracy samples and a price included.
 fn live_setup(url: &str, pace: Pace) -> EngineSetup {
     let shape = Shape {
@@ -90,20 +108,7 @@ fn live_setup(url: &str, pace: Pace) -> EngineSetup {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_commands_take_effect_and_are_logged() {
     let _turn = crate::common::load();
-    let server = serve::start(
-        ServeConfig {
-            workers: 4,
-            service: ServiceModel {
-                base_ms: 2.0,
-                per_token_ms: 0.0,
-                saturation_tokens: 0,
-            },
-            ..ServeConfig::default()
-        },
-        TokenCounter::shipped(),
-    )
-    .await
-    .unwrap();
+    let server = four_workers(2.0).await;
     let engine = Engine::start(live_setup(
         &server.url(),
         Pace {
@@ -217,20 +222,7 @@ async fn live_commands_take_effect_and_are_logged() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_keys_held_down_are_clamped_to_the_supported_ranges() {
     let _turn = crate::common::load();
-    let server = serve::start(
-        ServeConfig {
-            workers: 4,
-            service: ServiceModel {
-                base_ms: 1.0,
-                per_token_ms: 0.0,
-                saturation_tokens: 0,
-            },
-            ..ServeConfig::default()
-        },
-        TokenCounter::shipped(),
-    )
-    .await
-    .unwrap();
+    let server = four_workers(1.0).await;
     let mut setup = live_setup(
         &server.url(),
         Pace {

@@ -272,3 +272,52 @@ fn sdk_client(url: &str) -> aws_sdk_sagemakerruntime::Client {
         .build();
     aws_sdk_sagemakerruntime::Client::from_conf(conf)
 }
+
+/// A target that answers every request with one fixed 2xx body.
+struct Answers(bytes::Bytes);
+
+impl Target for Answers {
+    fn describe(&self) -> String {
+        "fuzz".into()
+    }
+
+    fn check_ready(
+        &self,
+    ) -> encbench::target::BoxFuture<'_, Result<String, encbench::target::TargetError>> {
+        Box::pin(async { Ok(String::new()) })
+    }
+
+    fn invoke<'a>(
+        &'a self,
+        _: &'a encbench::payload::Prepared,
+    ) -> encbench::target::BoxFuture<'a, Result<Reply, encbench::target::ErrorKind>> {
+        let reply = Reply::new(self.0.clone(), None);
+        Box::pin(async move { Ok(reply) })
+    }
+}
+
+proptest! {
+    #![proptest_config(cases(64))]
+
+    /// The callers of the parsers too: the accuracy check reads whatever the deployment
+    /// answers, every sample gets a verdict or an error, and a pass is only ever a verdict
+    /// equal to the expected one.
+    #[test]
+    fn the_accuracy_check_never_panics_on_any_reply(body in body()) {
+        let _turn = crate::common::load();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let setup = encbench::accuracy::AccuracySetup {
+            samples: encbench::input::shipped_samples(),
+            labels: encbench::payload::LabelMap::default(),
+        };
+        let target = Answers(body.into());
+        for f in formats() {
+            let r = rt.block_on(encbench::accuracy::check(&target, f.as_ref(), &setup));
+            prop_assert_eq!(r.total, setup.samples.len());
+            for v in &r.samples {
+                prop_assert_eq!(v.ok, v.predicted.as_deref() == Some(v.expected.as_str()));
+                prop_assert!(v.predicted.is_some() || v.error.is_some());
+            }
+        }
+    }
+}

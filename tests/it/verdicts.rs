@@ -6,11 +6,13 @@ use crate::common::hostile::{Hostile, Reply};
 use crate::common::{assert_phase_accounted, run_env, schema_violations, stderr, tmp_path};
 use serde_json::Value;
 
-/// A server whose every inference answers `body` (and whose health checks pass).
+/// A server whose every inference answers `body`; health checks, readiness and model
+/// configs answer `{}` (a Triton model without a config gets the default tensor names).
 fn answering(body: &'static str) -> Hostile {
-    Hostile::start(move |r| match r.path.as_str() {
-        "/ping" | "/health" => Reply::json(200, "{}"),
-        _ => Reply::json(200, body),
+    Hostile::start(move |r| {
+        let inference =
+            r.path == "/invocations" || r.path == "/classify" || r.path.ends_with("/infer");
+        Reply::json(200, if inference { body } else { "{}" })
     })
 }
 
@@ -117,6 +119,19 @@ fn honest() -> Hostile {
         let one = serde_json::json!({ "label": "entailment", "score": 0.9 });
         Reply::json(200, &Value::Array(vec![one; n]).to_string())
     })
+}
+
+/// Triton logits of shape [1, 0]: a row without scores, not class 0.
+#[test]
+fn triton_logits_without_columns_are_no_verdict() {
+    let s = answering(
+        r#"{"outputs": [{"name": "logits", "datatype": "FP32", "shape": [1, 0], "data": []}]}"#,
+    );
+    let e = run_whole(&[
+        "--url", &s.url, "--engine", "triton", "--model", "nli", "-n", "5", "--warmup", "0",
+    ]);
+    assert_all_bad(&e["phases"][0], 5);
+    assert_no_verdicts(&e["accuracy"], "no scores");
 }
 
 #[test]

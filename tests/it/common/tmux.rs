@@ -85,12 +85,11 @@ impl Tmux {
         let code = self.wait_for("the binary to exit", secs, |s| {
             s.lines().any(|l| l.starts_with("exit="))
         });
-        code.lines()
-            .find_map(|l| l.strip_prefix("exit="))
-            .unwrap()
-            .trim()
+        let line = code.lines().find_map(|l| l.strip_prefix("exit=")).unwrap();
+        let digits: String = line.chars().take_while(char::is_ascii_digit).collect();
+        digits
             .parse()
-            .unwrap()
+            .unwrap_or_else(|_| panic!("no exit code in {line:?}:\n{code}"))
     }
 
     /// The binary, a child of the pane's shell.
