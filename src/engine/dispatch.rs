@@ -387,7 +387,7 @@ pub(crate) async fn run_phase(
             span_end.saturating_duration_since(s)
         });
         let offered = sent.saturating_sub(spec.warmup) + unsent;
-        ScheduleOutcome {
+        let outcome = ScheduleOutcome {
             unsent,
             offered_per_s: if span.is_zero() {
                 0.0
@@ -396,7 +396,8 @@ pub(crate) async fn run_phase(
             },
             max_lag: schedule.max_lag.max(lag),
             overloaded: overloaded(lag, span),
-        }
+        };
+        (outcome, span_end)
     });
     let pipeline_end = (!ever_open).then(|| progress.pipeline_end()).flatten();
 
@@ -413,7 +414,11 @@ pub(crate) async fn run_phase(
         generation,
         server,
         sent.saturating_sub(spec.warmup),
-        (pipeline_end, outcome),
+        PhaseEndings {
+            pipeline_end,
+            schedule_end: outcome.map(|o| o.1),
+            schedule: outcome.map(|o| o.0),
+        },
     );
     end
 }
@@ -653,6 +658,15 @@ async fn drain(ctx: &Ctx, end: &PhaseEnd, cmds: &mut UnboundedReceiver<Command>)
     }
 }
 
+/// Where a phase's throughput interval ends, and how its schedule was kept (see
+/// `PhaseRecorder::req_per_s`).
+#[derive(Clone, Copy)]
+struct PhaseEndings {
+    pipeline_end: Option<Instant>,
+    schedule_end: Option<Instant>,
+    schedule: Option<ScheduleOutcome>,
+}
+
 fn finish(
     ctx: &Ctx,
     spec: &PhaseSpec,
@@ -660,7 +674,7 @@ fn finish(
     generation: u64,
     server: Option<ServerStats>,
     sent: u64,
-    (pipeline_end, schedule): (Option<Instant>, Option<ScheduleOutcome>),
+    endings: PhaseEndings,
 ) {
     let mut live = ctx.shared.lock();
     // Later completions of this phase (after a stop's grace) no longer count anywhere.
@@ -673,8 +687,9 @@ fn finish(
     }
     rec.sent = sent;
     rec.count_abandoned();
-    rec.pipeline_end = pipeline_end;
-    rec.schedule = schedule;
+    rec.pipeline_end = endings.pipeline_end;
+    rec.schedule_end = endings.schedule_end;
+    rec.schedule = endings.schedule;
     let spec = PhaseSpec {
         concurrency: live.concurrency,
         ..*spec

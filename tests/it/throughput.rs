@@ -108,3 +108,34 @@ fn open_loop_under_capacity_sends_everything_and_is_not_overloaded() {
     assert!((f(&p["req_per_s"]) / 50.0 - 1.0).abs() < 0.03, "{p}");
     assert!(f(&p["max_lag_ms"]) < 100.0, "{p}");
 }
+
+/// A short open-loop run far over capacity: the warmup requests still queued when measuring
+/// begins finish inside the interval, and counting them read above what one worker can do.
+#[test]
+fn a_short_open_loop_over_capacity_reads_no_more_than_the_server_can_do() {
+    let _t = timed();
+    let s = Serve::fixed(10, 1, &[]);
+    for n in ["8", "16", "50"] {
+        let (_, e) = run_export(
+            &s.url,
+            &[
+                "--request-rate",
+                "1000",
+                "-n",
+                n,
+                "--concurrency",
+                "4",
+                "--no-accuracy",
+            ],
+        );
+        let p = &e["phases"][0];
+        assert_phase_accounted(p);
+        let rps = f(&p["req_per_s"]);
+        assert!(
+            rps <= 100.0 * 1.01,
+            "-n {n}: {rps} req/s from one worker of 10 ms"
+        );
+        // Below it by the warmup still queued ahead (3 of n + 3 requests' time at -n 8).
+        assert!(rps >= 60.0, "-n {n}: {rps} req/s");
+    }
+}
