@@ -78,12 +78,12 @@ async fn probe(target: &dyn Target, body: &Prepared, p: &ColdStartProbe, seen: &
             }
             Err(kind) => {
                 *seen.failures.entry(kind.key()).or_default() += 1;
-                eprintln!(
+                crate::failure::say(format_args!(
                     "attempt {}: {} after {:.1} s",
                     seen.attempts,
                     kind.key(),
                     t0.elapsed().as_secs_f64()
-                );
+                ));
                 let left = p.give_up.saturating_sub(t0.elapsed());
                 tokio::time::sleep(p.retry_interval.min(left)).await;
             }
@@ -156,16 +156,16 @@ async fn countdown(wait: Duration) {
         }
         let line = format!("idle wait: {} s left", left.as_secs_f64().ceil());
         if tty {
-            eprint!("\r{line}\x1b[K");
+            crate::failure::say_raw(format_args!("\r{line}\x1b[K"));
         } else if first || left.as_secs().is_multiple_of(10) {
             // The first line at once: up to ten silent seconds look like a hang.
-            eprintln!("{line}");
+            crate::failure::say(format_args!("{line}"));
         }
         first = false;
         tokio::time::sleep(left.min(Duration::from_secs(1))).await;
     }
     if tty {
-        eprintln!();
+        crate::failure::say(format_args!(""));
     }
 }
 

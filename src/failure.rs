@@ -48,3 +48,17 @@ pub fn injected(point: &str) -> bool {
             .as_deref()
             == Some(point)
 }
+
+/// A line on stderr that cannot fail: with stderr closed or full (`2>&-`, `2>/dev/full`,
+/// `2>&1 | head -1`) `eprintln!` panics, and a progress line is not worth a run.
+pub fn say(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_fmt(args).and_then(|()| err.write_all(b"\n"));
+}
+
+/// `say` without the newline (a progress line redrawn in place).
+pub fn say_raw(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_fmt(args);
+}

@@ -63,18 +63,18 @@ pub async fn run(engine: Engine, abort: Abort) -> RunReport {
             }
             let line = progress_line(&snaps.borrow_and_update());
             if tty {
-                eprint!("\r{line}\x1b[K");
+                crate::failure::say_raw(format_args!("\r{line}\x1b[K"));
             } else {
-                eprintln!("{line}");
+                crate::failure::say(format_args!("{line}"));
             }
         }
     });
     let interim = engine.interim();
     let signals = tokio::spawn(async move {
         wait_for_signal().await;
-        eprintln!(
+        crate::failure::say(format_args!(
             "\nstopping: waiting briefly for requests in flight, then writing results (again to exit at once)"
-        );
+        ));
         let _ = commands.send(Command::Stop);
         wait_for_signal().await;
         abort_now(&abort, &interim);
@@ -83,7 +83,7 @@ pub async fn run(engine: Engine, abort: Abort) -> RunReport {
     progress.abort();
     signals.abort();
     if tty {
-        eprintln!();
+        crate::failure::say(format_args!(""));
     }
     report
 }

@@ -8,7 +8,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err((0, text)) => return exit(app::out(&mut std::io::stdout(), &text)),
         Err((code, line)) => {
-            eprintln!("{line}");
+            encbench::failure::say(format_args!("{line}"));
             return ExitCode::from(code);
         }
     };
@@ -19,7 +19,7 @@ fn main() -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            encbench::failure::say(format_args!("error: cannot start the async runtime: {e}"));
             return ExitCode::from(1);
         }
     };
@@ -45,7 +45,7 @@ fn exit(result: Result<(), app::AppError>) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             if !e.is_quiet() {
-                eprintln!("{}", e.line());
+                encbench::failure::say(format_args!("{}", e.line()));
             }
             ExitCode::from(e.exit_code())
         }

@@ -14,10 +14,12 @@ use std::time::Duration;
 async fn stop() {
     let mut signals = crate::signals::signals();
     signals.recv().await;
-    eprintln!("\nstopping: writing the attempts so far (again to exit at once)");
+    crate::failure::say(format_args!(
+        "\nstopping: writing the attempts so far (again to exit at once)"
+    ));
     tokio::spawn(async move {
         signals.recv().await;
-        eprintln!("interrupted twice: exiting without waiting");
+        crate::failure::say(format_args!("interrupted twice: exiting without waiting"));
         std::process::exit(ABORT_EXIT_CODE)
     });
 }

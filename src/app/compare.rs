@@ -103,11 +103,14 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
     let abort = |v: &CompareView| {
         if let Some(path) = &a.export {
             match write_atomic(path, &compare::interim_export(&s, &entries, v)) {
-                Ok(()) => eprintln!(
+                Ok(()) => crate::failure::say(format_args!(
                     "interrupted twice: results so far written to {}",
                     path.display()
-                ),
-                Err(e) => eprintln!("error: --export {}: cannot write: {e}", path.display()),
+                )),
+                Err(e) => crate::failure::say(format_args!(
+                    "error: --export {}: cannot write: {e}",
+                    path.display()
+                )),
             }
         }
     };
@@ -182,15 +185,18 @@ async fn headless(
         iv.tick().await;
         loop {
             iv.tick().await;
-            eprintln!("{}", progress_line(&progress_view.borrow_and_update()));
+            crate::failure::say(format_args!(
+                "{}",
+                progress_line(&progress_view.borrow_and_update())
+            ));
         }
     };
     let mut signals = crate::signals::signals();
     let interrupts = async {
         signals.recv().await;
-        eprintln!(
+        crate::failure::say(format_args!(
             "\nstopping: the phase in progress ends, results so far are kept (again to exit at once)"
-        );
+        ));
         let _ = stop.send(true);
         signals.recv().await;
         abort(&view.borrow());

@@ -170,6 +170,6 @@ fn write_export<T: serde::Serialize>(
 ) -> Result<(), AppError> {
     crate::export::write_atomic(path, export)
         .map_err(|e| AppError::Failed(format!("{flag} {}: cannot write: {e}", path.display())))?;
-    eprintln!("results written to {}", path.display());
+    crate::failure::say(format_args!("results written to {}", path.display()));
     Ok(())
 }

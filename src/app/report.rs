@@ -45,6 +45,10 @@ pub(super) fn main(a: ReportArgs, stdout: &mut Stdout<'_>) -> Result<(), AppErro
     write_atomic(&out, &merged)
         .map_err(|e| AppError::Failed(format!("-o {}: cannot write: {e}", out.display())))?;
     stdout.print(&render(&[(name(&out), merged)], a.format))?;
-    eprintln!("merged {} exports into {}", exports.len(), out.display());
+    crate::failure::say(format_args!(
+        "merged {} exports into {}",
+        exports.len(),
+        out.display()
+    ));
     Ok(())
 }

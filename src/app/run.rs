@@ -224,11 +224,13 @@ fn abort_export(a: &RunArgs, config: &Value) -> Abort {
     let (path, config) = (a.export.clone(), config.clone());
     Box::new(move |report| {
         let Some(path) = &path else {
-            return eprintln!("interrupted twice: exiting without waiting");
+            return crate::failure::say(format_args!("interrupted twice: exiting without waiting"));
         };
         match write_export("--export", path, &Export::new(report, config.clone())) {
-            Ok(()) => eprintln!("interrupted twice: exiting without waiting"),
-            Err(e) => eprintln!("{}", e.line()),
+            Ok(()) => {
+                crate::failure::say(format_args!("interrupted twice: exiting without waiting"));
+            }
+            Err(e) => crate::failure::say(format_args!("{}", e.line())),
         }
     })
 }

@@ -292,7 +292,10 @@ impl Target for LocalTarget {
                     });
                 }
                 if !told {
-                    eprintln!("waiting for {} to become ready ({reason})", self.shown);
+                    crate::failure::say(format_args!(
+                        "waiting for {} to become ready ({reason})",
+                        self.shown
+                    ));
                     told = true;
                 }
                 tokio::time::sleep(pause).await;

@@ -180,7 +180,10 @@ pub async fn run(
     if let Some(path) = log_path
         && let Err(e) = frame_log.write(&path)
     {
-        eprintln!("{FRAME_LOG_ENV} {}: cannot write: {e}", path.display());
+        crate::failure::say(format_args!(
+            "{FRAME_LOG_ENV} {}: cannot write: {e}",
+            path.display()
+        ));
     }
     Ok(report)
 }

@@ -539,3 +539,34 @@ fn sigterm_during_the_cold_start_countdown_writes_that_nothing_was_sent() {
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.contains("no success before the stop"), "{table}");
 }
+
+/// Nobody reading stderr (`2>&1 | head -1`, `2>/dev/full`) is no reason to fail: progress
+/// lines and notices are dropped, the run completes, its export and tables are whole.
+#[test]
+fn a_closed_or_full_stderr_costs_nothing() {
+    for stderr in [Stdio::from(closed_pipe()), dev_full().into()] {
+        // Unhealthy at first, so the run says it is waiting on stderr before it starts.
+        let server = Serve::one_ms(&["--unhealthy-for-ms", "300"]);
+        let export = tmp_path("quiet.json");
+        let o = std::process::Command::new(crate::common::BIN)
+            .args([
+                "--headless",
+                "--url",
+                &server.url,
+                "-n",
+                "20",
+                "--no-accuracy",
+            ])
+            .args(["--request-rate", "20", "-o", s(&export)])
+            .stderr(stderr)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(0), "{out}");
+        assert!(out.contains("Latency breakdown"), "{out}");
+        let e: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+        assert_eq!(e["phases"][0]["ok"], 20);
+        assert!(e["error"].is_null(), "{e}");
+    }
+}
