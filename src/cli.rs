@@ -36,7 +36,7 @@ pub enum Sub {
     ColdStart(ColdStartArgs),
     /// Several targets on one workload, side by side: latency at each batch size, throughput,
     /// a concurrency table, cost and a verdict diff (the co-hosting comparison).
-    Compare(CompareArgs),
+    Compare(Box<CompareArgs>),
     /// Render exports as tables (terminal, Markdown, CSV), or merge exports of one workload.
     Report(ReportArgs),
 }
@@ -139,6 +139,10 @@ pub struct CompareArgs {
     /// Runtime API URL of SageMaker targets that do not name one.
     #[arg(long)]
     pub endpoint_url: Option<String>,
+    /// With --slo: each target's capacity is searched too, at the highest
+    /// --concurrency-levels cap over --batch-sizes, and the cheapest meeting the SLO named.
+    #[command(flatten)]
+    pub slo: SloArgs,
     /// Write the comparison as JSON here (also on Ctrl-C).
     #[arg(long, short = 'o')]
     pub export: Option<PathBuf>,
@@ -450,6 +454,9 @@ pub struct RunArgs {
     #[arg(long, default_value = "0.8", value_parser = positive, help_heading = "Accuracy, cost, output")]
     pub knee: f64,
 
+    #[command(flatten)]
+    pub slo: SloArgs,
+
     // Live screen
     /// Screen refreshes per second.
     #[arg(long, default_value_t = 10, value_parser = screen_setting, help_heading = "Live screen")]
@@ -457,6 +464,69 @@ pub struct RunArgs {
     /// Seconds of history in the latency histogram's recent view.
     #[arg(long, default_value_t = 10, value_parser = window_secs, help_heading = "Live screen")]
     pub window: usize,
+}
+
+/// Service-level objectives and the capacity search (see `crate::slo`, `crate::capacity`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct SloArgs {
+    /// An objective every phase is judged against, on scheduled latency: p50, p90, p95, p99
+    /// or p999 = a time (p99=100ms, p999=1.5s), or errors = a share (errors=0.1%).
+    /// Repeatable; an error or a request never sent counts as a latency miss.
+    #[arg(long = "slo", value_name = "OBJECTIVE", value_parser = objective, help_heading = "SLO and capacity")]
+    pub objectives: Vec<crate::slo::Objective>,
+    /// Search the highest offered rate that meets the SLO, per batch size (--batch-sizes
+    /// with --sweep-batch), at the concurrency cap. The live screen's key f does the same.
+    #[arg(long, requires = "objectives", help_heading = "SLO and capacity")]
+    pub find_capacity: bool,
+    /// The search stops when the highest rate that met and the lowest that did not are
+    /// this close (5% or 0.05).
+    #[arg(long, default_value = "5%", value_parser = share, help_heading = "SLO and capacity")]
+    pub capacity_precision: f64,
+    /// Requests a probe (or an --until-stable phase) measures at least.
+    #[arg(long, default_value_t = 200, value_parser = count, help_heading = "SLO and capacity")]
+    pub min_probe_requests: u64,
+    /// Stable: the thirds of a probe agree on p99 and throughput within this (10% or 0.1).
+    #[arg(long, default_value = "10%", value_parser = share, help_heading = "SLO and capacity")]
+    pub stability: f64,
+    /// Seconds a probe may run before it is judged unstable, on what it measured.
+    #[arg(long, default_value = "30", value_parser = positive_secs, help_heading = "SLO and capacity")]
+    pub max_probe_secs: f64,
+    /// Sweep phases run until stable (or --max-probe-secs) instead of a fixed -n.
+    #[arg(long, help_heading = "SLO and capacity")]
+    pub until_stable: bool,
+}
+
+impl SloArgs {
+    pub fn slo(&self) -> crate::slo::Slo {
+        crate::slo::Slo {
+            objectives: self.objectives.clone(),
+        }
+    }
+
+    pub fn probe_rule(&self) -> crate::sweep::ProbeRule {
+        crate::sweep::ProbeRule {
+            min_requests: self.min_probe_requests,
+            stability: self.stability,
+            max: std::time::Duration::from_secs_f64(self.max_probe_secs),
+            throughput_only: false,
+        }
+    }
+}
+
+fn objective(s: &str) -> Result<crate::slo::Objective, String> {
+    s.parse()
+}
+
+/// A share: "5%" or 0.05, above 0 and at most 1.
+fn share(s: &str) -> Result<f64, String> {
+    let v = match s.trim().strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
+        None => s.trim().parse::<f64>(),
+    };
+    match v {
+        Ok(x) if x > 0.0 && x <= 1.0 => Ok(x),
+        _ => Err("must be a share above 0 and at most 1: 5% or 0.05".into()),
+    }
 }
 
 /// Where a SageMaker endpoint is and how requests are routed inside it.
@@ -503,6 +573,18 @@ pub struct ServeArgs {
     pub per_token_ms: f64,
     #[arg(long, default_value_t = 512)]
     pub saturation_tokens: usize,
+    /// fixed: every request takes the service time; exp: drawn from an exponential with
+    /// that mean (with one worker and Poisson arrivals an M/M/1 queue).
+    #[arg(long, value_enum, default_value_t = crate::serve::ServiceDist::Fixed)]
+    pub service_dist: crate::serve::ServiceDist,
+    /// per-worker: a queue at each worker, requests dealt round-robin; shared: one queue,
+    /// served by the first worker free (with --service-dist exp an M/M/c queue).
+    #[arg(long, value_enum, default_value_t = crate::serve::Queue::PerWorker)]
+    pub queue: crate::serve::Queue,
+    /// Independent copies of the --workers, each request routed to one at random, as
+    /// SageMaker routes across instances.
+    #[arg(long, default_value_t = 1, value_parser = threads)]
+    pub replicas: usize,
     /// Fraction of requests that fail with a 500 ModelError.
     #[arg(long, default_value = "0", value_parser = probability)]
     pub error_rate: f64,

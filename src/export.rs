@@ -37,6 +37,9 @@ pub struct Export {
     /// Every option that shaped the run; never credentials.
     pub config: Value,
     pub phases: Vec<PhaseResult>,
+    /// Capacity searches (`--find-capacity`, the key f): one answer per batch size.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capacity: Vec<crate::results::capacity::Capacity>,
     pub accuracy: Option<AccuracyExport>,
     pub timeline: Vec<TimelineEntry>,
     pub stopped_early: bool,
@@ -125,6 +128,7 @@ impl Export {
             ended_at: rfc3339(report.ended_at),
             config,
             phases: report.phases.clone(),
+            capacity: report.capacity.clone(),
             accuracy,
             timeline: report.timeline.clone(),
             stopped_early: report.stopped_early,

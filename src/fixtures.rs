@@ -136,6 +136,8 @@ pub fn live_snapshot(l: Live) -> Snapshot {
         accuracy_before: Some(accuracy.clone()),
         accuracy_latest: Some(accuracy),
         accuracy_running: false,
+        capacity: Vec::new(),
+        searching: None,
     }
 }
 

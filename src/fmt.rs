@@ -14,6 +14,11 @@ pub fn num(v: Option<f64>, prec: usize) -> String {
 /// Milliseconds in few characters, for narrow panels: 0.42, 25.8, 103, 3230. Always
 /// milliseconds, so a panel that says "ms" once never shows a figure in another unit.
 pub fn ms(v: f64) -> String {
+    sig3(v)
+}
+
+/// About three significant figures, for rates and counts in a sentence: 0.42, 53.1, 425.
+pub fn sig3(v: f64) -> String {
     if v < 10.0 {
         format!("{v:.2}")
     } else if v < 100.0 {

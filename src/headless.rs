@@ -42,6 +42,66 @@ fn progress_line(s: &Snapshot) -> String {
     )
 }
 
+/// What of the capacity searches has been printed: a line per probe and per answer, as
+/// they come, so a long search says where it stands.
+#[derive(Default)]
+struct SearchSaid {
+    answers: usize,
+    /// (batch size, probes printed) of the search under way.
+    probes: (usize, usize),
+}
+
+impl SearchSaid {
+    fn news(&mut self, s: &Snapshot) -> Vec<String> {
+        let mut out = Vec::new();
+        let probe_line = |b: usize, p: &crate::capacity::Probe| {
+            format!(
+                "capacity b={b}: probe {} req/s {} (p99 {} ms, n {}, {})",
+                fmt::sig3(p.rate_per_s),
+                if p.meets { "meets" } else { "misses" },
+                fmt::ms(p.p99),
+                p.n,
+                if p.stable {
+                    "stable"
+                } else {
+                    p.stop_reason.as_str()
+                }
+            )
+        };
+        for c in s.capacity.iter().skip(self.answers) {
+            let from = if self.probes.0 == c.batch_size {
+                self.probes.1
+            } else {
+                0
+            };
+            out.extend(
+                c.probes
+                    .iter()
+                    .skip(from)
+                    .map(|p| probe_line(c.batch_size, p)),
+            );
+            out.push(format!("capacity b={}: {}", c.batch_size, c.verdict));
+            self.probes = (0, 0);
+        }
+        self.answers = s.capacity.len();
+        if let Some(c) = &s.searching {
+            let from = if self.probes.0 == c.batch_size {
+                self.probes.1
+            } else {
+                0
+            };
+            out.extend(
+                c.probes
+                    .iter()
+                    .skip(from)
+                    .map(|p| probe_line(c.batch_size, p)),
+            );
+            self.probes = (c.batch_size, c.probes.len());
+        }
+        out
+    }
+}
+
 /// Drives the engine to its end, printing progress, and stops it on SIGINT/SIGTERM; a
 /// second signal exits at once through `abort`.
 pub async fn run(engine: Engine, abort: Abort) -> RunReport {
@@ -56,12 +116,20 @@ pub async fn run(engine: Engine, abort: Abort) -> RunReport {
     let progress = tokio::spawn(async move {
         let mut iv = tokio::time::interval(every);
         iv.tick().await;
+        let mut said = SearchSaid::default();
         loop {
             iv.tick().await;
             if snaps.has_changed().is_err() {
                 break;
             }
-            let line = progress_line(&snaps.borrow_and_update());
+            let snap = snaps.borrow_and_update().clone();
+            for line in said.news(&snap) {
+                if tty {
+                    crate::failure::say_raw(format_args!("\r\x1b[K"));
+                }
+                crate::failure::say(format_args!("{line}"));
+            }
+            let line = progress_line(&snap);
             if tty {
                 crate::failure::say_raw(format_args!("\r{line}\x1b[K"));
             } else {

@@ -14,6 +14,7 @@
 //! report            exports to tables (terminal, Markdown, CSV), and merging exports
 //! export            the versioned JSON export, written atomically
 //! engine            the load engine: one dispatch loop, closed-loop slots, client threads
+//! capacity          capacity search: the highest rate that meets the SLO, per batch size
 //! results           what a phase and a run amount to, and what a sweep says (knee, advice)
 //! accuracy          the known-answer verdicts, and the verdict diff across deployments
 //! target            where requests go: a URL (HTTP/1.1 pool, reqwest) or SageMaker (AWS SDK)
@@ -22,6 +23,7 @@
 //! tokenize          real token counts and client-side tokenization from a tokenizer.json
 //! input             input texts and known-answer samples
 //! sweep             the phases a run is made of (plain, batch sweep, concurrency sweep, live)
+//! slo              service-level objectives: met or not, and goodput
 //! stats, metrics    HdrHistograms and the timeline; efficiency, cost and prices
 //! fmt, arrival      figures as text; the arrival process (Gamma gaps, seeded)
 //! scrub             text from servers and files made safe to show: escaped, without secrets
@@ -35,6 +37,7 @@ pub mod accuracy;
 pub mod app;
 pub mod arrival;
 pub mod assets;
+pub mod capacity;
 pub mod cli;
 pub mod cold_start;
 pub mod compare;
@@ -56,6 +59,7 @@ pub mod scrub;
 pub mod serve;
 pub mod setup;
 pub mod signals;
+pub mod slo;
 pub mod stats;
 pub mod sweep;
 pub mod target;

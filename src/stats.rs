@@ -112,6 +112,88 @@ pub struct PhaseRecorder {
     pub schedule_end: Option<Instant>,
     /// Open loop only: what the schedule asked for and how far behind it the run fell.
     pub schedule: Option<ScheduleOutcome>,
+    /// Phases that run until stable keep every ok request, to judge stability by.
+    pub probe: Option<ProbeSamples>,
+}
+
+/// The ok requests of a phase that runs until stable: when each completed and its scheduled
+/// latency, in completion order.
+#[derive(Debug, Clone, Default)]
+pub struct ProbeSamples {
+    samples: Vec<(Instant, u32)>,
+}
+
+/// Past this many samples (96 MB) a probe ends: its figures are as precise as they get.
+pub const PROBE_SAMPLES_MAX: usize = 4_000_000;
+
+impl ProbeSamples {
+    fn push(&mut self, done: Instant, latency: Duration) {
+        if self.samples.len() < PROBE_SAMPLES_MAX {
+            let us = latency.as_micros().min(u128::from(u32::MAX)) as u32;
+            self.samples.push((done, us));
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.samples.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.samples.is_empty()
+    }
+
+    pub fn full(&self) -> bool {
+        self.samples.len() >= PROBE_SAMPLES_MAX
+    }
+
+    /// At least `min` samples, and the three thirds of them (in completion order) agree:
+    /// each one's p99 and throughput within `within` (max − min over the mean) of the
+    /// others'. A backlog building up, a cache warming or a neighbour arriving shows up as
+    /// thirds that disagree.
+    pub fn stable(&self, min: u64, within: f64, throughput_only: bool) -> bool {
+        let n = self.samples.len();
+        if (n as u64) < min.max(30) {
+            return false;
+        }
+        let bounds = [0, n / 3, 2 * n / 3, n];
+        let mut p99 = [0.0; 3];
+        let mut rate = [0.0; 3];
+        for w in 0..3 {
+            let part = &self.samples[bounds[w]..bounds[w + 1]];
+            let mut lat: Vec<u32> = part.iter().map(|s| s.1).collect();
+            let k = ((lat.len() as f64 * 0.99).ceil() as usize).clamp(1, lat.len()) - 1;
+            let (_, v, _) = lat.select_nth_unstable(k);
+            p99[w] = f64::from(*v);
+            let first = part
+                .iter()
+                .map(|s| s.0)
+                .min()
+                .expect("a third holds samples");
+            let last = part
+                .iter()
+                .map(|s| s.0)
+                .max()
+                .expect("a third holds samples");
+            let span = last.saturating_duration_since(first).as_secs_f64();
+            rate[w] = if span > 0.0 {
+                (part.len() - 1) as f64 / span
+            } else {
+                f64::INFINITY
+            };
+        }
+        (throughput_only || spread(&p99) <= within) && spread(&rate) <= within
+    }
+}
+
+/// (max − min) / mean; infinite when any value is.
+fn spread(v: &[f64; 3]) -> f64 {
+    let max = v.iter().copied().fold(f64::MIN, f64::max);
+    let min = v.iter().copied().fold(f64::MAX, f64::min);
+    let mean = v.iter().sum::<f64>() / 3.0;
+    if !mean.is_finite() || mean <= 0.0 {
+        return f64::INFINITY;
+    }
+    (max - min) / mean
 }
 
 /// How an open-loop phase kept its schedule.
@@ -147,11 +229,20 @@ impl Default for PhaseRecorder {
             pipeline_end: None,
             schedule_end: None,
             schedule: None,
+            probe: None,
         }
     }
 }
 
 impl PhaseRecorder {
+    /// An empty recorder; one for a phase that runs until stable keeps its samples.
+    pub fn keeping_samples(keep: bool) -> PhaseRecorder {
+        PhaseRecorder {
+            probe: keep.then(ProbeSamples::default),
+            ..PhaseRecorder::default()
+        }
+    }
+
     /// Records a measured completion; warmup ones count nowhere in the phase.
     pub fn record(&mut self, c: &Completion) {
         if !c.measured {
@@ -167,6 +258,9 @@ impl PhaseRecorder {
                 self.ok += 1;
                 self.samples += c.batch_size as u64;
                 self.scheduled.saturating_record(us(c.done - c.intended));
+                if let Some(p) = self.probe.as_mut() {
+                    p.push(c.done, c.done - c.intended);
+                }
                 self.service.saturating_record(us(c.done - c.sent));
                 self.dispatch_delay
                     .saturating_record(us(c.sent.saturating_duration_since(c.intended)));
@@ -394,6 +488,29 @@ pub fn round3(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stable_when_the_thirds_agree_and_not_when_a_backlog_grows() {
+        let t0 = Instant::now();
+        let fill = |lat: &dyn Fn(usize) -> u64, n: usize| {
+            let mut p = ProbeSamples::default();
+            for i in 0..n {
+                // 100 a second, latencies repeating a 1..=100 ms cycle.
+                p.push(
+                    t0 + Duration::from_millis(10 * i as u64),
+                    Duration::from_millis(lat(i)),
+                );
+            }
+            p
+        };
+        let steady = fill(&|i| (i % 100) as u64 + 1, 3000);
+        assert!(steady.stable(300, 0.1, false));
+        assert!(!steady.stable(5000, 0.1, false), "fewer than the minimum");
+        // A backlog: every request waits a little longer than the one before.
+        let growing = fill(&|i| 10 + i as u64 / 10, 3000);
+        assert!(!growing.stable(300, 0.1, false));
+        assert!(growing.stable(300, 0.1, true), "its throughput is steady");
+    }
 
     #[test]
     fn rounding_to_thousandths_keeps_numbers_too_large_to_scale() {

@@ -10,6 +10,8 @@ pub enum PhaseKind {
     Batch,
     Concurrency,
     Live,
+    /// A phase of a capacity search: the closed-loop ceiling, then open-loop probes.
+    Capacity,
 }
 
 impl PhaseKind {
@@ -19,11 +21,28 @@ impl PhaseKind {
             PhaseKind::Batch => "batch",
             PhaseKind::Concurrency => "concurrency",
             PhaseKind::Live => "live",
+            PhaseKind::Capacity => "capacity",
         }
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// When a phase that runs "until stable" ends: at least `min_requests` measured and the
+/// three thirds of what it measured agreeing (see `stats::ProbeSamples::stable`), or
+/// `max` after measuring began, whichever comes first. `perf_analyzer`'s rule, with windows
+/// that grow as the phase runs, so a noisy tail earns more samples rather than a verdict
+/// from too few.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProbeRule {
+    pub min_requests: u64,
+    /// Largest spread (max − min over the mean) of the thirds' p99 and throughput.
+    pub stability: f64,
+    pub max: Duration,
+    /// Judge the throughput alone: a closed loop measuring its ceiling has no latency to
+    /// keep (its requests queue at the cap by design).
+    pub throughput_only: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum StopAt {
     /// This many measured requests after the warmup.
     Count(u64),
@@ -31,9 +50,11 @@ pub enum StopAt {
     Duration(Duration),
     /// Until the operator stops or starts a sweep (the TUI's live phase).
     Never,
+    /// Until stable, or a time bound (capacity probes, `--until-stable`).
+    Stable(ProbeRule),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PhaseSpec {
     pub kind: PhaseKind,
     pub batch_size: usize,
@@ -57,6 +78,8 @@ pub struct SweepPlan {
     pub concurrency_levels: Vec<usize>,
     /// Front-ends that run until told to stop (the TUI) start and end in a live phase.
     pub live: bool,
+    /// `--until-stable`: sweep phases run until stable instead of a fixed count.
+    pub until_stable: Option<ProbeRule>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,9 +120,10 @@ impl SweepPlan {
 
     /// `fixed` is the concurrency of a batch sweep, or the batch size of a concurrency sweep.
     pub fn sweep(&self, kind: SweepKind, fixed: usize) -> Vec<PhaseSpec> {
-        let stop = match self.stop {
-            StopAt::Never => StopAt::Count(100),
-            s => s,
+        let stop = match (self.until_stable, self.stop) {
+            (Some(rule), _) => StopAt::Stable(rule),
+            (None, StopAt::Never) => StopAt::Count(100),
+            (None, s) => s,
         };
         match kind {
             SweepKind::Batch => self
@@ -153,6 +177,7 @@ mod tests {
             batch_sizes: vec![1, 8, 32],
             concurrency_levels: vec![1, 4],
             live: false,
+            until_stable: None,
         }
     }
 

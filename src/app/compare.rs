@@ -42,6 +42,12 @@ fn settings(a: &CompareArgs) -> Settings {
         region: a.region.clone(),
         profile: a.profile.clone(),
         endpoint_url: a.endpoint_url.clone(),
+        slo: a.slo.slo(),
+        search: (!a.slo.objectives.is_empty()).then(|| crate::engine::SearchSetup {
+            precision: a.slo.capacity_precision,
+            probe: a.slo.probe_rule(),
+            at_start: true,
+        }),
     }
 }
 

@@ -113,9 +113,9 @@ pub async fn main(cli: Cli, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
     match cli.command {
         Some(Sub::Serve(args)) => serve::main(args, stdout).await,
         Some(Sub::ColdStart(args)) => cold_start::main(args, stdout).await,
-        Some(Sub::Compare(args)) => compare::main(args, stdout).await,
+        Some(Sub::Compare(args)) => Box::pin(compare::main(*args, stdout)).await,
         Some(Sub::Report(args)) => report::main(args, stdout),
-        None => run::main(cli.run, stdout).await,
+        None => Box::pin(run::main(cli.run, stdout)).await,
     }
 }
 

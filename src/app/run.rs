@@ -102,6 +102,13 @@ fn config_json(a: &RunArgs, p: &PreparedTarget) -> Value {
         "instance_type": p.price.as_ref().map(|p| p.0.clone()),
         "price_per_hour_usd": p.price.as_ref().map(|p| p.1),
         "knee": a.knee,
+        "slo": a.slo.objectives.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "find_capacity": a.slo.find_capacity,
+        "capacity_precision": a.slo.capacity_precision,
+        "min_probe_requests": a.slo.min_probe_requests,
+        "stability": a.slo.stability,
+        "max_probe_secs": a.slo.max_probe_secs,
+        "until_stable": a.slo.until_stable,
     })
 }
 
@@ -111,6 +118,12 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         crate::export::check_writable(p)
             .map_err(|e| usage("--export", format!("{}: cannot write: {e}", p.display())))?;
     }
+    if a.slo.find_capacity && a.sweep_concurrency {
+        return Err(usage(
+            "--find-capacity",
+            "searches rates at one concurrency cap: drop --sweep-concurrency, or run the search at each --concurrency",
+        ));
+    }
     let p = setup::prepare(&target_settings(&a)).await?;
     let config = config_json(&a, &p);
     if let Err(e) = p.target.check_ready().await {
@@ -119,6 +132,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
             started_at: started,
             ended_at: started,
             phases: vec![],
+            capacity: vec![],
             accuracy_before: None,
             accuracy_after: None,
             timeline: vec![],
@@ -150,6 +164,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         batch_sizes: a.batch_sizes.clone(),
         concurrency_levels: a.concurrency_levels.clone(),
         live,
+        until_stable: a.slo.until_stable.then(|| a.slo.probe_rule()),
     };
     let info = Info {
         target: p.shown.clone(),
@@ -173,6 +188,12 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         window_s: a.window,
         tick: Duration::from_millis(1000 / a.fps.clamp(1, 60)),
         client_threads: client_threads(&a),
+        slo: a.slo.slo(),
+        search: (!a.slo.objectives.is_empty()).then(|| crate::engine::SearchSetup {
+            precision: a.slo.capacity_precision,
+            probe: a.slo.probe_rule(),
+            at_start: a.slo.find_capacity,
+        }),
     });
     let report = if live {
         let export_path = a.export.clone().unwrap_or_else(default_export_path);

@@ -37,6 +37,9 @@ pub fn config(a: &ServeArgs) -> Result<(ServeConfig, TokenCounter), AppError> {
         seed: a.seed,
         credentials: a.access_key.clone().zip(a.secret_key.clone()),
         unhealthy_for: ms(a.unhealthy_for_ms),
+        service_dist: a.service_dist,
+        queue: a.queue,
+        replicas: a.replicas,
     };
     Ok((cfg, tokenizer))
 }

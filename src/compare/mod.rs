@@ -48,6 +48,9 @@ pub struct Settings {
     pub region: Option<String>,
     pub profile: Option<String>,
     pub endpoint_url: Option<String>,
+    /// `--slo`: every phase is judged, and each target's capacity searched.
+    pub slo: crate::slo::Slo,
+    pub search: Option<crate::engine::SearchSetup>,
 }
 
 /// One phase of the shared workload.
@@ -62,12 +65,14 @@ impl Step {
     pub fn label(&self) -> String {
         match self.kind {
             PhaseKind::Concurrency => format!("c={} b={}", self.concurrency, self.batch_size),
+            PhaseKind::Capacity => format!("capacity c={}", self.concurrency),
             _ => format!("b={} c={}", self.batch_size, self.concurrency),
         }
     }
 }
 
-/// Every batch size at concurrency 1, then every concurrency level at batch 1, closed loop.
+/// Every batch size at concurrency 1, then every concurrency level at batch 1, closed loop;
+/// with an SLO, a capacity search over the batch sizes at the highest concurrency last.
 pub fn steps(a: &Settings) -> Vec<Step> {
     let batch = a.batch_sizes.iter().map(|&b| Step {
         kind: PhaseKind::Batch,
@@ -79,7 +84,12 @@ pub fn steps(a: &Settings) -> Vec<Step> {
         batch_size: 1,
         concurrency: c,
     });
-    batch.chain(conc).collect()
+    let search = a.search.map(|_| Step {
+        kind: PhaseKind::Capacity,
+        batch_size: a.batch_sizes.first().copied().unwrap_or(1),
+        concurrency: a.concurrency_levels.iter().copied().max().unwrap_or(8),
+    });
+    batch.chain(conc).chain(search).collect()
 }
 
 pub fn order_note(order: CompareOrder) -> &'static str {
@@ -137,6 +147,7 @@ pub struct Entry {
 
 struct Outcome {
     phases: Vec<PhaseResult>,
+    capacity: Vec<crate::results::capacity::Capacity>,
     before: Option<AccuracyReport>,
     after: Option<AccuracyReport>,
 }
@@ -157,11 +168,16 @@ fn engine_for(p: &PreparedTarget, a: &Settings, step: Step, index: usize) -> Eng
             concurrency: step.concurrency,
             warmup: a.warmup,
             stop: StopAt::Count(a.n),
-            sweep_batch: step.kind == PhaseKind::Batch,
+            sweep_batch: step.kind != PhaseKind::Concurrency,
             sweep_concurrency: step.kind == PhaseKind::Concurrency,
-            batch_sizes: vec![step.batch_size],
+            batch_sizes: if step.kind == PhaseKind::Capacity {
+                a.batch_sizes.clone()
+            } else {
+                vec![step.batch_size]
+            },
             concurrency_levels: vec![step.concurrency],
             live: false,
+            until_stable: None,
         },
         seed: phase_seed(p.seed, index, 0),
         accuracy: None,
@@ -169,6 +185,14 @@ fn engine_for(p: &PreparedTarget, a: &Settings, step: Step, index: usize) -> Eng
         window_s: 10,
         tick: Duration::from_millis(200),
         client_threads: crate::engine::client_threads::default_count(),
+        slo: a.slo.clone(),
+        search: a
+            .search
+            .filter(|_| step.kind == PhaseKind::Capacity)
+            .map(|s| crate::engine::SearchSetup {
+                at_start: true,
+                ..s
+            }),
     })
 }
 
@@ -193,6 +217,7 @@ pub async fn run(
         .iter()
         .map(|_| Outcome {
             phases: vec![],
+            capacity: vec![],
             before: None,
             after: None,
         })
@@ -254,6 +279,10 @@ pub async fn run(
             ph.target = Some(entries[t].name.clone());
             outcomes[t].phases.push(ph);
         }
+        for mut c in report.capacity {
+            c.target = Some(entries[t].name.clone());
+            outcomes[t].capacity.push(c);
+        }
         let results = outcomes[t].phases.clone();
         set_row(t, &|r| {
             r.live = None;
@@ -300,6 +329,7 @@ pub fn interim_export(a: &Settings, entries: &[Entry], v: &CompareView) -> Expor
         .iter()
         .map(|r| Outcome {
             phases: r.results.clone(),
+            capacity: vec![],
             before: None,
             after: r.accuracy.clone(),
         })
@@ -376,6 +406,12 @@ fn export(
         "seed": first.seed,
         "accuracy_check": a.accuracy_check,
         "labels": a.labels,
+        "slo": a.slo.objectives.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "find_capacity": a.search.is_some(),
+        "capacity_precision": a.search.map(|s| s.precision),
+        "min_probe_requests": a.search.map(|s| s.probe.min_requests),
+        "stability": a.search.map(|s| s.probe.stability),
+        "max_probe_secs": a.search.map(|s| s.probe.max.as_secs_f64()),
     });
     let targets = entries
         .iter()
@@ -395,6 +431,7 @@ fn export(
         started_at: rfc3339(started_at),
         ended_at: rfc3339(SystemTime::now()),
         config,
+        capacity: outcomes.iter().flat_map(|o| o.capacity.clone()).collect(),
         phases: outcomes.into_iter().flat_map(|o| o.phases).collect(),
         accuracy: None,
         timeline: vec![],

@@ -27,6 +27,9 @@ pub enum Command {
     Reset,
     /// Ends the live phase and runs a sweep; the live phase resumes after it.
     StartSweep(SweepKind),
+    /// Ends the live phase and searches the highest rate that meets the SLO (`capacity`);
+    /// the live phase resumes after it.
+    FindCapacity,
     /// Sends the accuracy samples now, beside the load.
     CheckAccuracy,
     /// Ends the run: in-flight requests get a short grace period, nothing measured is lost.

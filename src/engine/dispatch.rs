@@ -28,6 +28,8 @@ pub(crate) enum PhaseEnd {
     Stopped,
     /// The live phase gave way to a sweep.
     Sweep(SweepKind),
+    /// The live phase gave way to a capacity search.
+    Capacity,
 }
 
 /// What a command does to the loop.
@@ -106,7 +108,7 @@ fn arrivals_for(
     let exact = match spec.stop {
         StopAt::Count(n) => Some(n),
         StopAt::Duration(d) => Some((d.as_secs_f64() * rate).ceil() as u64),
-        StopAt::Never => None,
+        StopAt::Never | StopAt::Stable(_) => None,
     }
     .map(|n| spec.warmup.saturating_add(n))
     .filter(|&n| fresh && n <= RESCALE_MAX);
@@ -191,7 +193,7 @@ pub(crate) async fn run_phase(
         live.generation += 1;
         generation = live.generation;
         first_generation = generation;
-        live.recorder = PhaseRecorder::default();
+        live.recorder = PhaseRecorder::keeping_samples(matches!(spec.stop, StopAt::Stable(_)));
         live.phase_started = Instant::now();
         live.batch_size = spec.batch_size;
         live.concurrency = spec.concurrency;
@@ -235,6 +237,11 @@ pub(crate) async fn run_phase(
     // The pipeline-end rule holds only for a phase that was a closed loop throughout.
     let mut ever_open = arrivals.is_some();
     shared.set_due(arrivals.as_ref().map(|_| next_intended));
+    let mut watch = match spec.stop {
+        StopAt::Stable(rule) => Some(ProbeWatch::new(rule)),
+        _ => None,
+    };
+    let mut stop_reason: Option<&'static str> = None;
 
     let end = 'phase: loop {
         let phase_end = match spec.stop {
@@ -245,6 +252,18 @@ pub(crate) async fn run_phase(
                 Some(end) if Instant::now() >= end => break PhaseEnd::Completed,
                 end => end,
             },
+            StopAt::Stable(_) => {
+                let w = watch
+                    .as_mut()
+                    .expect("a watch for a phase that runs until stable");
+                match w.check(shared, &progress) {
+                    Ok(next) => Some(next),
+                    Err(reason) => {
+                        stop_reason = Some(reason);
+                        break PhaseEnd::Completed;
+                    }
+                }
+            }
             _ => None,
         };
         deadline.set(phase_end);
@@ -264,6 +283,9 @@ pub(crate) async fn run_phase(
                     )
                 });
                 match wait(set.finished(), cmds, &mut deadline).await {
+                    // Only the dispatcher knows when a phase is stable: the set keeps
+                    // sending until the check at the top ends the phase and stops it.
+                    Woke::Deadline if watch.is_some() => continue,
                     Woke::Ready(()) | Woke::Deadline => {
                         slots = None;
                         continue;
@@ -289,7 +311,10 @@ pub(crate) async fn run_phase(
             // Any command can change what slots would do: the set stops (requests in flight
             // finish) and a fresh one starts at the top if the phase is still closed loop.
             if let Some(set) = slots.take() {
-                let last = matches!(c, None | Some(Command::Stop | Command::StartSweep(_)));
+                let last = matches!(
+                    c,
+                    None | Some(Command::Stop | Command::StartSweep(_) | Command::FindCapacity)
+                );
                 set.stop(&shared.limiter, last);
             }
             let now = Instant::now();
@@ -400,6 +425,9 @@ pub(crate) async fn run_phase(
         (outcome, span_end)
     });
     let pipeline_end = (!ever_open).then(|| progress.pipeline_end()).flatten();
+    if watch.is_some() && matches!(end, PhaseEnd::Stopped) {
+        stop_reason = Some("stopped");
+    }
 
     drain(ctx, &end, cmds).await;
     let server = match (stats_before, ctx.target.server_stats().await) {
@@ -418,9 +446,71 @@ pub(crate) async fn run_phase(
             pipeline_end,
             schedule_end: outcome.map(|o| o.1),
             schedule: outcome.map(|o| o.0),
+            stop_reason,
         },
     );
     end
+}
+
+/// How often a phase that runs until stable is checked: often enough that it ends within a
+/// fraction of a second of being stable, rarely enough that the check costs nothing.
+const STABLE_CHECK_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Decides when a phase that runs until stable ends, and why.
+struct ProbeWatch {
+    rule: crate::sweep::ProbeRule,
+    next_check: Instant,
+}
+
+impl ProbeWatch {
+    fn new(rule: crate::sweep::ProbeRule) -> ProbeWatch {
+        ProbeWatch {
+            rule,
+            next_check: Instant::now(),
+        }
+    }
+
+    /// `Ok(when to look again)`, or `Err(why the phase ends now)`.
+    fn check(
+        &mut self,
+        shared: &super::Shared,
+        progress: &Progress,
+    ) -> Result<Instant, &'static str> {
+        let now = Instant::now();
+        let Some(start) = progress.measure_start() else {
+            return Ok(now + STABLE_CHECK_EVERY);
+        };
+        let bound = start + self.rule.max;
+        if now >= bound {
+            return Err("time");
+        }
+        if now >= self.next_check {
+            self.next_check = now + STABLE_CHECK_EVERY;
+            // A schedule falling ever further behind will not become stable: it fails now.
+            if let Some(due) = shared.due()
+                && overloaded(
+                    now.saturating_duration_since(due),
+                    now.saturating_duration_since(start),
+                )
+            {
+                return Err("overloaded");
+            }
+            let live = shared.lock();
+            if let Some(p) = live.recorder.probe.as_ref() {
+                if p.full() {
+                    return Err("max_requests");
+                }
+                if p.stable(
+                    self.rule.min_requests,
+                    self.rule.stability,
+                    self.rule.throughput_only,
+                ) {
+                    return Err("stable");
+                }
+            }
+        }
+        Ok(self.next_check.min(bound))
+    }
 }
 
 /// Applies one command. Pause blocks here until Resume or Stop, still serving other commands.
@@ -499,7 +589,7 @@ async fn apply(
         Command::Reset => {
             let mut live = shared.lock();
             live.generation += 1;
-            live.recorder = PhaseRecorder::default();
+            live.recorder = PhaseRecorder::keeping_samples(matches!(spec.stop, StopAt::Stable(_)));
             live.run_latency.reset();
             live.timeline.event(Instant::now(), "statistics reset");
             Flow::Reset(live.generation)
@@ -513,6 +603,14 @@ async fn apply(
                 "{} sweep ignored: a sweep is already running",
                 kind.name()
             ));
+            Flow::Continue
+        }
+        Command::FindCapacity if spec.kind == PhaseKind::Live => {
+            shared.event("capacity search requested");
+            Flow::End(PhaseEnd::Capacity)
+        }
+        Command::FindCapacity => {
+            shared.event("capacity search ignored: a sweep or search is already running");
             Flow::Continue
         }
         Command::CheckAccuracy => {
@@ -665,6 +763,8 @@ struct PhaseEndings {
     pipeline_end: Option<Instant>,
     schedule_end: Option<Instant>,
     schedule: Option<ScheduleOutcome>,
+    /// Phases that run until stable: why this one ended.
+    stop_reason: Option<&'static str>,
 }
 
 fn finish(
@@ -696,6 +796,11 @@ fn finish(
     };
     let mut result = PhaseResult::new(&spec, pace, ctx.shape, &rec);
     result.server = server.map(|s| ServerBreakdown::from_stats(&s));
+    result.judge(&ctx.shared.slo, &rec.scheduled);
+    if let Some(reason) = endings.stop_reason {
+        result.stable = Some(reason == "stable");
+        result.stop_reason = Some(reason.to_string());
+    }
     let index = live.phase.as_ref().map_or(0, |p| p.index);
     let phases = Arc::make_mut(&mut live.results);
     phases.push(result);

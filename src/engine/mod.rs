@@ -16,11 +16,13 @@ pub use snapshot::{LiveStats, PhaseView, RunState, ScheduleStatus, Snapshot};
 
 use crate::accuracy::{self, AccuracyReport, AccuracySetup};
 use crate::arrival::Pace;
+use crate::capacity::{Capacity, Search, SearchPlan, Step};
 use crate::input::Input;
 use crate::payload::{Format, Shape};
 use crate::results::{PhaseResult, RunReport};
+use crate::slo::Slo;
 use crate::stats::{Completion, LatencySummary, PhaseRecorder, Timeline, view_histogram};
-use crate::sweep::{PhaseSpec, SweepPlan};
+use crate::sweep::{PhaseKind, PhaseSpec, ProbeRule, StopAt, SweepPlan};
 use crate::target::Target;
 use hdrhistogram::Histogram;
 use limiter::Limiter;
@@ -50,6 +52,19 @@ pub struct EngineSetup {
     /// Threads that run requests (see `client_threads`); 1 keeps everything on the engine's
     /// thread.
     pub client_threads: usize,
+    /// `--slo`: every phase is judged against it (empty: none).
+    pub slo: Slo,
+    /// How capacity searches run; `None` without an SLO (the `f` key then says so).
+    pub search: Option<SearchSetup>,
+}
+
+/// How a capacity search runs (see `capacity`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SearchSetup {
+    pub precision: f64,
+    pub probe: ProbeRule,
+    /// `--find-capacity`: search before anything else.
+    pub at_start: bool,
 }
 
 /// Timeline points kept in snapshots: enough for sparklines across a wide terminal.
@@ -80,6 +95,10 @@ pub(crate) struct Live {
     after_sweep: Option<(usize, usize, Pace)>,
     /// When the current phase began, for how its schedule lag compares with its length.
     phase_started: Instant,
+    /// Finished capacity searches, one entry per batch size.
+    capacity: Vec<Capacity>,
+    /// The batch size being searched, as it stands.
+    searching: Option<Capacity>,
 }
 
 pub(crate) struct Shared {
@@ -92,6 +111,7 @@ pub(crate) struct Shared {
     started: Instant,
     target_name: String,
     shape: Shape,
+    slo: Slo,
 }
 
 impl Shared {
@@ -195,6 +215,8 @@ impl Shared {
             accuracy_before: live.accuracy_before.clone(),
             accuracy_latest: live.accuracy_latest.clone(),
             accuracy_running: live.accuracy_running,
+            capacity: live.capacity.clone(),
+            searching: live.searching.clone(),
         }
     }
 }
@@ -314,6 +336,8 @@ impl Engine {
                 last_finite_rate: setup.pace.rate_per_s,
                 after_sweep: None,
                 phase_started: started,
+                capacity: Vec::new(),
+                searching: None,
             }),
             limiter: Limiter::new(setup.plan.concurrency),
             sent: closed::Tickets::new(),
@@ -321,6 +345,7 @@ impl Engine {
             started,
             target_name: setup.target.describe(),
             shape: setup.shape,
+            slo: setup.slo.clone(),
         });
         let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
         let (snap_tx, snap_rx) = watch::channel(Arc::new(shared.snapshot()));
@@ -447,12 +472,17 @@ impl Interim {
                 warmup: p.warmup,
                 stop: p.stop,
             };
-            phases.push(PhaseResult::new(&spec, live.pace, self.shared.shape, &rec));
+            let mut r = PhaseResult::new(&spec, live.pace, self.shared.shape, &rec);
+            r.judge(&self.shared.slo, &rec.scheduled);
+            phases.push(r);
         }
+        let mut capacity = live.capacity.clone();
+        capacity.extend(live.searching.clone());
         RunReport {
             started_at: self.started_at,
             ended_at: SystemTime::now(),
             phases,
+            capacity,
             accuracy_before: live.accuracy_before.clone(),
             accuracy_after: None,
             timeline: live.timeline.complete_entries(),
@@ -493,30 +523,61 @@ async fn run(
         None => None,
     };
 
-    let mut queue: VecDeque<PhaseSpec> = plan.initial().into();
+    let search_setup = setup.search;
+    let mut search: Option<Search> = None;
+    let mut queue: VecDeque<PhaseSpec> = VecDeque::new();
+    match search_setup {
+        Some(s) if s.at_start => {
+            search = Some(start_search(&shared, &plan, &setup.slo, s));
+        }
+        _ => queue = plan.initial().into(),
+    }
     let mut stopped = false;
     let mut index = 0usize;
     loop {
-        let spec = match queue.pop_front() {
-            Some(s) => s,
-            None if plan.live => {
-                let mut live = shared.lock();
-                if let Some((b, c, pace)) = live.after_sweep.take() {
-                    live.batch_size = b;
-                    live.concurrency = c;
-                    live.pace = pace;
-                    live.timeline
-                        .event(Instant::now(), "sweep done: live settings restored");
+        let spec = if let Some(s) = search.as_mut() {
+            match s.next_step() {
+                Some(step) => probe_phase(&shared, &plan, s, step),
+                None => {
+                    end_search(&shared, search.take());
+                    continue;
                 }
-                plan.live_phase(live.batch_size.max(1), live.concurrency)
             }
-            None => break,
+        } else {
+            match queue.pop_front() {
+                Some(s) => s,
+                None if plan.live => {
+                    let mut live = shared.lock();
+                    if let Some((b, c, pace)) = live.after_sweep.take() {
+                        live.batch_size = b;
+                        live.concurrency = c;
+                        live.pace = pace;
+                        live.timeline
+                            .event(Instant::now(), "sweep done: live settings restored");
+                    }
+                    plan.live_phase(live.batch_size.max(1), live.concurrency)
+                }
+                None => break,
+            }
         };
         index += 1;
-        let planned = (!plan.live || !queue.is_empty()).then_some(index + queue.len());
-        match dispatch::run_phase(&ctx, spec, index, planned, &mut cmds).await {
+        let planned =
+            (search.is_none() && (!plan.live || !queue.is_empty())).then_some(index + queue.len());
+        let end = dispatch::run_phase(&ctx, spec, index, planned, &mut cmds).await;
+        if let Some(s) = search.as_mut() {
+            let last = shared.lock().results.last().cloned();
+            if let Some(r) = last.filter(|r| r.kind == PhaseKind::Capacity) {
+                s.record(&r);
+            }
+            if matches!(end, dispatch::PhaseEnd::Stopped) {
+                s.stop();
+            }
+            shared.lock().searching = s.current().cloned();
+        }
+        match end {
             dispatch::PhaseEnd::Completed => {}
             dispatch::PhaseEnd::Stopped => {
+                end_search(&shared, search.take());
                 stopped = true;
                 break;
             }
@@ -537,6 +598,10 @@ async fn run(
                 };
                 queue = plan.sweep(kind, fixed).into();
             }
+            dispatch::PhaseEnd::Capacity => match search_setup {
+                Some(s) => search = Some(start_search(&shared, &plan, &setup.slo, s)),
+                None => shared.event("capacity search needs an SLO: start with --slo p99=100ms"),
+            },
         }
     }
 
@@ -555,10 +620,98 @@ async fn run(
         started_at,
         ended_at: SystemTime::now(),
         phases: live.results.as_ref().clone(),
+        capacity: live.capacity.clone(),
         accuracy_before,
         accuracy_after,
         timeline: live.timeline.complete_entries(),
         stopped_early: stopped,
         error: None,
+    }
+}
+
+/// A capacity search at the live concurrency and burstiness, over the plan's batch sizes
+/// (`--batch-sizes` with `--sweep-batch`, else the current one). The live settings come back
+/// when it is done.
+fn start_search(shared: &Shared, plan: &SweepPlan, slo: &Slo, setup: SearchSetup) -> Search {
+    let mut live = shared.lock();
+    live.after_sweep = Some((live.batch_size, live.concurrency, live.pace));
+    let batch_sizes = if plan.sweep_batch {
+        plan.batch_sizes.clone()
+    } else {
+        vec![live.batch_size.max(1)]
+    };
+    let concurrency = live.concurrency;
+    live.timeline.event(
+        Instant::now(),
+        format!(
+            "capacity search: {} at concurrency {concurrency}, batch {batch_sizes:?}",
+            slo.describe(),
+        ),
+    );
+    Search::new(
+        SearchPlan {
+            batch_sizes,
+            concurrency,
+            precision: setup.precision,
+            stability: setup.probe.stability,
+            probe: setup.probe,
+        },
+        slo.clone(),
+    )
+}
+
+/// The phase for the search's next step: closed loop for the ceiling, open loop at the
+/// probe's rate with the operator's burstiness.
+fn probe_phase(shared: &Shared, plan: &SweepPlan, search: &Search, step: Step) -> PhaseSpec {
+    let mut live = shared.lock();
+    let (batch_size, rate) = match step {
+        Step::Ceiling { batch_size } => (batch_size, None),
+        Step::Probe {
+            batch_size,
+            rate_per_s,
+        } => (batch_size, Some(rate_per_s)),
+    };
+    live.pace.rate_per_s = rate;
+    live.timeline.event(
+        Instant::now(),
+        match rate {
+            None => format!("capacity b={batch_size}: closed-loop ceiling"),
+            Some(r) => format!(
+                "capacity b={batch_size}: probe at {} req/s",
+                crate::fmt::sig3(r)
+            ),
+        },
+    );
+    live.searching = search.current().cloned();
+    PhaseSpec {
+        kind: PhaseKind::Capacity,
+        batch_size,
+        concurrency: search.plan().concurrency,
+        warmup: plan.warmup,
+        stop: StopAt::Stable(ProbeRule {
+            throughput_only: rate.is_none(),
+            ..search.plan().probe
+        }),
+    }
+}
+
+/// Keeps a finished (or stopped) search's answers and gives the live settings back.
+fn end_search(shared: &Shared, search: Option<Search>) {
+    let Some(search) = search else {
+        return;
+    };
+    let mut live = shared.lock();
+    for c in search.results() {
+        live.timeline.event(
+            Instant::now(),
+            format!("capacity b={}: {}", c.batch_size, c.verdict),
+        );
+    }
+    live.capacity.extend(search.results().iter().cloned());
+    live.searching = None;
+    if let Some((b, c, pace)) = live.after_sweep.take() {
+        live.batch_size = b;
+        live.concurrency = c;
+        live.pace = pace;
     }
 }

@@ -109,4 +109,8 @@ pub struct Snapshot {
     pub accuracy_before: Option<AccuracyReport>,
     pub accuracy_latest: Option<AccuracyReport>,
     pub accuracy_running: bool,
+    /// Finished capacity searches, one entry per batch size.
+    pub capacity: Vec<crate::results::capacity::Capacity>,
+    /// The batch size being searched, as it stands (its probes so far).
+    pub searching: Option<crate::results::capacity::Capacity>,
 }

@@ -57,6 +57,7 @@ async fn a_panicking_request_is_counted_and_the_phase_completes() {
             batch_sizes: vec![],
             concurrency_levels: vec![],
             live: false,
+            until_stable: None,
         },
         seed: 1,
         accuracy: None,
@@ -64,6 +65,8 @@ async fn a_panicking_request_is_counted_and_the_phase_completes() {
         window_s: 10,
         tick: Duration::from_millis(100),
         client_threads: 2,
+        slo: crate::slo::Slo::default(),
+        search: None,
     });
     let report = engine.finish().await;
     let p = &report.phases[0];

@@ -215,6 +215,47 @@ pub fn tables(e: &Export) -> Vec<Table> {
         out.push(t);
     }
 
+    if let Some(first) = e.capacity.first() {
+        let mut t = Table::new(
+            format!(
+                "Capacity within {} at concurrency {} (cheapest per million samples first)",
+                first.slo, first.concurrency
+            ),
+            &[
+                "target",
+                "batch",
+                "max req/s",
+                "samples/s",
+                "p99 ms",
+                "$/1M",
+                "probes",
+                "answer",
+            ],
+        );
+        let mut rows: Vec<_> = e.capacity.iter().collect();
+        rows.sort_by(|x, y| {
+            ascending(x.cost_per_1m_usd, y.cost_per_1m_usd)
+                .then(ascending(y.samples_per_s, x.samples_per_s))
+        });
+        for c in rows {
+            t.row(vec![
+                c.target.clone().unwrap_or_default(),
+                c.batch_size.to_string(),
+                num(c.max_rate_per_s, 1),
+                num(c.samples_per_s, 1),
+                num(c.latency_ms.map(|l| l.p99), 1),
+                num(c.cost_per_1m_usd, 4),
+                c.probes.len().to_string(),
+                c.verdict.clone(),
+            ]);
+        }
+        t.notes.push(
+            crate::capacity::cheapest(&e.capacity)
+                .unwrap_or_else(|| format!("no target meets {} at any rate probed", first.slo)),
+        );
+        out.push(t);
+    }
+
     if cmp.targets.iter().any(|t| t.accuracy.is_some()) {
         let mut t = Table::new(
             "Verdicts (known-answer samples, after the load)",

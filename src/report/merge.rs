@@ -186,7 +186,25 @@ fn merge_phase(sources: &[(String, Export)], i: usize) -> Result<PhaseResult, St
     m.histogram_hdr_b64 = encode_histogram(&latency);
     m.service_hdr_b64 = Some(encode_histogram(&service));
     m.dispatch_delay_hdr_b64 = Some(encode_histogram(&dispatch));
+    // The SLO is judged afresh on the merged histogram: the hosts' verdicts do not add up.
+    m.slo_met = None;
+    m.slo_missed = None;
+    m.goodput_per_s = None;
+    m.goodput_share = None;
+    m.judge(&slo_of(&sources[0].1), &latency);
     Ok(m)
+}
+
+/// The SLO an export's run was judged against (`config.slo`); empty when none.
+fn slo_of(e: &Export) -> crate::slo::Slo {
+    crate::slo::Slo {
+        objectives: e.config["slo"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|o| o.as_str()?.parse().ok())
+            .collect(),
+    }
 }
 
 fn parse_time(s: &str) -> Option<OffsetDateTime> {
@@ -319,6 +337,9 @@ pub fn merge(sources: &[(String, Export)]) -> Result<Export, String> {
         ended_at: stamp(end, &first.ended_at),
         config,
         phases,
+        // A search's probes ran on each host at its share of the rate: there is no merged
+        // capacity to state.
+        capacity: vec![],
         accuracy,
         timeline: match start {
             Some(s) => merge_timeline(sources, s)?,

@@ -10,6 +10,7 @@ use super::table::Table;
 use crate::arrival::Pace;
 use crate::export::{AccuracyExport, Export};
 use crate::fmt::{self, num};
+use crate::results::capacity::Capacity;
 use crate::results::{PhaseResult, analysis};
 use crate::sweep::PhaseKind;
 
@@ -84,6 +85,9 @@ pub fn tables(e: &Export) -> Vec<Table> {
         concurrency_table(&e.phases),
         latency_table(&e.phases),
         schedule_table(&e.phases),
+        slo_table(&e.phases),
+        capacity_table(&e.capacity),
+        probes_table(&e.capacity),
         errors_table(&e.phases),
         server_table(&e.phases),
         variants_table(&e.phases),
@@ -159,6 +163,113 @@ fn schedule_table(phases: &[PhaseResult]) -> Option<Table> {
              latency percentiles understate what clients at this rate would see"
                 .into(),
         );
+    }
+    Some(t)
+}
+
+const GOODPUT: Col = Col("goodput/s", |p| num(p.goodput_per_s, 1));
+const GOOD_SHARE: Col = Col("good %", |p| num(p.goodput_share.map(|s| s * 100.0), 1));
+const SLO: Col = Col("SLO", |p| match (p.slo_met, &p.slo_missed) {
+    (Some(true), _) => "met".into(),
+    (_, Some(why)) => format!("missed: {why}"),
+    _ => "missed".into(),
+});
+const STABLE: Col = Col("stable", |p| match (p.stable, &p.stop_reason) {
+    (Some(true), _) => "yes".into(),
+    (Some(false), Some(r)) => format!("no ({r})"),
+    _ => "-".into(),
+});
+
+/// Every phase judged against `--slo`: whether it met it, and its goodput.
+fn slo_table(phases: &[PhaseResult]) -> Option<Table> {
+    let judged: Vec<&PhaseResult> = phases.iter().filter(|p| p.slo_met.is_some()).collect();
+    if judged.is_empty() {
+        return None;
+    }
+    let mut t = phase_table(
+        "SLO (scheduled latency; errors and unsent requests count as misses)",
+        &[
+            KIND, BATCH, CONC, PACE, N, P99, REQ, GOODPUT, GOOD_SHARE, STABLE, SLO,
+        ],
+        &judged,
+        |_| None,
+    );
+    t.notes.push(
+        "goodput: ok requests within the latency bound of the highest percentile objective;          good %: their share of the requests due"
+            .into(),
+    );
+    Some(t)
+}
+
+/// One row per batch size searched: the highest offered rate that met the SLO.
+fn capacity_table(found: &[Capacity]) -> Option<Table> {
+    let first = found.first()?;
+    let mut t = Table::new(
+        format!(
+            "Capacity within {} at concurrency {} (highest offered rate that met it)",
+            first.slo, first.concurrency
+        ),
+        &[
+            "batch",
+            "max req/s",
+            "samples/s",
+            "p50 ms",
+            "p99 ms",
+            "goodput/s",
+            "$/1M",
+            "ceiling req/s",
+            "probes",
+            "answer",
+        ],
+    );
+    for c in found {
+        t.row(vec![
+            c.batch_size.to_string(),
+            num(c.max_rate_per_s, 1),
+            num(c.samples_per_s, 1),
+            num(c.latency_ms.map(|l| l.p50), 1),
+            num(c.latency_ms.map(|l| l.p99), 1),
+            num(c.goodput_per_s, 1),
+            num(c.cost_per_1m_usd, 4),
+            num(c.ceiling_per_s, 1),
+            c.probes.len().to_string(),
+            c.verdict.clone(),
+        ]);
+    }
+    if let Some(a) = crate::capacity::advice(found) {
+        t.notes.push(format!("advice: {a}"));
+    } else {
+        t.notes
+            .push("no batch size meets the SLO at any rate probed".into());
+    }
+    Some(t)
+}
+
+/// Every probe of every search, in the order they ran.
+fn probes_table(found: &[Capacity]) -> Option<Table> {
+    if found.iter().all(|c| c.probes.is_empty()) {
+        return None;
+    }
+    let mut t = Table::new(
+        "Capacity probes (open loop, each until stable or its time bound)",
+        &[
+            "batch", "req/s", "n", "p50 ms", "p99 ms", "meets", "stable", "ended", "missed",
+        ],
+    );
+    for c in found {
+        for p in &c.probes {
+            t.row(vec![
+                c.batch_size.to_string(),
+                fmt::sig3(p.rate_per_s),
+                p.n.to_string(),
+                num(Some(p.p50), 1),
+                num(Some(p.p99), 1),
+                if p.meets { "yes" } else { "no" }.into(),
+                if p.stable { "yes" } else { "no" }.into(),
+                p.stop_reason.clone(),
+                p.missed.clone().unwrap_or_default(),
+            ]);
+        }
     }
     Some(t)
 }

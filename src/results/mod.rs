@@ -2,11 +2,13 @@
 //! (`analysis`) what a finished sweep says.
 
 pub mod analysis;
+pub mod capacity;
 
 use crate::accuracy::AccuracyReport;
 use crate::arrival::Pace;
 use crate::metrics::{batch_efficiency, cost_per_million, tail_ratio};
 use crate::payload::Shape;
+use crate::slo::{Measured, Slo};
 use crate::stats::{LatencySummary, PhaseRecorder, TimelineEntry, round3};
 use crate::sweep::{PhaseKind, PhaseSpec};
 use base64::Engine as _;
@@ -69,6 +71,23 @@ pub struct PhaseResult {
     #[serde(default)]
     pub max_lag_ms: Option<f64>,
     pub samples_per_s: f64,
+    /// Under `--slo`: whether the phase met every objective (see `slo`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo_met: Option<bool>,
+    /// The first objective missed, with what was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo_missed: Option<String>,
+    /// Ok requests within the SLO's latency bound, per second and as a share of those due.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput_share: Option<f64>,
+    /// Phases that run until stable (capacity probes, `--until-stable`): whether they were,
+    /// and why they ended (`stable`, `time`, `overloaded`, `stopped`, `max_requests`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stable: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
     pub batch_efficiency: Option<f64>,
     pub cost_per_1m_usd: Option<f64>,
     /// Scheduled latency in microseconds, HdrHistogram V2 (deflate-free) serialization, base64.
@@ -155,12 +174,39 @@ impl PhaseResult {
                 .schedule
                 .map(|s| round3(s.max_lag.as_secs_f64() * 1000.0)),
             samples_per_s: rec.samples_per_s(),
+            slo_met: None,
+            slo_missed: None,
+            goodput_per_s: None,
+            goodput_share: None,
+            stable: None,
+            stop_reason: None,
             batch_efficiency: None,
             cost_per_1m_usd: None,
             histogram_hdr_b64: encode_histogram(&rec.scheduled),
             service_hdr_b64: Some(encode_histogram(&rec.service)),
             dispatch_delay_hdr_b64: Some(encode_histogram(&rec.dispatch_delay)),
         }
+    }
+}
+
+impl PhaseResult {
+    /// Judges the phase against `slo` from its scheduled-latency histogram (see `slo`).
+    pub fn judge(&mut self, slo: &Slo, scheduled: &Histogram<u64>) {
+        if slo.is_empty() {
+            return;
+        }
+        let j = slo.judge(&Measured {
+            scheduled,
+            ok: self.ok,
+            errors: self.error_count(),
+            unsent: self.unsent,
+            overloaded: self.overloaded,
+            req_per_s: self.req_per_s,
+        });
+        self.slo_met = Some(j.met);
+        self.slo_missed = j.missed;
+        self.goodput_per_s = Some(round3(j.goodput_per_s));
+        self.goodput_share = Some((j.goodput_share * 1e4).round() / 1e4);
     }
 }
 
@@ -238,6 +284,8 @@ pub struct RunReport {
     pub started_at: SystemTime,
     pub ended_at: SystemTime,
     pub phases: Vec<PhaseResult>,
+    /// Capacity searches: one answer per batch size searched.
+    pub capacity: Vec<capacity::Capacity>,
     pub accuracy_before: Option<AccuracyReport>,
     pub accuracy_after: Option<AccuracyReport>,
     pub timeline: Vec<TimelineEntry>,

@@ -13,6 +13,7 @@ mod sagemaker;
 mod sigv4;
 mod vllm;
 mod workers;
+pub use workers::Queue;
 
 use crate::input::Input;
 use crate::timing;
@@ -67,6 +68,22 @@ pub struct ServeConfig {
     pub credentials: Option<(String, String)>,
     /// `/ping` says Unhealthy for this long after start.
     pub unhealthy_for: Duration,
+    /// How each request's service time varies about the service model's.
+    pub service_dist: ServiceDist,
+    /// How requests wait for a worker: a queue each, or one for all.
+    pub queue: Queue,
+    /// Independent copies of the workers, each request routed to one at random.
+    pub replicas: usize,
+}
+
+/// `fixed` serves every request in the model's time (an M/D/c queue under Poisson load);
+/// `exp` draws it from an exponential distribution with that mean (M/M/c), whose queueing
+/// delays have closed forms (Erlang C) the capacity search is checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ServiceDist {
+    #[default]
+    Fixed,
+    Exp,
 }
 
 impl Default for ServeConfig {
@@ -96,6 +113,9 @@ impl Default for ServeConfig {
             seed: 0,
             credentials: None,
             unhealthy_for: Duration::ZERO,
+            service_dist: ServiceDist::Fixed,
+            queue: Queue::PerWorker,
+            replicas: 1,
         }
     }
 }
@@ -129,6 +149,8 @@ struct Counters {
     mangled: AtomicU64,
     /// Requests failed by the error burst.
     burst_errors: AtomicU64,
+    /// Requests failed by --error-rate.
+    rate_errors: AtomicU64,
     last_routing: Mutex<BTreeMap<String, String>>,
     /// Requests per endpoint and routing header value ("ep header=value"): which target a
     /// compare run reached how often.
@@ -142,7 +164,9 @@ struct Counters {
 
 struct Server {
     cfg: ServeConfig,
-    workers: Arc<Workers>,
+    /// Independent copies of the endpoint behind one address, each request routed to one at
+    /// random (SageMaker's RANDOM routing across instances).
+    replicas: Vec<Arc<Workers>>,
     counters: Counters,
     lengths: Lengths,
     verdicts: Verdicts,
@@ -190,16 +214,15 @@ impl Server {
                 "{n} requests in flight, limit {limit}"
             )));
         }
-        let service = work
-            .map_err(Fault::Invalid)?
-            .service_time(&self.cfg.service);
+        let service = self.draw(
+            work.map_err(Fault::Invalid)?
+                .service_time(&self.cfg.service),
+        );
+        let workers = self.replica();
         let mut slot = if wait_for_load {
-            self.workers.acquire(arrived).await
+            workers.acquire(arrived).await
         } else {
-            self.workers
-                .try_acquire(arrived)
-                .await
-                .ok_or(Fault::NotReady)?
+            workers.try_acquire(arrived).await.ok_or(Fault::NotReady)?
         };
         if self.wait_out_stall().await {
             slot = Slot::restart(slot);
@@ -235,6 +258,34 @@ impl Server {
             .collect())
     }
 
+    fn replica(&self) -> &Arc<Workers> {
+        if self.replicas.len() == 1 {
+            return &self.replicas[0];
+        }
+        let i = self
+            .rng
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .random_range(0..self.replicas.len());
+        &self.replicas[i]
+    }
+
+    /// This request's service time, about the model's `mean` (see `ServiceDist`).
+    fn draw(&self, mean: Duration) -> Duration {
+        match self.cfg.service_dist {
+            ServiceDist::Fixed => mean,
+            ServiceDist::Exp => {
+                let u: f64 = self
+                    .rng
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .random();
+                // u < 1, so the draw is finite (at most 37 means).
+                mean.mul_f64(-(1.0 - u).ln())
+            }
+        }
+    }
+
     fn model_error(&self) -> bool {
         if let (Some(at), Some(first)) = (self.cfg.error_burst_at, self.first_request.get()) {
             let since = first.elapsed();
@@ -243,12 +294,16 @@ impl Server {
                 return true;
             }
         }
-        self.cfg.error_rate > 0.0
+        let failed = self.cfg.error_rate > 0.0
             && self
                 .rng
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .random_bool(self.cfg.error_rate.min(1.0))
+                .random_bool(self.cfg.error_rate.min(1.0));
+        if failed {
+            self.counters.rate_errors.fetch_add(1, Ordering::Relaxed);
+        }
+        failed
     }
 }
 
@@ -277,7 +332,9 @@ pub async fn start(cfg: ServeConfig, tokenizer: TokenCounter) -> std::io::Result
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", cfg.port)).await?;
     let addr = listener.local_addr()?;
     let server = Arc::new(Server {
-        workers: Arc::new(Workers::new(cfg.workers, cfg.model_load)),
+        replicas: (0..cfg.replicas.max(1))
+            .map(|_| Arc::new(Workers::new(cfg.workers, cfg.model_load, cfg.queue)))
+            .collect(),
         counters: Counters::default(),
         verdicts: Verdicts::new(cfg.flip_labels, cfg.label_ids, &tokenizer),
         lengths: Lengths::new(tokenizer),
@@ -328,7 +385,7 @@ pub async fn start(cfg: ServeConfig, tokenizer: TokenCounter) -> std::io::Result
 async fn ping(State(s): State<Arc<Server>>) -> Response {
     let status = if s.started.elapsed() < s.cfg.unhealthy_for {
         "Unhealthy"
-    } else if s.workers.loading() {
+    } else if s.replicas.iter().any(|w| w.loading()) {
         "Healthy (workers loading on first request)"
     } else {
         "Healthy"
@@ -408,6 +465,7 @@ async fn counters(State(s): State<Arc<Server>>) -> Response {
         "throttled": c.throttled.load(Ordering::Relaxed),
         "mangled": c.mangled.load(Ordering::Relaxed),
         "burst_errors": c.burst_errors.load(Ordering::Relaxed),
+        "rate_errors": c.rate_errors.load(Ordering::Relaxed),
         "last_routing": routing,
         "routed": c.routed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone(),
         "last_tensors": c.last_tensors.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone(),

@@ -24,17 +24,34 @@ struct Worker {
     load_started: AtomicBool,
 }
 
+/// How requests wait for a worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Queue {
+    /// Each worker has its own queue, requests dealt out round-robin (multi-model-server's
+    /// front process): with Poisson arrivals each worker sees Erlang-distributed gaps.
+    #[default]
+    PerWorker,
+    /// One queue for all workers, served by whichever comes free first (a Triton instance
+    /// group, a `TorchServe` job queue): with exponential service an M/M/c queue.
+    Shared,
+}
+
 pub struct Workers {
     each: Vec<Worker>,
     next: AtomicUsize,
+    queue: Queue,
+    /// One permit per worker: the shared queue, FIFO like tokio's semaphore.
+    pool: tokio::sync::Semaphore,
     /// Only one worker loads at a time.
     loading: Mutex<()>,
     load_time: Duration,
 }
 
 pub struct Slot<'a> {
+    // Dropped before the permit: once another request holds the permit, a worker is free.
     busy: MutexGuard<'a, Option<Instant>>,
     start: Instant,
+    _permit: Option<tokio::sync::SemaphorePermit<'a>>,
 }
 
 impl Slot<'_> {
@@ -63,9 +80,11 @@ impl Slot<'_> {
 }
 
 impl Workers {
-    pub fn new(count: usize, load_time: Duration) -> Workers {
+    pub fn new(count: usize, load_time: Duration, queue: Queue) -> Workers {
         let loaded = load_time.is_zero();
         Workers {
+            queue,
+            pool: tokio::sync::Semaphore::new(count.max(1)),
             each: (0..count.max(1))
                 .map(|_| Worker {
                     busy: Mutex::new(None),
@@ -82,9 +101,18 @@ impl Workers {
     /// Queues a request that arrived at `arrived` at the next worker in turn; returns once
     /// the worker is free and its model is loaded.
     pub async fn acquire(&self, arrived: Instant) -> Slot<'_> {
-        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.each.len();
-        let w = &self.each[i];
-        let busy = w.busy.lock().await;
+        let (w, busy, permit) = match self.queue {
+            Queue::PerWorker => {
+                let i = self.next.fetch_add(1, Ordering::Relaxed) % self.each.len();
+                let w = &self.each[i];
+                (w, w.busy.lock().await, None)
+            }
+            Queue::Shared => {
+                let permit = self.pool.acquire().await.expect("the pool is never closed");
+                let (w, busy) = self.earliest_free();
+                (w, busy, Some(permit))
+            }
+        };
         let mut start = match *busy {
             Some(prev) => prev.max(arrived),
             None => arrived,
@@ -99,7 +127,29 @@ impl Workers {
             }
             start = Instant::now();
         }
-        Slot { busy, start }
+        Slot {
+            busy,
+            start,
+            _permit: permit,
+        }
+    }
+
+    /// With a permit in hand some worker is idle: the one free the longest, so a request
+    /// starts at the earliest deadline, as in an M/M/c queue.
+    fn earliest_free(&self) -> (&Worker, MutexGuard<'_, Option<Instant>>) {
+        let mut best: Option<(&Worker, MutexGuard<'_, Option<Instant>>)> = None;
+        for w in &self.each {
+            if let Ok(g) = w.busy.try_lock() {
+                let earlier = match &best {
+                    None => true,
+                    Some((_, b)) => g.unwrap_or(Instant::now()) < b.unwrap_or(Instant::now()),
+                };
+                if earlier {
+                    best = Some((w, g));
+                }
+            }
+        }
+        best.expect("a permit means a worker is free")
     }
 
     /// Like `acquire`, but a worker whose model is not loaded yet starts loading in the
@@ -121,7 +171,11 @@ impl Workers {
         }
         let busy = w.busy.lock().await;
         let start = busy.map_or(arrived, |prev| prev.max(arrived));
-        Some(Slot { busy, start })
+        Some(Slot {
+            busy,
+            start,
+            _permit: None,
+        })
     }
 
     pub fn loading(&self) -> bool {

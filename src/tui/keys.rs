@@ -117,7 +117,7 @@ pub static KEYS: LazyLock<Vec<Binding>> = LazyLock::new(|| {
             "b",
             "batch sweep (--batch-sizes), closed loop",
             "b batch sweep",
-            Some("b/s sweep"),
+            Some("b/s/f sweep"),
             vec![(Char('b'), engine(Command::StartSweep(SweepKind::Batch)))],
         ),
         binding(
@@ -129,6 +129,13 @@ pub static KEYS: LazyLock<Vec<Binding>> = LazyLock::new(|| {
                 Char('s'),
                 engine(Command::StartSweep(SweepKind::Concurrency)),
             )],
+        ),
+        binding(
+            "f",
+            "capacity search: highest rate within --slo",
+            "f capacity",
+            None,
+            vec![(Char('f'), engine(Command::FindCapacity))],
         ),
         binding(
             "a",
@@ -148,7 +155,7 @@ pub static KEYS: LazyLock<Vec<Binding>> = LazyLock::new(|| {
             "e",
             "export now",
             "e export",
-            Some("e export"),
+            Some("e exp"),
             vec![(Char('e'), Press::ExportNow)],
         ),
         binding(

@@ -71,6 +71,73 @@ fn concurrency_lines(rows: &[&PhaseResult]) -> Vec<Line<'static>> {
     out
 }
 
+/// The capacity search under way (its probes and bracket), then the answers found.
+fn capacity_lines(s: &crate::engine::Snapshot) -> Vec<Line<'static>> {
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let mut out = Vec::new();
+    if let Some(c) = &s.searching {
+        let bracket = match (c.max_rate_per_s, c.failed_at_per_s.or(c.ceiling_per_s)) {
+            (lo, Some(hi)) => format!(
+                " · bracket {}–{} req/s",
+                lo.map_or("0".into(), crate::fmt::sig3),
+                crate::fmt::sig3(hi)
+            ),
+            _ => " · closed-loop ceiling first".into(),
+        };
+        out.push(Line::styled(
+            format!("capacity {} · b={}{bracket}", c.slo, c.batch_size),
+            bold,
+        ));
+        out.push(Line::styled(
+            format!(
+                "{:>7} {:>6} {:>6} {:>5} {:<10}",
+                "req/s", "n", "p99", "SLO", "stable"
+            ),
+            bold,
+        ));
+        for p in &c.probes {
+            let text = format!(
+                "{:>7} {:>6} {:>6} {:>5} {:<10}",
+                crate::fmt::sig3(p.rate_per_s),
+                p.n,
+                ms(p.p99),
+                if p.meets { "pass" } else { "fail" },
+                if p.stable {
+                    "yes".to_string()
+                } else {
+                    format!("no ({})", p.stop_reason)
+                }
+            );
+            let colour = if p.meets { Color::Green } else { Color::Red };
+            out.push(Line::styled(text, Style::default().fg(colour)));
+        }
+    }
+    if !s.capacity.is_empty() {
+        if !out.is_empty() {
+            out.push(Line::raw(""));
+        }
+        out.push(Line::styled(
+            format!(
+                "{:>3} {:>9} {:>7} {:>6} {:>7} {:>6}",
+                "b", "max req/s", "smp/s", "p99", "$/1M", "probes"
+            ),
+            bold,
+        ));
+        for c in &s.capacity {
+            out.push(Line::from(format!(
+                "{:>3} {:>9} {:>7} {:>6} {:>7} {:>6}",
+                c.batch_size,
+                num(c.max_rate_per_s, 1),
+                num(c.samples_per_s, 1),
+                c.latency_ms.map_or("-".into(), |l| ms(l.p99)),
+                num(c.cost_per_1m_usd, 4),
+                c.probes.len()
+            )));
+        }
+    }
+    out
+}
+
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let s = &app.snap;
     let running = s
@@ -82,7 +149,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
             format!(" · running {}{of}", p.index)
         });
     let b = block(format!(
-        " sweeps{} (b: batch, s: concurrency) ",
+        " sweeps, capacity{} (b, s, f) ",
         running.unwrap_or_default()
     ));
     let inner = b.inner(area);
@@ -109,6 +176,28 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         advice.extend(analysis::concurrency_advice(&conc));
     }
     parts.sort_by_key(|(is_batch, _)| *is_batch != batch_last);
+    // A search under way, or the last thing that ran, goes first.
+    let capacity = capacity_lines(s);
+    if !capacity.is_empty() {
+        let last_was_search = s.searching.is_some()
+            || s.phases
+                .iter()
+                .rev()
+                .find(|p| p.kind != PhaseKind::Live)
+                .is_some_and(|p| p.kind == PhaseKind::Capacity);
+        if last_was_search {
+            parts.insert(0, (false, capacity));
+        } else {
+            parts.push((false, capacity));
+        }
+        advice.extend(crate::capacity::advice(&s.capacity));
+        if s.searching.is_none() && crate::capacity::advice(&s.capacity).is_none() {
+            advice.push(format!(
+                "no rate meets {}",
+                s.capacity.last().map_or("", |c| c.slo.as_str())
+            ));
+        }
+    }
     for (_, part) in parts {
         if !lines.is_empty() {
             lines.push(Line::raw(""));

@@ -1,0 +1,498 @@
+//! Capacity search: for each batch size, the highest offered open-loop rate whose phase meets
+//! the SLO. The engine runs the phases; this decides which phase comes next and what the
+//! results say.
+//!
+//! Per batch size: a closed-loop phase at the concurrency cap first. Its throughput is the
+//! most the endpoint completes at that cap, so no offered rate above it can be kept up with:
+//! the bracket's upper end. Then bisection between the highest rate that met the SLO and the
+//! lowest that did not, each probe run until stable (`sweep::ProbeRule`), until the bracket
+//! is within the precision. Bisection needs no model of the endpoint and halves the bracket
+//! with every probe whatever the noise; a probe misjudged near the answer moves it by less
+//! than the bracket it was probing.
+//!
+//! Going down from the ceiling, two failed probes at λ and λ/2 bound what any lower rate can
+//! do: latency grows with load, and ever faster, so the line through the two lies below the
+//! latency at every rate under λ/2. If that line is still past the bound at zero load, no
+//! rate meets the SLO and the search says so instead of halving for ever.
+
+use crate::results::PhaseResult;
+pub use crate::results::capacity::{Capacity, Probe};
+use crate::slo::{Objective, Slo};
+
+/// What a search is asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchPlan {
+    pub batch_sizes: Vec<usize>,
+    pub concurrency: usize,
+    /// Stop when the highest rate that met and the lowest that did not are within this
+    /// share of each other (0.05: 5 %).
+    pub precision: f64,
+    pub stability: f64,
+    /// How each phase of the search runs until stable.
+    pub probe: crate::sweep::ProbeRule,
+}
+
+/// A batch size's answer before any phase of it ran.
+fn unanswered(batch_size: usize, plan: &SearchPlan, slo: &Slo) -> Capacity {
+    Capacity {
+        target: None,
+        batch_size,
+        concurrency: plan.concurrency,
+        slo: slo.describe(),
+        ceiling_per_s: None,
+        max_rate_per_s: None,
+        failed_at_per_s: None,
+        samples_per_s: None,
+        latency_ms: None,
+        goodput_per_s: None,
+        cost_per_1m_usd: None,
+        probes: Vec::new(),
+        verdict: "searching".into(),
+        complete: false,
+    }
+}
+
+/// The phase the search wants next.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Step {
+    /// Closed loop at the cap.
+    Ceiling {
+        batch_size: usize,
+    },
+    Probe {
+        batch_size: usize,
+        rate_per_s: f64,
+    },
+}
+
+/// Below this share of the ceiling the search stops going down: a rate a thousandth of what
+/// the endpoint can do is not a capacity anyone provisions for.
+const FLOOR_SHARE: f64 = 1.0 / 1024.0;
+
+pub struct Search {
+    plan: SearchPlan,
+    slo: Slo,
+    /// Index into the batch sizes of the one being searched.
+    at: usize,
+    current: Option<Capacity>,
+    /// The worst objective's ratio (measured / allowed) of the last failed probe, while no
+    /// rate has met the SLO yet.
+    last_fail_ratio: Option<f64>,
+    pending: Option<Step>,
+    done: Vec<Capacity>,
+}
+
+impl Search {
+    pub fn new(plan: SearchPlan, slo: Slo) -> Search {
+        Search {
+            plan,
+            slo,
+            at: 0,
+            current: None,
+            last_fail_ratio: None,
+            pending: None,
+            done: Vec::new(),
+        }
+    }
+
+    pub fn plan(&self) -> &SearchPlan {
+        &self.plan
+    }
+
+    /// The finished answers, one per batch size searched.
+    pub fn results(&self) -> &[Capacity] {
+        &self.done
+    }
+
+    /// The batch size being searched, as it stands.
+    pub fn current(&self) -> Option<&Capacity> {
+        self.current.as_ref()
+    }
+
+    /// The next phase to run; `None` when every batch size has its answer.
+    pub fn next_step(&mut self) -> Option<Step> {
+        if let Some(step) = self.pending {
+            return Some(step);
+        }
+        let step = match &self.current {
+            None => {
+                let &batch_size = self.plan.batch_sizes.get(self.at)?;
+                self.current = Some(unanswered(batch_size, &self.plan, &self.slo));
+                self.last_fail_ratio = None;
+                Step::Ceiling { batch_size }
+            }
+            Some(c) => Step::Probe {
+                batch_size: c.batch_size,
+                rate_per_s: Self::next_rate(c),
+            },
+        };
+        self.pending = Some(step);
+        Some(step)
+    }
+
+    /// Bisection inside the bracket; from the ceiling down by halves until a rate meets.
+    fn next_rate(c: &Capacity) -> f64 {
+        let hi = c
+            .failed_at_per_s
+            .or(c.ceiling_per_s)
+            .expect("a ceiling before any probe");
+        match c.max_rate_per_s {
+            Some(lo) => f64::midpoint(lo, hi),
+            None => hi / 2.0,
+        }
+    }
+
+    /// The result of the phase `next_step` asked for.
+    pub fn record(&mut self, r: &PhaseResult) {
+        let Some(step) = self.pending.take() else {
+            return;
+        };
+        let c = self
+            .current
+            .as_mut()
+            .expect("a step belongs to a batch size");
+        match step {
+            Step::Ceiling { .. } => {
+                if r.ok == 0 || r.req_per_s <= 0.0 {
+                    c.verdict = format!(
+                        "no capacity: the closed loop at concurrency {} completed nothing ok",
+                        c.concurrency
+                    );
+                    self.finish(true);
+                    return;
+                }
+                c.ceiling_per_s = Some(r.req_per_s);
+            }
+            Step::Probe { rate_per_s, .. } => {
+                let meets = r.slo_met == Some(true);
+                c.probes.push(Probe {
+                    rate_per_s: crate::stats::round3(rate_per_s),
+                    n: r.n,
+                    p50: r.latency_ms.p50,
+                    p99: r.latency_ms.p99,
+                    meets,
+                    stable: r.stable.unwrap_or(false),
+                    stop_reason: r.stop_reason.clone().unwrap_or_else(|| "count".into()),
+                    missed: r.slo_missed.clone(),
+                });
+                if meets {
+                    c.max_rate_per_s = Some(rate_per_s);
+                    c.samples_per_s = Some(r.samples_per_s);
+                    c.latency_ms = Some(r.latency_ms);
+                    c.goodput_per_s = r.goodput_per_s;
+                    c.cost_per_1m_usd = r.cost_per_1m_usd;
+                } else {
+                    c.failed_at_per_s = Some(rate_per_s);
+                    let ratio = worst_ratio(&self.slo, r);
+                    // Going down, this probe is at half the rate of the last one that failed.
+                    // Latency grows with load and ever faster (convex), so the line through
+                    // the two lies below it towards zero load: if even that line is past the
+                    // bound at zero load, no rate meets the SLO.
+                    let no_better = self
+                        .last_fail_ratio
+                        .is_some_and(|last| 2.0 * ratio - last > 1.0);
+                    self.last_fail_ratio = Some(ratio);
+                    let ceiling = c.ceiling_per_s.unwrap_or(rate_per_s);
+                    if c.max_rate_per_s.is_none()
+                        && (no_better || rate_per_s <= ceiling * FLOOR_SHARE)
+                    {
+                        c.verdict = format!(
+                            "no rate meets {}: at {} req/s still {}{}",
+                            c.slo,
+                            crate::fmt::sig3(rate_per_s),
+                            r.slo_missed.as_deref().unwrap_or("missed"),
+                            if no_better {
+                                " (and at twice the rate: less load would not bring it within)"
+                            } else {
+                                ""
+                            }
+                        );
+                        self.finish(true);
+                        return;
+                    }
+                }
+            }
+        }
+        if self.converged() {
+            let c = self.current.as_mut().expect("checked above");
+            c.verdict = answer(c);
+            self.finish(true);
+        }
+    }
+
+    fn converged(&self) -> bool {
+        let Some(c) = &self.current else {
+            return false;
+        };
+        let (Some(lo), Some(hi)) = (c.max_rate_per_s, c.failed_at_per_s.or(c.ceiling_per_s)) else {
+            return false;
+        };
+        hi <= lo * (1.0 + self.plan.precision)
+    }
+
+    fn finish(&mut self, complete: bool) {
+        if let Some(mut c) = self.current.take() {
+            c.complete = complete;
+            self.done.push(c);
+        }
+        self.pending = None;
+        self.at += 1;
+    }
+
+    /// The operator stopped the run: the batch size under way keeps what it found, marked
+    /// incomplete, and the rest are not searched.
+    pub fn stop(&mut self) {
+        if let Some(c) = self.current.as_mut() {
+            c.verdict = match c.max_rate_per_s {
+                Some(lo) => format!(
+                    "stopped before converging: at least {} req/s meets {}",
+                    crate::fmt::sig3(lo),
+                    c.slo
+                ),
+                None => "stopped before any rate met the SLO".into(),
+            };
+        }
+        self.finish(false);
+        self.at = self.plan.batch_sizes.len();
+    }
+}
+
+/// "53.1 req/s (425 samples/s) meets p99 ≤ 100 ms; 56.3 req/s did not".
+fn answer(c: &Capacity) -> String {
+    let lo = c.max_rate_per_s.unwrap_or(0.0);
+    let above = match c.failed_at_per_s {
+        Some(hi) => format!("; {} req/s did not", crate::fmt::sig3(hi)),
+        None => format!(
+            "; the closed-loop ceiling is {} req/s",
+            crate::fmt::sig3(c.ceiling_per_s.unwrap_or(0.0))
+        ),
+    };
+    format!(
+        "{} req/s ({} samples/s) meets {}{above}",
+        crate::fmt::sig3(lo),
+        crate::fmt::sig3(c.samples_per_s.unwrap_or(0.0)),
+        c.slo
+    )
+}
+
+/// How far a phase's worst objective is from its bound (> 1: missed), from its summary.
+fn worst_ratio(slo: &Slo, r: &PhaseResult) -> f64 {
+    let l = &r.latency_ms;
+    let completed = r.ok + r.error_count();
+    slo.objectives
+        .iter()
+        .map(|o| match *o {
+            Objective::Latency { quantile, bound_ms } => {
+                let v = match quantile {
+                    q if q >= 0.999 => l.p999,
+                    q if q >= 0.99 => l.p99,
+                    q if q >= 0.95 => l.p95,
+                    q if q >= 0.90 => l.p90,
+                    _ => l.p50,
+                };
+                if r.ok == 0 {
+                    f64::INFINITY
+                } else {
+                    v / bound_ms
+                }
+            }
+            Objective::Errors { share } => {
+                let got = if completed == 0 {
+                    0.0
+                } else {
+                    r.error_count() as f64 / completed as f64
+                };
+                if share > 0.0 {
+                    got / share
+                } else if got > 0.0 {
+                    f64::INFINITY
+                } else {
+                    0.0
+                }
+            }
+        })
+        .fold(0.0, f64::max)
+}
+
+/// The batch size with the most samples per second within the SLO, and its cost.
+pub fn advice(results: &[Capacity]) -> Option<String> {
+    let best = results
+        .iter()
+        .filter(|c| c.max_rate_per_s.is_some())
+        .max_by(|a, b| {
+            a.samples_per_s
+                .unwrap_or(0.0)
+                .total_cmp(&b.samples_per_s.unwrap_or(0.0))
+        })?;
+    let cost = best
+        .cost_per_1m_usd
+        .map(|c| format!(", ${c:.4} per 1M samples"))
+        .unwrap_or_default();
+    Some(format!(
+        "batch {}: the most samples/s within {}: {} samples/s at {} req/s{cost}",
+        best.batch_size,
+        best.slo,
+        crate::fmt::sig3(best.samples_per_s.unwrap_or(0.0)),
+        crate::fmt::sig3(best.max_rate_per_s.unwrap_or(0.0)),
+    ))
+}
+
+/// `compare --slo`: the target whose best batch size meets the SLO at the lowest cost per
+/// million samples (or, without prices, with the most samples/s), in one line.
+pub fn cheapest(results: &[Capacity]) -> Option<String> {
+    let met: Vec<&Capacity> = results
+        .iter()
+        .filter(|c| c.max_rate_per_s.is_some() && c.target.is_some())
+        .collect();
+    let priced = met.iter().all(|c| c.cost_per_1m_usd.is_some());
+    let best = if priced {
+        met.iter().min_by(|a, b| {
+            a.cost_per_1m_usd
+                .unwrap_or(f64::INFINITY)
+                .total_cmp(&b.cost_per_1m_usd.unwrap_or(f64::INFINITY))
+        })
+    } else {
+        met.iter().max_by(|a, b| {
+            a.samples_per_s
+                .unwrap_or(0.0)
+                .total_cmp(&b.samples_per_s.unwrap_or(0.0))
+        })
+    }?;
+    let name = best.target.as_deref().unwrap_or("?");
+    Some(if priced {
+        format!(
+            "cheapest within {}: {name} at batch {}, ${:.4} per 1M samples ({} samples/s at {} req/s)",
+            best.slo,
+            best.batch_size,
+            best.cost_per_1m_usd.unwrap_or(0.0),
+            crate::fmt::sig3(best.samples_per_s.unwrap_or(0.0)),
+            crate::fmt::sig3(best.max_rate_per_s.unwrap_or(0.0)),
+        )
+    } else {
+        format!(
+            "most capacity within {} (no prices to compare costs): {name} at batch {}, {} samples/s",
+            best.slo,
+            best.batch_size,
+            crate::fmt::sig3(best.samples_per_s.unwrap_or(0.0)),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::phase_row;
+    use crate::sweep::PhaseKind;
+
+    fn slo(s: &str) -> Slo {
+        Slo {
+            objectives: vec![s.parse().unwrap()],
+        }
+    }
+
+    fn plan(batch_sizes: Vec<usize>) -> SearchPlan {
+        SearchPlan {
+            batch_sizes,
+            concurrency: 8,
+            precision: 0.05,
+            stability: 0.1,
+            probe: crate::sweep::ProbeRule {
+                min_requests: 200,
+                stability: 0.1,
+                max: std::time::Duration::from_secs(30),
+                throughput_only: false,
+            },
+        }
+    }
+
+    /// An M/M/1 endpoint, μ = 100/s: p99 of the sojourn time is ln 100 / (μ − λ).
+    fn mm1(step: Step, slo: &Slo) -> PhaseResult {
+        let mut r = phase_row(PhaseKind::Capacity, 1, 8, 0.0, 1.0, 1.0, None);
+        let batch = match step {
+            Step::Ceiling { batch_size } | Step::Probe { batch_size, .. } => batch_size,
+        };
+        let (rate, p99) = match step {
+            Step::Ceiling { .. } => (100.0, 500.0),
+            Step::Probe { rate_per_s, .. } if rate_per_s < 100.0 => {
+                (rate_per_s, 100f64.ln() / (100.0 - rate_per_s) * 1000.0)
+            }
+            Step::Probe { rate_per_s, .. } => (rate_per_s, 10_000.0),
+        };
+        r.req_per_s = rate;
+        // Batches of 8 take 8 samples a request at the same latency here.
+        r.samples_per_s = rate * batch as f64;
+        r.latency_ms.p99 = p99;
+        r.ok = 1000;
+        r.n = 1000;
+        if let Step::Probe { .. } = step {
+            let Objective::Latency { bound_ms, .. } = slo.objectives[0] else {
+                unreachable!()
+            };
+            r.slo_met = Some(p99 <= bound_ms);
+            r.stable = Some(true);
+            r.stop_reason = Some("stable".into());
+        }
+        r
+    }
+
+    fn run(search: &mut Search, slo: &Slo) -> usize {
+        let mut phases = 0;
+        while let Some(step) = search.next_step() {
+            phases += 1;
+            assert!(phases < 50, "the search does not end");
+            search.record(&mm1(step, slo));
+        }
+        phases
+    }
+
+    #[test]
+    fn bisection_lands_within_the_precision_of_the_mm1_answer() {
+        let s = slo("p99=100ms");
+        let mut search = Search::new(plan(vec![1, 8]), s.clone());
+        let phases = run(&mut search, &s);
+        let want = 100.0 - 100f64.ln() / 0.1;
+        assert_eq!(search.results().len(), 2);
+        for c in search.results() {
+            let got = c.max_rate_per_s.unwrap();
+            let hi = c.failed_at_per_s.unwrap();
+            assert!(got <= want && want <= hi, "{got} ≤ {want} ≤ {hi}");
+            assert!(hi / got <= 1.05);
+            assert!(c.complete);
+            assert!(c.probes.len() <= 6, "{} probes", c.probes.len());
+        }
+        assert_eq!(phases, 2 * (1 + search.results()[0].probes.len()));
+        assert!(advice(search.results()).unwrap().starts_with("batch 8:"));
+    }
+
+    #[test]
+    fn an_slo_below_what_any_rate_gives_ends_with_no_rate() {
+        // p99 ≥ 46 ms at any rate on this endpoint.
+        let s = slo("p99=20ms");
+        let mut search = Search::new(plan(vec![1]), s.clone());
+        run(&mut search, &s);
+        let c = &search.results()[0];
+        assert_eq!(c.max_rate_per_s, None);
+        assert!(
+            c.verdict.starts_with("no rate meets p99 ≤ 20 ms"),
+            "{}",
+            c.verdict
+        );
+        assert!(c.probes.len() <= 4, "{:?}", c.probes);
+        assert!(advice(search.results()).is_none());
+    }
+
+    #[test]
+    fn a_stopped_search_keeps_what_it_found() {
+        let s = slo("p99=100ms");
+        let mut search = Search::new(plan(vec![1, 8]), s.clone());
+        for _ in 0..3 {
+            let step = search.next_step().unwrap();
+            search.record(&mm1(step, &s));
+        }
+        search.stop();
+        assert!(search.next_step().is_none());
+        let c = &search.results()[0];
+        assert!(!c.complete && c.max_rate_per_s == Some(50.0), "{c:?}");
+        assert!(c.verdict.contains("at least 50"), "{}", c.verdict);
+    }
+}

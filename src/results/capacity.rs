@@ -1,0 +1,46 @@
+//! What a capacity search found, as exports keep it (the search itself is `crate::capacity`).
+
+use crate::stats::LatencySummary;
+use serde::{Deserialize, Serialize};
+
+/// One phase of the search, as the export keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Probe {
+    pub rate_per_s: f64,
+    pub n: u64,
+    pub p50: f64,
+    pub p99: f64,
+    pub meets: bool,
+    pub stable: bool,
+    pub stop_reason: String,
+    /// The objective the probe missed, with what it measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missed: Option<String>,
+}
+
+/// One batch size's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Capacity {
+    /// The compared target searched (`compare` exports only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    pub batch_size: usize,
+    pub concurrency: usize,
+    /// The SLO searched against ("p99 ≤ 100 ms").
+    pub slo: String,
+    /// Closed-loop throughput at the concurrency cap: the bracket's upper end.
+    pub ceiling_per_s: Option<f64>,
+    /// The highest offered rate that met the SLO; `None` when none did.
+    pub max_rate_per_s: Option<f64>,
+    /// The lowest rate probed that did not, above `max_rate_per_s`.
+    pub failed_at_per_s: Option<f64>,
+    pub samples_per_s: Option<f64>,
+    pub latency_ms: Option<LatencySummary>,
+    pub goodput_per_s: Option<f64>,
+    pub cost_per_1m_usd: Option<f64>,
+    pub probes: Vec<Probe>,
+    /// The answer in one line.
+    pub verdict: String,
+    /// False when the search was stopped before it converged.
+    pub complete: bool,
+}
