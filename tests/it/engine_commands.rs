@@ -92,6 +92,7 @@ fn live_setup(url: &str, pace: Pace) -> EngineSetup {
             batch_sizes: vec![1, 2],
             concurrency_levels: vec![1, 2],
             live: true,
+            until_stable: None,
         },
         seed: 1,
         accuracy: Some(AccuracySetup {
@@ -102,6 +103,8 @@ fn live_setup(url: &str, pace: Pace) -> EngineSetup {
         window_s: 10,
         tick: Duration::from_millis(50),
         client_threads: 2,
+        slo: encbench::slo::Slo::default(),
+        search: None,
     }
 }
 

@@ -6,6 +6,7 @@ mod common;
 
 mod accuracy_and_input;
 mod bounds;
+mod capacity;
 mod compare;
 mod engine_commands;
 mod export_schema;

@@ -102,6 +102,59 @@ fn operator_session_through_keys() {
     assert_eq!(e["accuracy"]["passed"], 4);
 }
 
+/// The key f: a capacity search from the live screen, its probes shown as they finish, the
+/// answer in the sweep panel, then `q` exports it.
+#[test]
+fn capacity_search_from_the_live_screen() {
+    let _t = common::timed();
+    // Fixed 10 ms on two workers: 200 req/s at most, p99 ≤ 30 ms well below that.
+    let server = Serve::fixed(10, 2, &["--queue", "shared"]);
+    let export = tmp_path("tui-capacity.json");
+    let command = format!(
+        "{BIN} --url {} --no-accuracy --concurrency 4 --request-rate 20 --warmup 5 --slo p99=30ms \
+         --min-probe-requests 150 --max-probe-secs 8 --capacity-precision 10% --export {}",
+        server.url,
+        export.display()
+    );
+    let tmux = Tmux::start("capacity", 120, 40, &command);
+    tmux.wait_for("live numbers", 20, |s| phase_n(s) >= 5);
+    tmux.keys("f");
+    let s = tmux.wait_for("a probe row", 40, |s| {
+        s.contains("pass") || s.contains("fail")
+    });
+    assert!(s.contains("capacity p99 ≤ 30 ms · b=1"), "{s}");
+    let s = tmux.wait_for("the answer and the live phase back", 120, |s| {
+        s.contains("max req/s") && s.contains("the most samples/s within")
+    });
+    assert!(
+        s.contains("open loop 20.0 req/s"),
+        "live settings back: {s}"
+    );
+    tmux.keys("q");
+    assert_eq!(tmux.wait_exit(15), 0);
+    let after = tmux.screen();
+    assert!(after.contains("Capacity within p99 ≤ 30 ms"), "{after}");
+
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+    assert!(
+        common::schema_violations(&e).is_empty(),
+        "{:?}",
+        common::schema_violations(&e)
+    );
+    let c = &e["capacity"][0];
+    assert_eq!(c["complete"], true, "{c}");
+    let rate = common::f(&c["max_rate_per_s"]);
+    assert!((50.0..=200.0).contains(&rate), "{c}");
+    assert!(!c["probes"].as_array().unwrap().is_empty());
+    let events: Vec<&str> = e["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["event"].as_str())
+        .collect();
+    assert!(events.contains(&"capacity search requested"), "{events:?}");
+}
+
 /// `compare` on the live screen: a row per target that follows the interleaved phases, then
 /// the comparison tables on the restored terminal; quitting early keeps what was measured.
 #[test]

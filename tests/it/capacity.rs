@@ -1,0 +1,355 @@
+//! SLOs, goodput and the capacity search, against reference endpoints whose answers are
+//! queueing theory's.
+//!
+//! The known-answer searches use `serve --replicas`: K independent copies of the queue
+//! behind one address, each request routed to one at random. Poisson arrivals split at
+//! random stay Poisson, so every copy is the same M/M/c queue at λ/K and the latency of the
+//! whole is that queue's, with the answer K times as high. The copies are there for time,
+//! not for the theory: a p99 from a queue's correlated samples needs tens of thousands of
+//! requests to be within a few percent (simulated: the rate at which an M/M/1's empirical
+//! p99 crosses 100 ms has a 11.5 % standard deviation over 3000 requests, 4.1 % over
+//! 16000), and K copies deliver them K times as fast.
+
+use crate::common::{
+    Serve, assert_phase_accounted, counters, f, run_export, schema_violations, timed,
+};
+use serde_json::Value;
+
+fn search(s: &Serve, extra: &[&str]) -> Value {
+    let mut args = vec!["--no-accuracy", "--find-capacity"];
+    args.extend_from_slice(extra);
+    let (out, e) = run_export(&s.url, &args);
+    assert!(out.status.success(), "{}", crate::common::stderr(&out));
+    assert!(
+        schema_violations(&e).is_empty(),
+        "{:?}",
+        schema_violations(&e)
+    );
+    for p in e["phases"].as_array().unwrap() {
+        assert_eq!(p["kind"], "capacity");
+        assert_phase_accounted(p);
+    }
+    e
+}
+
+/// P(sojourn > t) in an M/M/c queue with service rate μ per worker (Erlang C for the wait,
+/// plus the exponential service).
+fn mmc_tail(lambda: f64, mu: f64, c: u32, t: f64) -> f64 {
+    let a = lambda / mu;
+    let rho = a / f64::from(c);
+    let mut term = 1.0;
+    let mut sum = 0.0;
+    for k in 0..c {
+        if k > 0 {
+            term *= a / f64::from(k);
+        }
+        sum += term;
+    }
+    let last = term * a / f64::from(c) / (1.0 - rho);
+    let erlang_c = last / (sum + last);
+    let g = f64::from(c) * mu - lambda;
+    if (g - mu).abs() < 1e-9 {
+        return (-mu * t).exp() * (1.0 + erlang_c * mu * t);
+    }
+    (-mu * t).exp() + erlang_c * mu / (g - mu) * ((-mu * t).exp() - (-g * t).exp())
+}
+
+/// The highest λ with P(sojourn > t) ≤ 1 %, by bisection on the closed form.
+fn mmc_capacity(mu: f64, c: u32, t: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0, f64::from(c) * mu * (1.0 - 1e-9));
+    for _ in 0..200 {
+        let mid = f64::midpoint(lo, hi);
+        if mmc_tail(mid, mu, c, t) <= 0.01 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+fn assert_capacity_near(e: &Value, want: f64) {
+    let c = &e["capacity"][0];
+    let got = f(&c["max_rate_per_s"]);
+    let probes = c["probes"].as_array().unwrap();
+    eprintln!(
+        "capacity {got:.1} req/s (theory {want:.1}, {:+.1} %) after {} probes: {}",
+        (got / want - 1.0) * 100.0,
+        probes.len(),
+        c["verdict"]
+    );
+    for p in probes {
+        eprintln!("  probe {p}");
+    }
+    assert_eq!(c["complete"], true);
+    assert!(
+        (got / want - 1.0).abs() <= 0.10,
+        "{got} req/s is not within 10 % of {want}: {c}"
+    );
+    assert!(!probes.is_empty() && probes.iter().all(|p| f(&p["n"]) > 0.0));
+    assert!(
+        probes.iter().any(|p| p["meets"] == true) && probes.iter().any(|p| p["meets"] == false)
+    );
+}
+
+fn mm(workers: &str, queue: &str, replicas: &str) -> Serve {
+    Serve::start(&[
+        "--base-ms",
+        "10",
+        "--per-token-ms",
+        "0",
+        "--service-dist",
+        "exp",
+        "--workers",
+        workers,
+        "--queue",
+        queue,
+        "--replicas",
+        replicas,
+    ])
+}
+
+/// M/M/1, 10 ms mean service, p99 ≤ 100 ms: λ ≤ μ − ln 100 / T = 53.95 per queue.
+#[test]
+fn mm1_capacity_is_queueing_theorys_answer() {
+    let _t = timed();
+    let s = mm("1", "per-worker", "16");
+    let e = search(
+        &s,
+        &[
+            "--slo",
+            "p99=100ms",
+            "--concurrency",
+            "256",
+            "--warmup",
+            "100",
+            "--min-probe-requests",
+            "30000",
+            "--max-probe-secs",
+            "40",
+            "--capacity-precision",
+            "3%",
+        ],
+    );
+    let want = 16.0 * (100.0 - 100f64.ln() / 0.1);
+    assert!((want / 16.0 - 53.95).abs() < 0.01);
+    assert_capacity_near(&e, want);
+}
+
+/// M/M/4 (one queue, four workers), 10 ms mean, p99 ≤ 50 ms: Erlang C's answer.
+#[test]
+fn mm4_capacity_is_erlang_cs_answer() {
+    let _t = timed();
+    let s = mm("4", "shared", "8");
+    let e = search(
+        &s,
+        &[
+            "--slo",
+            "p99=50ms",
+            "--concurrency",
+            "512",
+            "--warmup",
+            "200",
+            "--min-probe-requests",
+            "60000",
+            "--max-probe-secs",
+            "40",
+            "--capacity-precision",
+            "3%",
+        ],
+    );
+    let want = 8.0 * mmc_capacity(100.0, 4, 0.05);
+    assert!((want / 8.0 - 242.49).abs() < 0.05, "{}", want / 8.0);
+    assert_capacity_near(&e, want);
+}
+
+/// Every request takes 10 ms: a p99 of 5 ms is out of reach at any rate. The search says
+/// so after a few probes instead of halving the rate for ever.
+#[test]
+fn an_slo_below_the_service_time_has_no_rate_that_meets_it() {
+    let _t = timed();
+    let s = Serve::fixed(10, 1, &[]);
+    let started = std::time::Instant::now();
+    let e = search(
+        &s,
+        &[
+            "--slo",
+            "p99=5ms",
+            "--min-probe-requests",
+            "100",
+            "--warmup",
+            "5",
+        ],
+    );
+    let c = &e["capacity"][0];
+    assert!(c["max_rate_per_s"].is_null(), "{c}");
+    assert!(
+        c["verdict"]
+            .as_str()
+            .unwrap()
+            .starts_with("no rate meets p99 ≤ 5 ms"),
+        "{c}"
+    );
+    assert!(c["probes"].as_array().unwrap().len() <= 3, "{c}");
+    assert!(started.elapsed().as_secs() < 60);
+}
+
+/// A fifth of the requests fail: goodput is the ok requests within the bound, its share of
+/// n is what the server's own count of failures leaves, and the SLO is missed (an error is
+/// a miss however fast it comes back).
+#[test]
+fn goodput_is_what_the_servers_failures_leave() {
+    let s = Serve::fixed(2, 4, &["--error-rate", "0.2", "--seed", "7"]);
+    let (_, e) = run_export(
+        &s.url,
+        &[
+            "--no-accuracy",
+            "-n",
+            "400",
+            "--warmup",
+            "0",
+            "--concurrency",
+            "4",
+            "--slo",
+            "p99=10s",
+            "--slo",
+            "errors=50%",
+        ],
+    );
+    assert!(
+        schema_violations(&e).is_empty(),
+        "{:?}",
+        schema_violations(&e)
+    );
+    let p = &e["phases"][0];
+    let failed = counters(&s)["rate_errors"].as_u64().unwrap();
+    assert!(failed > 40, "{failed}");
+    let share = f(&p["goodput_share"]);
+    assert!(
+        (share - (400 - failed) as f64 / 400.0).abs() < 1e-9,
+        "goodput share {share} with {failed} of 400 failed"
+    );
+    let gps = f(&p["goodput_per_s"]);
+    assert!((gps / f(&p["req_per_s"]) - 1.0).abs() < 1e-3, "{p}");
+    assert_eq!(p["slo_met"], false);
+    assert!(p["slo_missed"].as_str().unwrap().starts_with("p99"), "{p}");
+    // The same run judged on errors alone meets it.
+    let (_, e) = run_export(
+        &s.url,
+        &[
+            "--no-accuracy",
+            "-n",
+            "100",
+            "--warmup",
+            "0",
+            "--slo",
+            "errors=50%",
+        ],
+    );
+    assert_eq!(e["phases"][0]["slo_met"], true, "{}", e["phases"][0]);
+}
+
+/// `--until-stable`: sweep phases end once the thirds of what they measured agree.
+#[test]
+fn until_stable_sweep_phases_end_when_stable() {
+    let _t = timed();
+    let s = Serve::fixed(5, 2, &[]);
+    let (_, e) = run_export(
+        &s.url,
+        &[
+            "--no-accuracy",
+            "--sweep-batch",
+            "--batch-sizes",
+            "1",
+            "2",
+            "--concurrency",
+            "2",
+            "--until-stable",
+            "--min-probe-requests",
+            "150",
+            "--max-probe-secs",
+            "20",
+        ],
+    );
+    let phases = e["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 2);
+    for p in phases {
+        assert_eq!(p["stop_reason"], "stable", "{p}");
+        assert_eq!(p["stable"], true);
+        assert!(f(&p["n"]) >= 150.0, "{p}");
+        assert_phase_accounted(p);
+    }
+}
+
+/// Two deployments of the same model: one worker at $1/h, and four at $2/h. The second costs
+/// twice as much per hour and takes four times the traffic within the SLO, so it is the
+/// cheaper per million samples, and `compare --slo` names it.
+#[test]
+fn compare_names_the_cheapest_deployment_within_the_slo() {
+    let _t = timed();
+    let one = Serve::fixed(10, 1, &[]);
+    let four = Serve::fixed(10, 4, &["--queue", "shared"]);
+    let path = crate::common::tmp_path("compare-slo.json");
+    let out = crate::common::run(&[
+        "compare",
+        "--headless",
+        "--export",
+        path.to_str().unwrap(),
+        "--no-accuracy",
+        "--target",
+        &format!("name=one,url={},price=1.0", one.url),
+        "--target",
+        &format!("name=four,url={},price=2.0", four.url),
+        "--batch-sizes",
+        "1",
+        "--concurrency-levels",
+        "8",
+        "-n",
+        "50",
+        "--slo",
+        "p99=40ms",
+        "--min-probe-requests",
+        "200",
+        "--max-probe-secs",
+        "10",
+    ]);
+    let text = crate::common::stdout(&out);
+    assert!(
+        out.status.success(),
+        "{}\n{text}",
+        crate::common::stderr(&out)
+    );
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(
+        schema_violations(&e).is_empty(),
+        "{:?}",
+        schema_violations(&e)
+    );
+    let cap = e["capacity"].as_array().unwrap();
+    let of = |name: &str| {
+        cap.iter()
+            .find(|c| c["target"] == name)
+            .unwrap_or_else(|| panic!("no capacity for {name}: {e}"))
+    };
+    let (r1, r4) = (
+        f(&of("one")["max_rate_per_s"]),
+        f(&of("four")["max_rate_per_s"]),
+    );
+    // Fixed 10 ms service: one worker completes 100/s, four 400/s; within p99 ≤ 40 ms each
+    // takes most of that.
+    assert!((50.0..=100.0).contains(&r1), "one: {r1}");
+    assert!((200.0..=400.0).contains(&r4), "four: {r4}");
+    assert!(f(&of("four")["cost_per_1m_usd"]) < f(&of("one")["cost_per_1m_usd"]));
+    assert!(
+        text.contains("cheapest within p99 ≤ 40 ms: four at batch 1"),
+        "{text}"
+    );
+    // The workload's own phases are judged too.
+    assert!(
+        e["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["slo_met"].is_boolean())
+    );
+}
