@@ -68,34 +68,27 @@ impl SearchSaid {
                 }
             )
         };
-        for c in s.capacity.iter().skip(self.answers) {
-            let from = if self.probes.0 == c.batch_size {
-                self.probes.1
+        // The probes of `c` not printed yet.
+        let unsaid = |printed: (usize, usize), c: &crate::capacity::Capacity| {
+            let from = if printed.0 == c.batch_size {
+                printed.1
             } else {
                 0
             };
-            out.extend(
-                c.probes
-                    .iter()
-                    .skip(from)
-                    .map(|p| probe_line(c.batch_size, p)),
-            );
+            c.probes
+                .iter()
+                .skip(from)
+                .map(|p| probe_line(c.batch_size, p))
+                .collect::<Vec<_>>()
+        };
+        for c in s.capacity.iter().skip(self.answers) {
+            out.extend(unsaid(self.probes, c));
             out.push(format!("capacity b={}: {}", c.batch_size, c.verdict));
             self.probes = (0, 0);
         }
         self.answers = s.capacity.len();
         if let Some(c) = &s.searching {
-            let from = if self.probes.0 == c.batch_size {
-                self.probes.1
-            } else {
-                0
-            };
-            out.extend(
-                c.probes
-                    .iter()
-                    .skip(from)
-                    .map(|p| probe_line(c.batch_size, p)),
-            );
+            out.extend(unsaid(self.probes, c));
             self.probes = (c.batch_size, c.probes.len());
         }
         out

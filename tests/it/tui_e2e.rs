@@ -16,6 +16,16 @@ fn phase_n(screen: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// The events of an export's timeline.
+fn events(e: &Value) -> Vec<&str> {
+    e["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["event"].as_str())
+        .collect()
+}
+
 #[test]
 fn operator_session_through_keys() {
     let _t = common::timed();
@@ -74,12 +84,7 @@ fn operator_session_through_keys() {
         .map(|er| format!("{}: {er}", er.instance_path()))
         .collect();
     assert!(errors.is_empty(), "{errors:?}");
-    let events: Vec<&str> = e["timeline"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["event"].as_str())
-        .collect();
+    let events = events(&e);
     for want in [
         "request_rate 20.0 -> 25.0",
         "burstiness 1 -> 2",
@@ -146,12 +151,7 @@ fn capacity_search_from_the_live_screen() {
     let rate = common::f(&c["max_rate_per_s"]);
     assert!((50.0..=200.0).contains(&rate), "{c}");
     assert!(!c["probes"].as_array().unwrap().is_empty());
-    let events: Vec<&str> = e["timeline"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["event"].as_str())
-        .collect();
+    let events = events(&e);
     assert!(events.contains(&"capacity search requested"), "{events:?}");
 }
 
