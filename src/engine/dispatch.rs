@@ -311,10 +311,15 @@ pub(crate) async fn run_phase(
             // Any command can change what slots would do: the set stops (requests in flight
             // finish) and a fresh one starts at the top if the phase is still closed loop.
             if let Some(set) = slots.take() {
-                let last = matches!(
-                    c,
-                    None | Some(Command::Stop | Command::StartSweep(_) | Command::FindCapacity)
-                );
+                // Only a command that ends the phase ends its pipeline: a sweep or search
+                // asked for during a sweep is ignored, and the phase goes on.
+                let live = spec.kind == PhaseKind::Live;
+                let last = match &c {
+                    None | Some(Command::Stop) => true,
+                    Some(Command::StartSweep(_)) => live,
+                    Some(Command::FindCapacity) => live && !shared.slo.is_empty(),
+                    Some(_) => false,
+                };
                 set.stop(&shared.limiter, last);
             }
             let now = Instant::now();
@@ -603,6 +608,10 @@ async fn apply(
                 "{} sweep ignored: a sweep is already running",
                 kind.name()
             ));
+            Flow::Continue
+        }
+        Command::FindCapacity if shared.slo.is_empty() => {
+            shared.event("capacity search needs an SLO: start with --slo p99=100ms");
             Flow::Continue
         }
         Command::FindCapacity if spec.kind == PhaseKind::Live => {
