@@ -264,3 +264,37 @@ async fn live_keys_held_down_are_clamped_to_the_supported_ranges() {
     assert!(report.error.is_none(), "{:?}", report.error);
     assert!(report.phases.iter().all(|p| p.request_rate.unwrap() <= 1e6));
 }
+
+/// A sweep asked for while a sweep runs is ignored, and the phase's closed-loop throughput
+/// is still read over its whole pipeline: 4 workers × 10 ms at concurrency 4 complete 400
+/// requests a second. (The ignored command had marked the pipeline's end where it came, and
+/// the rest of the phase's requests were divided by that shorter span.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ignored_sweep_does_not_cut_the_throughput_interval() {
+    let _t = crate::common::timed();
+    let server = four_workers(10.0).await;
+    let mut setup = live_setup(
+        &server.url(),
+        Pace {
+            rate_per_s: None,
+            burstiness: 1.0,
+        },
+    );
+    setup.accuracy = None;
+    setup.plan.live = false;
+    setup.plan.concurrency = 4;
+    setup.plan.stop = StopAt::Count(400);
+    setup.plan.sweep_batch = true;
+    setup.plan.batch_sizes = vec![1];
+    let engine = Engine::start(setup);
+    wait_for(&engine, "the sweep phase under way", |s| s.current.ok >= 40).await;
+    engine.send(Command::StartSweep(SweepKind::Concurrency));
+    let report = engine.finish().await;
+    assert_eq!(report.phases.len(), 1);
+    let p = &report.phases[0];
+    assert!(
+        (p.req_per_s / 400.0 - 1.0).abs() < 0.05,
+        "{} req/s from 4 workers of 10 ms",
+        p.req_per_s
+    );
+}
