@@ -72,6 +72,7 @@ fn simulate(secs: u64) -> (Snapshot, Duration) {
             tokenize: None,
             req_per_s: recorder.req_per_s(),
             samples_per_s: recorder.samples_per_s(),
+            slo: None,
         },
         recent_latency: timeline.recent(),
         run_latency: run,

@@ -167,6 +167,7 @@ impl Shared {
             tokenize: (!rec.tokenize.is_empty()).then(|| LatencySummary::of(&rec.tokenize)),
             req_per_s: rec.req_per_s(),
             samples_per_s: rec.samples_per_s(),
+            slo: None,
         };
         let entries = &live.timeline.entries;
         let tail = entries[entries.len().saturating_sub(TAIL_POINTS)..].to_vec();
@@ -193,6 +194,17 @@ impl Shared {
             }
             _ => None,
         };
+        let mut current = current;
+        if !self.slo.is_empty() && rec.completed() > 0 {
+            current.slo = Some(self.slo.judge(&crate::slo::Measured {
+                scheduled: &rec.scheduled,
+                ok: rec.ok,
+                errors: current.error_count(),
+                unsent: 0,
+                overloaded: schedule.is_some_and(|q| q.overloaded),
+                req_per_s: current.req_per_s,
+            }));
+        }
         let state = match (live.state, &phase) {
             (RunState::Running, Some(p)) if p.sent <= p.warmup => RunState::Warming,
             (s, _) => s,

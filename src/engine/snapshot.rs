@@ -66,6 +66,8 @@ pub struct LiveStats {
     pub tokenize: Option<LatencySummary>,
     pub req_per_s: f64,
     pub samples_per_s: f64,
+    /// Under `--slo`: how the phase stands against it so far.
+    pub slo: Option<crate::slo::Judgement>,
 }
 
 impl LiveStats {

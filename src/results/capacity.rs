@@ -1,4 +1,5 @@
-//! What a capacity search found, as exports keep it (the search itself is `crate::capacity`).
+//! What a capacity search found, as exports keep it (the search itself is the capacity
+//! module's, a layer above).
 
 use crate::stats::LatencySummary;
 use serde::{Deserialize, Serialize};

@@ -335,10 +335,14 @@ fn compare_names_the_cheapest_deployment_within_the_slo() {
         f(&of("one")["max_rate_per_s"]),
         f(&of("four")["max_rate_per_s"]),
     );
-    // Fixed 10 ms service: one worker completes 100/s, four 400/s; within p99 ≤ 40 ms each
-    // takes most of that.
-    assert!((50.0..=100.0).contains(&r1), "one: {r1}");
-    assert!((200.0..=400.0).contains(&r4), "four: {r4}");
+    // Fixed 10 ms service: one worker completes 100/s, four 400/s. Under Poisson arrivals
+    // one queue's p99 reaches 40 ms near half its capacity (49.3 req/s was measured), while
+    // four workers on one queue pool their idle time and keep the tail short much closer to
+    // theirs.
+    eprintln!("capacity within p99 ≤ 40 ms: one {r1:.1} req/s, four {r4:.1} req/s");
+    assert!((30.0..=100.0).contains(&r1), "one: {r1}");
+    assert!((150.0..=400.0).contains(&r4), "four: {r4}");
+    assert!(r4 > 4.0 * r1, "pooling: {r4} vs 4 × {r1}");
     assert!(f(&of("four")["cost_per_1m_usd"]) < f(&of("one")["cost_per_1m_usd"]));
     assert!(
         text.contains("cheapest within p99 ≤ 40 ms: four at batch 1"),

@@ -135,6 +135,10 @@ fn capacity_search_from_the_live_screen() {
         s.contains("open loop 20.0 req/s"),
         "live settings back: {s}"
     );
+    // The live phase is judged against the SLO as it runs.
+    tmux.wait_for("the live phase's SLO line", 20, |s| {
+        s.contains("SLO met · goodput")
+    });
     tmux.keys("q");
     assert_eq!(tmux.wait_exit(15), 0);
     let after = tmux.screen();

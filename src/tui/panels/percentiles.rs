@@ -6,6 +6,7 @@ use crate::tui::app::App;
 use crate::tui::panels::block;
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::{Color, Style};
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
@@ -49,6 +50,14 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
             ms(s.compute_infer_ms),
             num(s.batch_factor, 1)
         )));
+    }
+    if let Some(j) = &c.slo {
+        let text = match &j.missed {
+            None => format!("SLO met · goodput {:.1}%", j.goodput_share * 100.0),
+            Some(why) => format!("SLO missed: {why}"),
+        };
+        let colour = if j.met { Color::Green } else { Color::Red };
+        lines.push(Line::styled(text, Style::default().fg(colour)));
     }
     if c.n > 0 && c.n < 100 {
         lines.push(Line::from(format!(
