@@ -340,7 +340,11 @@ pub(crate) async fn run_phase(
                     shared.set_due(arrivals.as_ref().map(|_| next_intended));
                 }
                 Flow::Resumed => {
-                    // Time spent paused is not a backlog: the schedule restarts now.
+                    // Time spent paused is not a backlog: the schedule restarts now. Nor is
+                    // it part of a probe's time bound.
+                    if let Some(w) = watch.as_mut() {
+                        w.paused += now.elapsed();
+                    }
                     repaces += 1;
                     arrivals = arrivals_for(shared, pace, &spec, seed_for(repaces), false);
                     last_intended = Instant::now();
@@ -465,6 +469,8 @@ const STABLE_CHECK_EVERY: std::time::Duration = std::time::Duration::from_millis
 struct ProbeWatch {
     rule: crate::sweep::ProbeRule,
     next_check: Instant,
+    /// Time spent paused, which the time bound does not count.
+    paused: std::time::Duration,
 }
 
 impl ProbeWatch {
@@ -472,6 +478,7 @@ impl ProbeWatch {
         ProbeWatch {
             rule,
             next_check: Instant::now(),
+            paused: std::time::Duration::ZERO,
         }
     }
 
@@ -485,7 +492,7 @@ impl ProbeWatch {
         let Some(start) = progress.measure_start() else {
             return Ok(now + STABLE_CHECK_EVERY);
         };
-        let bound = start + self.rule.max;
+        let bound = start + self.rule.max + self.paused;
         if now >= bound {
             return Err("time");
         }

@@ -94,8 +94,20 @@ fn latency_table(
     let mut rows: Vec<(&String, Option<&PhaseResult>)> =
         names.iter().map(|n| (n, by(e, n, kind, b, c))).collect();
     rows.sort_by(|x, y| ascending(x.1.map(|p| p.latency_ms.p50), y.1.map(|p| p.latency_ms.p50)));
+    // Under --slo each row says whether the phase met it.
+    let judged = rows
+        .iter()
+        .any(|r| r.1.is_some_and(|p| p.slo_met.is_some()));
+    if judged {
+        t.headers.push("SLO".into());
+    }
     for (name, p) in rows {
-        t.row(match p {
+        let slo = match p.and_then(|p| p.slo_met) {
+            Some(true) => "met",
+            Some(false) => "missed",
+            None => "-",
+        };
+        let mut cells = match p {
             Some(p) if p.ok > 0 => vec![
                 name.clone(),
                 p.n.to_string(),
@@ -113,7 +125,11 @@ fn latency_table(
                 r.push(p.map_or("-".into(), |p| p.error_count().to_string()));
                 r
             }
-        });
+        };
+        if judged {
+            cells.push(slo.into());
+        }
+        t.row(cells);
     }
     t
 }

@@ -348,7 +348,12 @@ fn compare_names_the_cheapest_deployment_within_the_slo() {
         text.contains("cheapest within p99 ≤ 40 ms: four at batch 1"),
         "{text}"
     );
-    // The workload's own phases are judged too.
+    // The workload's own phases are judged too, in the tables and the export.
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("target") && l.trim_end().ends_with("SLO")),
+        "{text}"
+    );
     assert!(
         e["phases"]
             .as_array()
