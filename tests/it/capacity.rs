@@ -177,6 +177,8 @@ fn an_slo_below_the_service_time_has_no_rate_that_meets_it() {
             "p99=5ms",
             "--min-probe-requests",
             "100",
+            "--max-probe-secs",
+            "10",
             "--warmup",
             "5",
         ],
@@ -191,7 +193,8 @@ fn an_slo_below_the_service_time_has_no_rate_that_meets_it() {
         "{c}"
     );
     assert!(c["probes"].as_array().unwrap().len() <= 3, "{c}");
-    assert!(started.elapsed().as_secs() < 60);
+    // The ceiling and three probes of at most 10 s each.
+    assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
 }
 
 /// A fifth of the requests fail: goodput is the ok requests within the bound, its share of
