@@ -266,7 +266,7 @@ async fn live_keys_held_down_are_clamped_to_the_supported_ranges() {
 }
 
 /// A sweep asked for while a sweep runs is ignored, and the phase's closed-loop throughput
-/// is still read over its whole pipeline: 4 workers × 10 ms at concurrency 4 complete 400
+/// is still read over its whole pipeline: 4 workers × 10 ms at concurrency 8 complete 400
 /// requests a second. (The ignored command had marked the pipeline's end where it came, and
 /// the rest of the phase's requests were divided by that shorter span.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -282,7 +282,8 @@ async fn an_ignored_sweep_does_not_cut_the_throughput_interval() {
     );
     setup.accuracy = None;
     setup.plan.live = false;
-    setup.plan.concurrency = 4;
+    // Twice the workers, so a busy host's round trip does not leave a worker idle.
+    setup.plan.concurrency = 8;
     setup.plan.stop = StopAt::Count(400);
     setup.plan.sweep_batch = true;
     setup.plan.batch_sizes = vec![1];
@@ -292,8 +293,9 @@ async fn an_ignored_sweep_does_not_cut_the_throughput_interval() {
     let report = engine.finish().await;
     assert_eq!(report.phases.len(), 1);
     let p = &report.phases[0];
+    // The cut span read 3144 req/s; a loaded host reads a little under 400, never over.
     assert!(
-        (p.req_per_s / 400.0 - 1.0).abs() < 0.05,
+        (0.85..=1.03).contains(&(p.req_per_s / 400.0)),
         "{} req/s from 4 workers of 10 ms",
         p.req_per_s
     );

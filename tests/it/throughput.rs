@@ -34,9 +34,11 @@ fn closed_loop_req_per_s_is_what_eight_workers_of_100_ms_can_do_at_any_count() {
         assert_phase_accounted(p);
         let (rps, ok, secs) = (f(&p["req_per_s"]), f(&p["ok"]), f(&p["duration_s"]));
         eprintln!("{stop:?}: {rps:.2} req/s, {ok} ok in {secs} s");
+        // Never above 80 by more than 3 %; below it by the host's round trip, which on a
+        // loaded machine (77.5 req/s once in CI) costs each slot a few ms per 100.
         assert!(
-            (rps / 80.0 - 1.0).abs() < 0.03,
-            "{stop:?}: {rps} req/s, want 80 ± 3 %"
+            (0.95..=1.03).contains(&(rps / 80.0)),
+            "{stop:?}: {rps} req/s, want 80, at most 3 % over and 5 % under"
         );
         assert!(
             (ok / secs / rps - 1.0).abs() < 0.01,
