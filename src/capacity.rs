@@ -297,18 +297,7 @@ fn worst_ratio(slo: &Slo, r: &PhaseResult) -> f64 {
                 }
             }
             Objective::Errors { share } => {
-                let got = if completed == 0 {
-                    0.0
-                } else {
-                    r.error_count() as f64 / completed as f64
-                };
-                if share > 0.0 {
-                    got / share
-                } else if got > 0.0 {
-                    f64::INFINITY
-                } else {
-                    0.0
-                }
+                crate::slo::error_ratio(crate::slo::error_share(r.error_count(), completed), share)
             }
         })
         .fold(0.0, f64::max)

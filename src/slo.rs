@@ -107,9 +107,6 @@ pub struct Judgement {
     pub goodput_share: f64,
     /// The first objective missed, with what was measured ("p99 132.1 ms > 100 ms").
     pub missed: Option<String>,
-    /// How far the worst objective is from its bound: measured over allowed (> 1: missed).
-    /// Lets a search tell whether a lower rate still helps.
-    pub worst_ratio: f64,
 }
 
 /// What of a phase the SLO is judged on.
@@ -164,59 +161,33 @@ impl Slo {
                     .count_between(0, (bound_ms * 1000.0).round().max(1.0) as u64)
             }
         };
-        let mut missed = None;
-        let mut worst = 0.0_f64;
-        if m.overloaded {
-            missed = Some("fell behind its schedule (overloaded)".to_string());
-            worst = f64::INFINITY;
-        }
+        let mut missed = m
+            .overloaded
+            .then(|| "fell behind its schedule (overloaded)".to_string());
         for o in &self.objectives {
-            let (ratio, why) =
-                match *o {
-                    Objective::Latency { quantile, bound_ms } => {
-                        let effective = effective_quantile_ms(m, quantile, due);
-                        let ratio = effective / bound_ms;
+            let why = match *o {
+                Objective::Latency { quantile, bound_ms } => {
+                    let needed = (quantile * due as f64 - 1e-9).ceil() as u64;
+                    let ok = due > 0 && within(bound_ms) >= needed;
+                    (!ok).then(|| {
                         let name = percentile_name(quantile);
-                        let needed = (quantile * due as f64 - 1e-9).ceil() as u64;
-                        let ok = due > 0 && within(bound_ms) >= needed;
-                        (
-                        if ok { ratio.min(1.0) } else { ratio.max(1.0 + 1e-9) },
-                        (!ok).then(|| {
-                            if effective.is_finite() {
-                                format!("{name} {effective:.1} ms > {bound_ms} ms")
-                            } else {
-                                format!(
-                                    "{name}: fewer than {:.1}% of the requests due completed ok",
-                                    quantile * 100.0
-                                )
-                            }
-                        }),
-                    )
-                    }
-                    Objective::Errors { share } => {
-                        let completed = m.ok + m.errors;
-                        let got = if completed == 0 {
-                            0.0
+                        let effective = effective_quantile_ms(m, quantile, due);
+                        if effective.is_finite() {
+                            format!("{name} {effective:.1} ms > {bound_ms} ms")
                         } else {
-                            m.errors as f64 / completed as f64
-                        };
-                        let ratio = if share > 0.0 {
-                            got / share
-                        } else if got > 0.0 {
-                            f64::INFINITY
-                        } else {
-                            0.0
-                        };
-                        let ok = got <= share + 1e-12;
-                        (
-                            ratio,
-                            (!ok).then(|| {
-                                format!("errors {:.2}% > {}%", got * 100.0, share * 100.0)
-                            }),
-                        )
-                    }
-                };
-            worst = worst.max(ratio);
+                            format!(
+                                "{name}: fewer than {:.1}% of the requests due completed ok",
+                                quantile * 100.0
+                            )
+                        }
+                    })
+                }
+                Objective::Errors { share } => {
+                    let got = error_share(m.errors, m.ok + m.errors);
+                    (got > share + 1e-12)
+                        .then(|| format!("errors {:.2}% > {}%", got * 100.0, share * 100.0))
+                }
+            };
             if missed.is_none() {
                 missed = why;
             }
@@ -235,8 +206,28 @@ impl Slo {
                 good as f64 / due as f64
             },
             missed: missed.or_else(|| (due == 0).then(|| "nothing was measured".to_string())),
-            worst_ratio: worst,
         }
+    }
+}
+
+/// Errors over completed requests (0 when none completed).
+pub fn error_share(errors: u64, completed: u64) -> f64 {
+    if completed == 0 {
+        0.0
+    } else {
+        errors as f64 / completed as f64
+    }
+}
+
+/// How far an error share is from an `errors=` objective: measured over allowed (> 1:
+/// missed; infinite for any error against `errors=0`).
+pub fn error_ratio(got: f64, allowed: f64) -> f64 {
+    if allowed > 0.0 {
+        got / allowed
+    } else if got > 0.0 {
+        f64::INFINITY
+    } else {
+        0.0
     }
 }
 
