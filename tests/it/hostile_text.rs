@@ -371,11 +371,12 @@ fn reply_bodies_over_the_limit_are_bad_responses_and_the_run_goes_on() {
             (6, 4),
             "{phase}"
         );
-        // Two endless bodies stopped at the 64 MiB cap (plus what the sockets buffer);
-        // the declared gigabyte was refused by its length.
+        // Two endless bodies stopped at the 64 MiB cap, plus what the sockets buffer until
+        // the connection is dropped (161 MiB in all was seen once under the whole suite);
+        // the declared gigabyte was refused by its length. Reading on would pass 1 GiB.
         let sent = s.written() - before;
         assert!(
-            sent < 160 << 20,
+            sent < 256 << 20,
             "{url}: {sent} bytes sent: the client kept reading"
         );
     }
