@@ -5,6 +5,8 @@
 pub const TOKENIZER_JSON: &[u8] = include_bytes!("../assets/tokenizer.json");
 /// Premise/hypothesis pairs with the verdict an NLI model must give.
 pub const NLI_SAMPLES: &str = include_str!("../assets/nli_samples.jsonl");
+/// Queries with candidates and the one an embedding model must put nearest.
+pub const RETRIEVAL_SAMPLES: &str = include_str!("../assets/retrieval_samples.jsonl");
 /// SageMaker hourly prices for `--instance-type`.
 pub const PRICES: &str = include_str!("../assets/prices.json");
 /// JSON Schema of the export, also shipped for users' own validation.

@@ -3,8 +3,8 @@
 #![allow(clippy::doc_markdown)]
 
 use crate::export::CompareOrder;
-use crate::payload::PayloadFormat;
 use crate::payload::vllm::VllmApi;
+use crate::payload::{PayloadFormat, Pooling};
 use crate::report::ReportFormat;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -96,6 +96,9 @@ pub struct CompareArgs {
     /// Default model name (triton, vllm) of targets that do not name one.
     #[arg(long)]
     pub model: Option<String>,
+    /// vLLM targets: which pooling API to call.
+    #[arg(long, value_enum, default_value_t = VllmApi::Classify)]
+    pub vllm_api: VllmApi,
     /// Default instance type (price) of targets that do not name one.
     #[arg(long)]
     pub instance_type: Option<String>,
@@ -143,6 +146,8 @@ pub struct CompareArgs {
     /// --concurrency-levels cap over --batch-sizes, and the cheapest meeting the SLO named.
     #[command(flatten)]
     pub slo: SloArgs,
+    #[command(flatten)]
+    pub http: HttpArgs,
     /// Write the comparison as JSON here (also on Ctrl-C).
     #[arg(long, short = 'o')]
     pub export: Option<PathBuf>,
@@ -332,6 +337,8 @@ pub struct RunArgs {
     pub url: String,
     #[command(flatten)]
     pub sagemaker: SageMakerArgs,
+    #[command(flatten)]
+    pub http: HttpArgs,
     /// Model name (triton: the KServe model; vllm: the served model).
     #[arg(long, help_heading = "Target")]
     pub model: Option<String>,
@@ -466,6 +473,25 @@ pub struct RunArgs {
     pub window: usize,
 }
 
+/// What every HTTP request to a target carries, and how an embedder's replies are read.
+#[derive(Args, Debug, Clone, Default)]
+pub struct HttpArgs {
+    /// A header for every request to a URL target (an API gateway's key, a Triton access
+    /// token), as 'Name: value'; repeat for more. Values never reach the screen, a log or
+    /// the export.
+    #[arg(long = "header", value_name = "NAME: VALUE", value_parser = crate::target::headers::parse_header, help_heading = "Target")]
+    pub headers: Vec<(String, String)>,
+    /// Send 'Authorization: Bearer TOKEN' with the token read from this environment
+    /// variable (a vLLM or TEI server started with --api-key), keeping it off the command
+    /// line.
+    #[arg(long, value_name = "VAR", help_heading = "Target")]
+    pub bearer_token_env: Option<String>,
+    /// How an embedder's vectors per token become one per input, where a reply holds them
+    /// (mean: over the real tokens, as sentence-transformers pools).
+    #[arg(long, value_enum, default_value_t = Pooling::Mean, help_heading = "Target")]
+    pub pooling: Pooling,
+}
+
 /// Service-level objectives and the capacity search (see `crate::slo`, `crate::capacity`).
 #[derive(Args, Debug, Clone, Default)]
 pub struct SloArgs {
@@ -585,6 +611,10 @@ pub struct ServeArgs {
     /// SageMaker routes across instances.
     #[arg(long, default_value_t = 1, value_parser = threads)]
     pub replicas: usize,
+    /// Refuse with 401 any request without this header, as 'Name: value' (an API gateway,
+    /// a server started with --api-key: 'Authorization: Bearer TOKEN'); repeatable.
+    #[arg(long = "require-header", value_name = "NAME: VALUE", value_parser = crate::target::headers::parse_header)]
+    pub require_headers: Vec<(String, String)>,
     /// Fraction of requests that fail with a 500 ModelError.
     #[arg(long, default_value = "0", value_parser = probability)]
     pub error_rate: f64,

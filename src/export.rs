@@ -22,6 +22,11 @@ pub struct AccuracyExport {
     pub passed: usize,
     pub total: usize,
     pub samples: Vec<crate::accuracy::Verdict>,
+    /// What the endpoint answers: labels, or vectors of some length.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub output: Option<crate::accuracy::Output>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub note: Option<String>,
     /// The check before the load, when the figures above are from the check after it.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub before: Option<AccuracyReport>,
@@ -44,6 +49,9 @@ pub struct Export {
     pub timeline: Vec<TimelineEntry>,
     pub stopped_early: bool,
     pub error: Option<String>,
+    /// What the run could not measure and why, said once (a statistics API that refused).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
     /// Present in the export of `compare`: its targets, their verdicts and the diff.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compare: Option<CompareSection>,
@@ -84,6 +92,9 @@ pub struct CompareSection {
     pub targets: Vec<CompareTarget>,
     /// Targets whose verdicts differ from the others'; empty when all agree.
     pub verdict_diff: Vec<Disagreement>,
+    /// Embedders: how alike each pair of targets' vectors for the same texts are.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vector_agreement: Vec<crate::accuracy::agreement::Agreement>,
 }
 
 pub fn rfc3339(t: SystemTime) -> String {
@@ -104,12 +115,16 @@ impl AccuracyExport {
                 passed: after.passed,
                 total: after.total,
                 samples: after.samples.clone(),
+                output: after.output.or(before.as_ref().and_then(|b| b.output)),
+                note: after.note.clone(),
                 before: before.clone(),
             }),
             (Some(before), None) => Some(AccuracyExport {
                 passed: before.passed,
                 total: before.total,
                 samples: before.samples.clone(),
+                output: before.output,
+                note: before.note.clone(),
                 before: None,
             }),
             (None, None) => None,
@@ -133,6 +148,7 @@ impl Export {
             timeline: report.timeline.clone(),
             stopped_early: report.stopped_early,
             error: report.error.clone(),
+            notices: report.notices.clone(),
             compare: None,
         }
     }

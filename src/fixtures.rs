@@ -66,13 +66,10 @@ pub fn all_correct() -> AccuracyReport {
             expected: s.expected,
             ok: true,
             error: None,
+            candidates: vec![],
         })
         .collect();
-    AccuracyReport {
-        passed: samples.len(),
-        total: samples.len(),
-        samples,
-    }
+    AccuracyReport::of(samples)
 }
 
 pub fn info() -> Info {
@@ -138,6 +135,7 @@ pub fn live_snapshot(l: Live) -> Snapshot {
         accuracy_running: false,
         capacity: Vec::new(),
         searching: None,
+        notices: Vec::new(),
     }
 }
 

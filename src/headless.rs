@@ -49,11 +49,16 @@ struct SearchSaid {
     answers: usize,
     /// (batch size, probes printed) of the search under way.
     probes: (usize, usize),
+    notices: usize,
 }
 
 impl SearchSaid {
     fn news(&mut self, s: &Snapshot) -> Vec<String> {
-        let mut out = Vec::new();
+        let mut out: Vec<String> = s.notices[self.notices.min(s.notices.len())..]
+            .iter()
+            .map(|n| format!("note: {n}"))
+            .collect();
+        self.notices = s.notices.len();
         let probe_line = |b: usize, p: &crate::capacity::Probe| {
             format!(
                 "capacity b={b}: probe {} req/s {} (p99 {} ms, n {}, {})",

@@ -143,39 +143,81 @@ impl NliSample {
     }
 }
 
+/// A query with candidates, of which an embedding model must put `expected` nearest.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct RetrievalSample {
+    pub query: String,
+    pub candidates: Vec<String>,
+    pub expected: String,
+}
+
+/// The known answers a deployment is checked on: NLI pairs for a classifier, retrieval
+/// items for an embedder (which the check uses is decided by what the endpoint answers).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct KnownAnswers {
+    pub nli: Vec<NliSample>,
+    pub retrieval: Vec<RetrievalSample>,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum SamplesError {
     #[error("cannot read {0}: {1}")]
     Unreadable(String, String),
-    #[error("{0} line {1}: expected {{\"premise\", \"hypothesis\", \"expected\"}}")]
+    #[error(
+        "{0} line {1}: expected {{\"premise\", \"hypothesis\", \"expected\"}} or {{\"query\", \"candidates\", \"expected\"}} with expected one of at least two candidates"
+    )]
     BadLine(String, usize),
     #[error("{0}: no samples")]
     Empty(String),
 }
 
-pub fn parse_samples(text: &str, name: &str) -> Result<Vec<NliSample>, SamplesError> {
-    let mut out = Vec::new();
+/// Lines of either kind, in one file or two.
+pub fn parse_samples(text: &str, name: &str) -> Result<KnownAnswers, SamplesError> {
+    let mut out = KnownAnswers::default();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        out.push(
-            serde_json::from_str(line).map_err(|_| SamplesError::BadLine(name.into(), i + 1))?,
-        );
+        let bad = || SamplesError::BadLine(name.into(), i + 1);
+        let v: serde_json::Value = serde_json::from_str(line).map_err(|_| bad())?;
+        if v.get("query").is_some() {
+            let r: RetrievalSample = serde_json::from_value(v).map_err(|_| bad())?;
+            if r.candidates.len() < 2 || !r.candidates.contains(&r.expected) {
+                return Err(bad());
+            }
+            out.retrieval.push(r);
+        } else {
+            out.nli.push(serde_json::from_value(v).map_err(|_| bad())?);
+        }
     }
-    if out.is_empty() {
+    if out.nli.is_empty() && out.retrieval.is_empty() {
         return Err(SamplesError::Empty(name.into()));
     }
     Ok(out)
 }
 
 pub fn shipped_samples() -> Vec<NliSample> {
-    parse_samples(crate::assets::NLI_SAMPLES, "shipped samples").expect("shipped samples parse")
+    parse_samples(crate::assets::NLI_SAMPLES, "shipped samples")
+        .expect("shipped samples parse")
+        .nli
 }
 
-pub fn load_samples(path: Option<&Path>) -> Result<Vec<NliSample>, SamplesError> {
+pub fn shipped_retrieval() -> Vec<RetrievalSample> {
+    parse_samples(
+        crate::assets::RETRIEVAL_SAMPLES,
+        "shipped retrieval samples",
+    )
+    .expect("shipped retrieval samples parse")
+    .retrieval
+}
+
+/// The samples of `path`, or the shipped ones of both kinds.
+pub fn load_samples(path: Option<&Path>) -> Result<KnownAnswers, SamplesError> {
     match path {
-        None => Ok(shipped_samples()),
+        None => Ok(KnownAnswers {
+            nli: shipped_samples(),
+            retrieval: shipped_retrieval(),
+        }),
         Some(p) => {
             let name = p.display().to_string();
             let text = read_capped_text(p, MAX_INPUT_FILE_BYTES)

@@ -16,10 +16,12 @@
 //! engine            the load engine: one dispatch loop, closed-loop slots, client threads
 //! capacity          capacity search: the highest rate that meets the SLO, per batch size
 //! results           what a phase and a run amount to, and what a sweep says (knee, advice)
-//! accuracy          the known-answer verdicts, and the verdict diff across deployments
+//! accuracy          the known-answer verdicts (labels or nearest candidates), the verdict
+//!                   diff and the vector agreement across deployments
 //! target            where requests go: a URL (HTTP/1.1 pool, reqwest) or SageMaker (AWS SDK)
 //! serve             the reference endpoint: a simulated encoder with a known service model
-//! payload           the wire formats (hf, triton, vllm): request bodies, replies, labels
+//! payload           the wire formats (hf, triton, vllm): request bodies, replies, labels,
+//!                   vectors and their pooling
 //! tokenize          real token counts and client-side tokenization from a tokenizer.json
 //! input             input texts and known-answer samples
 //! sweep             the phases a run is made of (plain, batch sweep, concurrency sweep, live)

@@ -8,8 +8,9 @@ use crate::input::{Input, batch_inputs, load_samples, load_texts, shipped_sample
 use crate::metrics::{instance_price, known_instance_types};
 use crate::payload::kserve::{KServeFormat, TensorNames};
 use crate::payload::vllm::{VllmApi, VllmFormat};
-use crate::payload::{Format, HfFormat, LabelMap, PayloadFormat, Shape};
+use crate::payload::{Format, HfFormat, LabelMap, PayloadFormat, Pooling, Shape};
 use crate::serve::{self, ServeConfig};
+use crate::target::headers::ExtraHeaders;
 use crate::target::local::{self, LocalTarget};
 use crate::target::sagemaker::{MAX_BODY_BYTES, SageMakerConfig, SageMakerTarget};
 use crate::target::{Target, body, shown_url};
@@ -46,6 +47,8 @@ pub struct FormatSettings {
     pub attention_mask_name: Option<String>,
     pub token_type_ids_name: Option<String>,
     pub output_name: Option<String>,
+    /// How an embedder's vectors per token become one per input.
+    pub pooling: Pooling,
 }
 
 impl FormatSettings {
@@ -60,6 +63,7 @@ impl FormatSettings {
             attention_mask_name: None,
             token_type_ids_name: None,
             output_name: None,
+            pooling: Pooling::Mean,
         }
     }
 }
@@ -90,6 +94,10 @@ pub struct TargetSettings {
     pub timeout: Duration,
     /// How long a local server may say it is not ready yet.
     pub ready_timeout: Duration,
+    /// `--header` pairs for every request of a URL target.
+    pub headers: Vec<(String, String)>,
+    /// The environment variable holding a Bearer token.
+    pub bearer_token_env: Option<String>,
 }
 
 /// Why a target cannot be prepared.
@@ -167,11 +175,13 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
                 return Err(usage("--labels", "needs at least one class name"));
             }
             Some(AccuracySetup {
-                samples,
+                samples: samples.nli,
                 labels: LabelMap::new(labels),
+                retrieval: samples.retrieval,
             })
         }
     };
+    let headers = extra_headers(s)?;
     let price = price(s)?;
     let natural_tokens =
         texts.iter().map(|t| tokenizer.count(t) as f64).sum::<f64>() / texts.len() as f64;
@@ -192,7 +202,7 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
         Address::Url(u) => Some(u.clone()),
         Address::SageMaker(_) => None,
     };
-    let format = build_format(&s.format, &tokenizer, s.shape, url.as_deref()).await?;
+    let format = build_format(&s.format, &tokenizer, s.shape, url.as_deref(), &headers).await?;
     let (target, shown, flag): (Arc<dyn Target>, String, &str) = match (&s.address, &url) {
         (Address::SageMaker(cfg), _) => {
             let limit = BodyLimit {
@@ -212,13 +222,17 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
             };
             check_body_limit(s, &texts, format.as_ref(), limit)?;
             let t = LocalTarget::new(url, format.as_ref(), s.max_concurrency, s.timeout)
-                .with_ready_timeout(s.ready_timeout);
+                .with_ready_timeout(s.ready_timeout)
+                .with_headers(&headers);
             let shown = t.describe();
             (Arc::new(t), shown, "--url")
         }
         (_, None) => unreachable!("only a SageMaker address has no URL"),
     };
-    let config = target_config(s, &shown);
+    let mut config = target_config(s, &shown);
+    if !headers.is_empty() {
+        config["headers"] = json!(headers.names());
+    }
     Ok(PreparedTarget {
         texts,
         accuracy,
@@ -233,6 +247,37 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
         target_config: config,
         demo_server: demo,
     })
+}
+
+/// The user's headers, the Bearer token read from its variable. SageMaker requests are
+/// signed by the SDK: a header there would be dropped, so it is refused.
+fn extra_headers(s: &TargetSettings) -> Result<ExtraHeaders, SetupError> {
+    let bearer = match &s.bearer_token_env {
+        None => None,
+        Some(var) => match std::env::var(var) {
+            Ok(t) if !t.trim().is_empty() => Some(t.trim().to_string()),
+            _ => {
+                return Err(usage(
+                    "--bearer-token-env",
+                    format!("the environment variable {var} is not set"),
+                ));
+            }
+        },
+    };
+    let headers =
+        ExtraHeaders::new(&s.headers, bearer.as_deref()).map_err(|e| usage("--header", e))?;
+    if matches!(s.address, Address::SageMaker(_)) && !headers.is_empty() {
+        let flag = if s.headers.is_empty() {
+            "--bearer-token-env"
+        } else {
+            "--header"
+        };
+        return Err(usage(
+            flag,
+            "applies to URL targets: SageMaker requests are signed by the AWS SDK",
+        ));
+    }
+    Ok(headers)
 }
 
 /// `config.target` of the export: where the requests went, never credentials.
@@ -264,6 +309,7 @@ async fn build_format(
     tokenizer: &TokenCounter,
     shape: Shape,
     url: Option<&str>,
+    headers: &ExtraHeaders,
 ) -> Result<Arc<dyn Format>, SetupError> {
     let model = || {
         f.model.clone().ok_or_else(|| {
@@ -279,7 +325,10 @@ async fn build_format(
             .map_err(|e| usage("--tokenizer", e))
     };
     Ok(match f.format {
-        PayloadFormat::Hf => Arc::new(HfFormat { shape }),
+        PayloadFormat::Hf => Arc::new(HfFormat {
+            shape,
+            pooling: f.pooling,
+        }),
         PayloadFormat::Vllm => Arc::new(VllmFormat {
             model: model()?,
             api: f.vllm_api,
@@ -289,7 +338,7 @@ async fn build_format(
         PayloadFormat::Triton => {
             let model = model()?;
             let from_server = match url {
-                Some(url) if f.input_ids_name.is_none() => server_names(url, &model).await,
+                Some(url) if f.input_ids_name.is_none() => server_names(url, &model, headers).await,
                 _ => None,
             };
             let defaults = TensorNames::default();
@@ -309,16 +358,18 @@ async fn build_format(
                 pad_to_max: shape.pad_to_max,
                 binary: f.binary,
                 text_input: f.text_input.clone(),
+                pooling: f.pooling,
             })
         }
     })
 }
 
 /// The tensor names of `GET /v2/models/{model}/config`, where the server answers it.
-async fn server_names(url: &str, model: &str) -> Option<TensorNames> {
+async fn server_names(url: &str, model: &str, headers: &ExtraHeaders) -> Option<TensorNames> {
     let config_url = format!("{}/v2/models/{model}/config", url.trim_end_matches('/'));
     // A server that does not answer its config soon is taken as one without.
     let Ok(client) = crate::target::tls::reqwest_builder()
+        .default_headers(headers.map())
         .timeout(Duration::from_secs(10))
         .build()
     else {

@@ -110,13 +110,10 @@ mod tests {
                 predicted: Some(p.to_string()),
                 ok: *p == expected[i],
                 error: None,
+                candidates: vec![],
             })
             .collect();
-        Some(AccuracyReport {
-            passed: samples.iter().filter(|v| v.ok).count(),
-            total: samples.len(),
-            samples,
-        })
+        Some(AccuracyReport::of(samples))
     }
 
     #[test]

@@ -1,31 +1,64 @@
-//! Proof that the deployment still gives the model's verdicts: known NLI pairs are sent
-//! before and after the load and each predicted label is compared with the expected one;
-//! across deployments (`diff`), each must give the same verdict as the others.
+//! Proof that the deployment still gives the model's verdicts: known answers are sent
+//! before and after the load and each verdict is compared with the expected one. A
+//! classifier is checked on NLI pairs (the predicted label); an embedder, found out by its
+//! first answer being a vector, on retrieval items (the candidate nearest the query by
+//! cosine). Across deployments (`diff`), each must give the same verdict as the others, and
+//! the same model the same vectors (`agreement`).
 
+pub mod agreement;
 pub mod diff;
 
-use crate::input::NliSample;
-use crate::payload::{Format, LabelMap};
+use crate::input::{Input, NliSample, RetrievalSample};
+use crate::payload::vectors::cosine;
+use crate::payload::{Answers, Format, LabelMap};
 use crate::scrub;
 use crate::target::Target;
 use serde::{Deserialize, Serialize};
 
 /// What the accuracy check sends, and how it reads the answers.
 pub struct AccuracySetup {
+    /// For a classifier.
     pub samples: Vec<NliSample>,
     pub labels: LabelMap,
+    /// For an embedder.
+    pub retrieval: Vec<RetrievalSample>,
+}
+
+/// What the endpoint answers for an input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Output {
+    /// A class per input (labels, or logits read by argmax).
+    Labels,
+    /// A vector per input, `dim` long.
+    Vectors { dim: usize },
+}
+
+impl std::fmt::Display for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Output::Labels => f.write_str("labels"),
+            Output::Vectors { dim } => write!(f, "vectors ({dim}-d)"),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
+    /// The premise, or a retrieval item's query.
     pub premise: String,
+    /// The hypothesis (empty for a retrieval item).
     pub hypothesis: String,
+    /// The label, or the candidate that must be nearest the query.
     pub expected: String,
     /// `None` when the request failed or the response held no label.
     pub predicted: Option<String>,
     pub ok: bool,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
+    /// A retrieval item's candidates.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub candidates: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -33,31 +66,149 @@ pub struct AccuracyReport {
     pub passed: usize,
     pub total: usize,
     pub samples: Vec<Verdict>,
+    /// What the endpoint answers, from its first reply (absent when that request failed).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub output: Option<Output>,
+    /// Why the check could not judge (no samples of the kind the endpoint needs).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub note: Option<String>,
+    /// Each text's vector, for comparing deployments; kept out of the export (hundreds of
+    /// numbers per text that only `compare` reads, while it runs).
+    #[serde(skip)]
+    pub vectors: Vec<(String, Vec<f32>)>,
 }
 
-/// One request per sample, sent one after another, shaped as the load is shaped (a padded
-/// load is checked padded), so the verdicts are the deployment's as it is being measured.
+impl AccuracyReport {
+    /// A report of these verdicts, from no endpoint in particular.
+    pub fn of(samples: Vec<Verdict>) -> AccuracyReport {
+        report(samples, None, None, vec![])
+    }
+}
+
+/// One input's answer.
+enum One {
+    Label(String),
+    Vector(Vec<f32>),
+}
+
+/// One request of one input, shaped as the load is shaped (a padded load is checked padded),
+/// so the verdicts are the deployment's as it is being measured. A row of scores no wider
+/// than the class names is logits; a wider one is a vector.
+async fn ask(
+    target: &dyn Target,
+    format: &dyn Format,
+    labels: &LabelMap,
+    input: &Input,
+) -> Result<One, String> {
+    let reply = target
+        .invoke(&format.prepare(&[input]))
+        .await
+        .map_err(|kind| kind.key())?;
+    // Labels and parse errors quote the server: scrubbed before they are kept.
+    let answers = format
+        .answers(&reply, &[input])
+        .map_err(|e| scrub::text(&e))?;
+    let none = || "response holds no verdict".to_string();
+    match answers {
+        Answers::Labels(l) => l
+            .into_iter()
+            .next()
+            // Scrubbed before lowercasing: an echoed secret is found as it was sent.
+            .map(|l| One::Label(labels.normalize(&scrub::text(&l))))
+            .ok_or_else(none),
+        Answers::Scores(rows) => {
+            let row = rows.into_iter().next().ok_or_else(none)?;
+            if row.len() <= labels.names().len() {
+                let l = crate::payload::labels::argmax_label(row.iter().map(|&x| f64::from(x)))?;
+                Ok(One::Label(labels.normalize(&l)))
+            } else {
+                Ok(One::Vector(row))
+            }
+        }
+        Answers::Vectors(v) => v.into_iter().next().map(One::Vector).ok_or_else(none),
+    }
+}
+
+/// The check: its first answer says which kind of known answers the endpoint needs.
 pub async fn check(
     target: &dyn Target,
     format: &dyn Format,
     setup: &AccuracySetup,
 ) -> AccuracyReport {
+    let probe = match (setup.samples.first(), setup.retrieval.first()) {
+        (Some(s), _) => s.input(),
+        (None, Some(r)) => Input::Text(r.query.clone()),
+        (None, None) => return report(vec![], None, None, vec![]),
+    };
+    let first = ask(target, format, &setup.labels, &probe).await;
+    let output = match &first {
+        Ok(One::Label(_)) => Some(Output::Labels),
+        Ok(One::Vector(v)) => Some(Output::Vectors { dim: v.len() }),
+        Err(_) => None,
+    };
+    match output {
+        Some(Output::Vectors { dim }) if setup.retrieval.is_empty() => report(
+            vec![],
+            output,
+            Some(format!(
+                "the endpoint answers vectors ({dim}-d): give retrieval samples \
+                 ({{\"query\", \"candidates\", \"expected\"}}) with --accuracy-samples"
+            )),
+            vec![],
+        ),
+        Some(Output::Vectors { .. }) => retrieval(target, format, setup, output).await,
+        _ if setup.samples.is_empty() => report(
+            vec![],
+            output,
+            Some(
+                "the endpoint answers labels: give NLI samples ({\"premise\", \"hypothesis\", \
+                 \"expected\"}) with --accuracy-samples"
+                    .into(),
+            ),
+            vec![],
+        ),
+        // The probe was the first sample: its answer is that sample's verdict.
+        _ => nli(target, format, setup, output, first).await,
+    }
+}
+
+fn report(
+    samples: Vec<Verdict>,
+    output: Option<Output>,
+    note: Option<String>,
+    vectors: Vec<(String, Vec<f32>)>,
+) -> AccuracyReport {
+    AccuracyReport {
+        passed: samples.iter().filter(|v| v.ok).count(),
+        total: samples.len(),
+        samples,
+        output,
+        note,
+        vectors,
+    }
+}
+
+/// One request per sample, sent one after another; the first sample's answer is given.
+async fn nli(
+    target: &dyn Target,
+    format: &dyn Format,
+    setup: &AccuracySetup,
+    output: Option<Output>,
+    first: Result<One, String>,
+) -> AccuracyReport {
     let labels = &setup.labels;
     let mut verdicts = Vec::with_capacity(setup.samples.len());
+    let mut first = Some(first);
     for s in &setup.samples {
-        let input = s.input();
         let expected = labels.normalize(&s.expected);
-        // Labels and parse errors quote the server: scrubbed before they are kept.
-        let (predicted, error) = match target.invoke(&format.prepare(&[&input])).await {
-            Ok(reply) => match format.verdicts(&reply) {
-                Ok(l) => match l.first() {
-                    // Scrubbed before lowercasing: an echoed secret is found as it was sent.
-                    Some(l) => (Some(labels.normalize(&scrub::text(l))), None),
-                    None => (None, Some("response holds no verdict".into())),
-                },
-                Err(e) => (None, Some(scrub::text(&e))),
-            },
-            Err(kind) => (None, Some(kind.key())),
+        let answer = match first.take() {
+            Some(a) => a,
+            None => ask(target, format, labels, &s.input()).await,
+        };
+        let (predicted, error) = match answer {
+            Ok(One::Label(l)) => (Some(l), None),
+            Ok(One::Vector(_)) => (None, Some("answered a vector, not a label".into())),
+            Err(e) => (None, Some(e)),
         };
         // The samples file's text is sent as written but kept escaped: it is shown and
         // exported from here.
@@ -68,11 +219,68 @@ pub async fn check(
             expected,
             predicted,
             error,
+            candidates: vec![],
         });
     }
-    AccuracyReport {
-        passed: verdicts.iter().filter(|v| v.ok).count(),
-        total: verdicts.len(),
-        samples: verdicts,
+    report(verdicts, output, None, vec![])
+}
+
+/// Each distinct text embedded once, alone; the verdict is the candidate nearest the query.
+async fn retrieval(
+    target: &dyn Target,
+    format: &dyn Format,
+    setup: &AccuracySetup,
+    output: Option<Output>,
+) -> AccuracyReport {
+    let mut seen: Vec<(String, Result<Vec<f32>, String>)> = Vec::new();
+    let mut verdicts = Vec::with_capacity(setup.retrieval.len());
+    for item in &setup.retrieval {
+        let mut vectors = Vec::with_capacity(item.candidates.len() + 1);
+        for text in std::iter::once(&item.query).chain(&item.candidates) {
+            if !seen.iter().any(|(t, _)| t == text) {
+                let v = match ask(target, format, &setup.labels, &Input::Text(text.clone())).await {
+                    Ok(One::Vector(v)) => Ok(v),
+                    Ok(One::Label(_)) => Err("answered a label, not a vector".to_string()),
+                    Err(e) => Err(e),
+                };
+                seen.push((text.clone(), v));
+            }
+            let v = &seen
+                .iter()
+                .find(|(t, _)| t == text)
+                .expect("just embedded")
+                .1;
+            vectors.push(v.clone());
+        }
+        let error = vectors.iter().find_map(|v| v.as_ref().err().cloned());
+        let nearest = error.is_none().then(|| {
+            let query = vectors[0].as_ref().expect("no error");
+            item.candidates
+                .iter()
+                .zip(&vectors[1..])
+                .filter_map(|(c, v)| Some((c, cosine(query, v.as_ref().ok()?)?)))
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(c, _)| c.clone())
+        });
+        let predicted = nearest.flatten();
+        let shown = |t: &str| scrub::controls(t).into_owned();
+        verdicts.push(Verdict {
+            premise: shown(&item.query),
+            hypothesis: String::new(),
+            ok: predicted.as_deref() == Some(item.expected.as_str()),
+            expected: shown(&item.expected),
+            predicted: predicted.as_deref().map(shown),
+            error: error.or_else(|| {
+                predicted
+                    .is_none()
+                    .then(|| "no candidate had a vector".into())
+            }),
+            candidates: item.candidates.iter().map(|c| shown(c)).collect(),
+        });
     }
+    let vectors = seen
+        .into_iter()
+        .filter_map(|(t, v)| Some((t, v.ok()?)))
+        .collect();
+    report(verdicts, output, None, vectors)
 }

@@ -36,7 +36,7 @@ pub(super) async fn main(a: ColdStartArgs, stdout: &mut Stdout<'_>) -> Result<()
         max_len: a.max_len,
     };
     let samples = crate::input::shipped_samples();
-    let body = HfFormat { shape }.prepare(&[&samples[0].input()]);
+    let body = HfFormat::new(shape).prepare(&[&samples[0].input()]);
     let target = SageMakerTarget::new(
         sagemaker_config(&a.endpoint, &a.sagemaker),
         1,

@@ -48,6 +48,10 @@ fn settings(a: &CompareArgs) -> Settings {
             probe: a.slo.probe_rule(),
             at_start: true,
         }),
+        pooling: a.http.pooling,
+        vllm_api: a.vllm_api,
+        headers: a.http.headers.clone(),
+        bearer_token_env: a.http.bearer_token_env.clone(),
     }
 }
 

@@ -43,6 +43,7 @@ fn target_settings(a: &RunArgs) -> TargetSettings {
             attention_mask_name: a.attention_mask_name.clone(),
             token_type_ids_name: a.token_type_ids_name.clone(),
             output_name: a.output_name.clone(),
+            pooling: a.http.pooling,
         },
         tokenizer: a.tokenizer.clone(),
         shape: Shape {
@@ -63,6 +64,8 @@ fn target_settings(a: &RunArgs) -> TargetSettings {
         },
         timeout: Duration::from_secs_f64(a.timeout),
         ready_timeout: Duration::from_secs_f64(a.ready_timeout),
+        headers: a.http.headers.clone(),
+        bearer_token_env: a.http.bearer_token_env.clone(),
     }
 }
 
@@ -138,6 +141,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
             timeline: vec![],
             stopped_early: true,
             error: Some(crate::scrub::text(&e.to_string())),
+            notices: vec![],
         };
         if let Some(path) = &a.export {
             write_export("--export", path, &Export::new(&report, config))?;

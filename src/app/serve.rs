@@ -40,6 +40,7 @@ pub fn config(a: &ServeArgs) -> Result<(ServeConfig, TokenCounter), AppError> {
         service_dist: a.service_dist,
         queue: a.queue,
         replicas: a.replicas,
+        require_headers: a.require_headers.clone(),
     };
     Ok((cfg, tokenizer))
 }

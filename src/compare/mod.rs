@@ -51,6 +51,11 @@ pub struct Settings {
     /// `--slo`: every phase is judged, and each target's capacity searched.
     pub slo: crate::slo::Slo,
     pub search: Option<crate::engine::SearchSetup>,
+    pub pooling: crate::payload::Pooling,
+    pub vllm_api: crate::payload::vllm::VllmApi,
+    /// `--header` pairs and the Bearer token's variable, for every URL target.
+    pub headers: Vec<(String, String)>,
+    pub bearer_token_env: Option<String>,
 }
 
 /// One phase of the shared workload.
@@ -150,6 +155,7 @@ struct Outcome {
     capacity: Vec<crate::results::capacity::Capacity>,
     before: Option<AccuracyReport>,
     after: Option<AccuracyReport>,
+    notices: Vec<String>,
 }
 
 fn engine_for(p: &PreparedTarget, a: &Settings, step: Step, index: usize) -> Engine {
@@ -220,6 +226,7 @@ pub async fn run(
             capacity: vec![],
             before: None,
             after: None,
+            notices: vec![],
         })
         .collect();
     let pairs: Vec<(usize, usize)> = match a.order {
@@ -279,6 +286,12 @@ pub async fn run(
             ph.target = Some(entries[t].name.clone());
             outcomes[t].phases.push(ph);
         }
+        for n in report.notices {
+            let n = format!("{}: {n}", entries[t].name);
+            if !outcomes[t].notices.contains(&n) {
+                outcomes[t].notices.push(n);
+            }
+        }
         for mut c in report.capacity {
             c.target = Some(entries[t].name.clone());
             outcomes[t].capacity.push(c);
@@ -332,6 +345,7 @@ pub fn interim_export(a: &Settings, entries: &[Entry], v: &CompareView) -> Expor
             capacity: vec![],
             before: None,
             after: r.accuracy.clone(),
+            notices: vec![],
         })
         .collect();
     let mut e = export(a, entries, outcomes, v.started_at, true);
@@ -374,13 +388,14 @@ fn export(
     for (o, e) in outcomes.iter_mut().zip(entries) {
         derive(&mut o.phases, e.prepared.price.as_ref().map(|p| p.1));
     }
-    let diff = diff::diff(
-        &entries
-            .iter()
-            .zip(&outcomes)
-            .map(|(e, o)| (e.name.clone(), o.after.clone().or(o.before.clone())))
-            .collect::<Vec<_>>(),
-    );
+    let checked: Vec<(String, Option<AccuracyReport>)> = entries
+        .iter()
+        .zip(&outcomes)
+        .map(|(e, o)| (e.name.clone(), o.after.clone().or(o.before.clone())))
+        .collect();
+    let diff = diff::diff(&checked);
+    let vector_agreement = crate::accuracy::agreement::agreement(&checked);
+    let notices = outcomes.iter().flat_map(|o| o.notices.clone()).collect();
     let first = &entries[0].prepared;
     let config = json!({
         "target": {
@@ -437,11 +452,13 @@ fn export(
         timeline: vec![],
         stopped_early: stopped,
         error: None,
+        notices,
         compare: Some(CompareSection {
             order: a.order,
             order_note: order_note(a.order).into(),
             targets,
             verdict_diff: diff,
+            vector_agreement,
         }),
     }
 }

@@ -23,6 +23,8 @@ pub struct TargetSpec {
     pub endpoint_url: Option<String>,
     pub instance: Option<String>,
     pub price: Option<f64>,
+    /// This target's own tokenizer.json (a deployment that tokenizes differently).
+    pub tokenizer: Option<std::path::PathBuf>,
 }
 
 impl TargetSpec {
@@ -41,6 +43,7 @@ impl TargetSpec {
             endpoint_url: None,
             instance: None,
             price: None,
+            tokenizer: None,
         }
     }
 }
@@ -73,6 +76,7 @@ pub fn parse_target(s: &str) -> Result<TargetSpec, String> {
             "variant" => t.variant = Some(value),
             "endpoint-url" => t.endpoint_url = Some(value),
             "instance" => t.instance = Some(value),
+            "tokenizer" => t.tokenizer = Some(value.into()),
             "price" => match value.parse::<f64>() {
                 Ok(p) if p > 0.0 && p.is_finite() => t.price = Some(p),
                 _ => return Err(format!("price '{value}' must be USD per hour > 0")),
@@ -80,7 +84,7 @@ pub fn parse_target(s: &str) -> Result<TargetSpec, String> {
             other => {
                 return Err(format!(
                     "unknown key '{other}' (name, url, endpoint, engine, model, container, \
-                     component, target-model, variant, endpoint-url, instance, price)"
+                     component, target-model, variant, endpoint-url, instance, price, tokenizer)"
                 ));
             }
         }
@@ -228,9 +232,11 @@ pub fn target_settings(a: &Settings, t: &TargetSpec) -> TargetSettings {
         address,
         format: FormatSettings {
             model: t.model.clone().or(a.model.clone()),
+            pooling: a.pooling,
+            vllm_api: a.vllm_api,
             ..FormatSettings::of(t.engine.unwrap_or(a.format))
         },
-        tokenizer: a.tokenizer.clone(),
+        tokenizer: t.tokenizer.clone().or(a.tokenizer.clone()),
         shape: Shape {
             pad_to_max: a.pad_to_max,
             max_len: a.max_len,
@@ -248,6 +254,8 @@ pub fn target_settings(a: &Settings, t: &TargetSpec) -> TargetSettings {
         sweep_batch_sizes: a.batch_sizes.clone(),
         timeout: a.timeout,
         ready_timeout: a.ready_timeout,
+        headers: a.headers.clone(),
+        bearer_token_env: a.bearer_token_env.clone(),
     }
 }
 

@@ -173,6 +173,25 @@ pub(crate) fn overloaded(lag: std::time::Duration, span: std::time::Duration) ->
     lag > std::time::Duration::from_millis(100) && lag.as_secs_f64() > 0.05 * span.as_secs_f64()
 }
 
+/// The server's counters now; a statistics API that refuses is said once, not shown as "-".
+async fn server_stats(ctx: &Ctx) -> Option<crate::target::ServerStats> {
+    match ctx.target.server_stats().await {
+        Ok(s) => s,
+        Err(why) => {
+            let note = format!(
+                "server statistics refused ({why}): the server breakdown is absent; give the header the API asks for with --header"
+            );
+            let mut live = ctx.shared.lock();
+            if !live.notices.contains(&note) {
+                live.timeline
+                    .event(Instant::now(), "server statistics refused");
+                live.notices.push(note);
+            }
+            None
+        }
+    }
+}
+
 pub(crate) async fn run_phase(
     ctx: &Ctx,
     spec: PhaseSpec,
@@ -183,7 +202,7 @@ pub(crate) async fn run_phase(
     let shared = &ctx.shared;
     let requester = Requester::new(ctx, spec.batch_size);
     let progress = Arc::new(Progress::new(&spec));
-    let stats_before = ctx.target.server_stats().await;
+    let stats_before = server_stats(ctx).await;
     let mut generation;
     // Resets during the phase count up from here (see `closed::Tickets`).
     let first_generation;
@@ -439,7 +458,7 @@ pub(crate) async fn run_phase(
     }
 
     drain(ctx, &end, cmds).await;
-    let server = match (stats_before, ctx.target.server_stats().await) {
+    let server = match (stats_before, server_stats(ctx).await) {
         (Some(before), Some(after)) => Some(after.since(&before)),
         _ => None,
     };

@@ -99,6 +99,8 @@ pub(crate) struct Live {
     capacity: Vec<Capacity>,
     /// The batch size being searched, as it stands.
     searching: Option<Capacity>,
+    /// What could not be measured and why, each said once.
+    notices: Vec<String>,
 }
 
 pub(crate) struct Shared {
@@ -229,6 +231,7 @@ impl Shared {
             accuracy_running: live.accuracy_running,
             capacity: live.capacity.clone(),
             searching: live.searching.clone(),
+            notices: live.notices.clone(),
         }
     }
 }
@@ -350,6 +353,7 @@ impl Engine {
                 phase_started: started,
                 capacity: Vec::new(),
                 searching: None,
+                notices: Vec::new(),
             }),
             limiter: Limiter::new(setup.plan.concurrency),
             sent: closed::Tickets::new(),
@@ -500,6 +504,7 @@ impl Interim {
             timeline: live.timeline.complete_entries(),
             stopped_early: true,
             error: None,
+            notices: live.notices.clone(),
         }
     }
 }
@@ -638,6 +643,7 @@ async fn run(
         timeline: live.timeline.complete_entries(),
         stopped_early: stopped,
         error: None,
+        notices: live.notices.clone(),
     }
 }
 

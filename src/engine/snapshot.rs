@@ -115,4 +115,6 @@ pub struct Snapshot {
     pub capacity: Vec<crate::results::capacity::Capacity>,
     /// The batch size being searched, as it stands (its probes so far).
     pub searching: Option<crate::results::capacity::Capacity>,
+    /// What could not be measured and why (a statistics API that refused), each once.
+    pub notices: Vec<String>,
 }

@@ -1,7 +1,7 @@
 //! Hugging Face inference toolkit payloads: the server tokenizes, and answers a label per
-//! input.
+//! input (a classifier) or a vector per input or per token (an embedder).
 
-use super::{Format, Prepared, Reply, Shape};
+use super::{Answers, Format, Pooling, Prepared, Reply, Shape};
 use crate::input::Input;
 use bytes::Bytes;
 use serde_json::{Value, json};
@@ -54,9 +54,93 @@ pub fn hf_labels(body: &[u8]) -> Result<Vec<String>, String> {
     }
 }
 
+/// How deep numbers are nested in `v` (0 for a number, 1 for a list of them), read along
+/// the first elements: whether a reply is made of vectors, and of which form.
+fn numeric_depth(v: &Value) -> Option<usize> {
+    match v {
+        Value::Number(_) => Some(0),
+        Value::Array(a) => Some(numeric_depth(a.first()?)? + 1),
+        _ => None,
+    }
+}
+
+fn numbers(v: &Value) -> Option<Vec<f32>> {
+    v.as_array()?
+        .iter()
+        .map(|x| x.as_f64().map(|x| x as f32))
+        .collect()
+}
+
+fn token_rows(v: &Value) -> Option<Vec<Vec<f32>>> {
+    v.as_array()?.iter().map(numbers).collect()
+}
+
+/// Vectors from an embedder's reply of `items` nested `depth` deep: `[[f; d]; n]` a vector
+/// per input (for a single input it may also be a vector per token), `[[[f; d]; tokens]; n]`
+/// a vector per token of each input, and the feature-extraction pipeline's
+/// `[[[[f; d]; tokens]]; n]` (a batch of one per input). Token vectors are pooled over all the
+/// rows given: the pipeline returns each input's own tokens.
+fn hf_vectors(
+    items: &[Value],
+    depth: usize,
+    inputs: usize,
+    pooling: Pooling,
+) -> Result<Vec<Vec<f32>>, String> {
+    let bad = || "an embedding reply with values that are not numbers".to_string();
+    let pool = |rows: &[Vec<f32>]| {
+        let r: Vec<&[f32]> = rows.iter().map(Vec::as_slice).collect();
+        pooling.pool(&r, None)
+    };
+    match depth {
+        1 => {
+            let rows = token_rows(&Value::Array(items.to_vec())).ok_or_else(bad)?;
+            if inputs == 1 && rows.len() > 1 {
+                Ok(vec![pool(&rows)?])
+            } else {
+                Ok(rows)
+            }
+        }
+        2 | 3 => items
+            .iter()
+            .map(|item| {
+                let tokens = match (depth, item.as_array()) {
+                    (2, _) => item,
+                    (_, Some(one)) if one.len() == 1 => &one[0],
+                    _ => return Err("a per-token reply with more than one batch row".into()),
+                };
+                pool(&token_rows(tokens).ok_or_else(bad)?)
+            })
+            .collect(),
+        d => Err(format!("an embedding reply nested {d} deep")),
+    }
+}
+
+/// What an HF reply says about `inputs` inputs: vectors when it is made of numbers, labels
+/// otherwise.
+pub fn hf_answers(body: &[u8], inputs: usize, pooling: Pooling) -> Result<Answers, String> {
+    let v: Value =
+        serde_json::from_slice(body).map_err(|e| format!("response is not JSON: {e}"))?;
+    if let Value::Array(items) = &v
+        && let Some(depth) = items.first().and_then(numeric_depth)
+    {
+        return hf_vectors(items, depth, inputs, pooling).map(Answers::Vectors);
+    }
+    hf_labels(body).map(Answers::Labels)
+}
+
 /// Hugging Face inference toolkit payloads; the server tokenizes.
 pub struct HfFormat {
     pub shape: Shape,
+    pub pooling: Pooling,
+}
+
+impl HfFormat {
+    pub fn new(shape: Shape) -> HfFormat {
+        HfFormat {
+            shape,
+            pooling: Pooling::default(),
+        }
+    }
 }
 
 impl Format for HfFormat {
@@ -82,6 +166,16 @@ impl Format for HfFormat {
 
     fn verdicts(&self, reply: &Reply) -> Result<Vec<String>, String> {
         hf_labels(&reply.body)
+    }
+
+    fn answers(&self, reply: &Reply, inputs: &[&Input]) -> Result<Answers, String> {
+        hf_answers(&reply.body, inputs.len(), self.pooling)
+    }
+
+    /// A vector per input answers as a label does; token vectors are counted, not pooled.
+    fn check(&self, reply: &Reply, inputs: usize) -> Result<(), String> {
+        let answered = hf_answers(&reply.body, inputs, Pooling::Cls)?.len();
+        super::check_verdict_count(answered, inputs)
     }
 }
 
@@ -133,5 +227,36 @@ mod tests {
         assert_eq!(hf_labels(top_k).unwrap(), vec!["b"]);
         assert!(hf_labels(b"[]").is_err());
         assert!(hf_labels(b"not json").is_err());
+    }
+
+    #[test]
+    fn embedder_replies_give_a_vector_per_input_in_every_form() {
+        let pooled = hf_answers(b"[[1,0],[0,2]]", 2, Pooling::Mean).unwrap();
+        assert_eq!(
+            pooled,
+            Answers::Vectors(vec![vec![1.0, 0.0], vec![0.0, 2.0]])
+        );
+        // One input, a vector per token.
+        let one = hf_answers(b"[[1,0],[3,2]]", 1, Pooling::Mean).unwrap();
+        assert_eq!(one, Answers::Vectors(vec![vec![2.0, 1.0]]));
+        let per_token = hf_answers(b"[[[1,0],[3,2]],[[5,5]]]", 2, Pooling::Mean).unwrap();
+        assert_eq!(
+            per_token,
+            Answers::Vectors(vec![vec![2.0, 1.0], vec![5.0, 5.0]])
+        );
+        let pipeline = hf_answers(b"[[[[1,0],[3,2]]]]", 1, Pooling::Cls).unwrap();
+        assert_eq!(pipeline, Answers::Vectors(vec![vec![1.0, 0.0]]));
+        assert!(
+            hf_answers(b"[[[1,0],[3,2]]]", 1, Pooling::None)
+                .unwrap_err()
+                .contains("--pooling")
+        );
+        assert!(hf_answers(br#"[[1,"x"]]"#, 1, Pooling::Mean).is_err());
+        let f = HfFormat::new(Shape {
+            pad_to_max: false,
+            max_len: 512,
+        });
+        assert!(f.check(&Reply::new("[[0.5,0.5],[1,1]]", None), 2).is_ok());
+        assert!(f.check(&Reply::new("[[0.5,0.5]]", None), 2).is_err());
     }
 }

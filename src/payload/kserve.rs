@@ -1,9 +1,10 @@
 //! KServe v2 (Triton): INT64 `input_ids`, `attention_mask` (and `token_type_ids` where the
 //! model takes them), shape [batch, len], as JSON or with the binary tensor extension;
-//! logits back, argmax for the verdict.
+//! logits back, argmax for the verdict; or an embedding model's vectors, [batch, d], or
+//! [batch, seq, d] pooled over the attention mask of the request.
 
 use super::labels::argmax_label;
-use super::{BodyKind, Format, Prepared, Reply};
+use super::{Answers, BodyKind, Format, Pooling, Prepared, Reply};
 use crate::input::Input;
 use crate::tokenize::Encoder;
 use bytes::{BufMut, Bytes, BytesMut};
@@ -70,6 +71,17 @@ pub struct KServeFormat {
     /// Send text as one BYTES tensor of this name, shape [batch, 1] (texts) or [batch, 2]
     /// (pairs), for models that tokenize on the server (a Triton ensemble).
     pub text_input: Option<String>,
+    /// How a [batch, seq, d] output becomes a vector per input.
+    pub pooling: Pooling,
+}
+
+/// Whether an output's name says it holds embeddings rather than logits: a [batch, n]
+/// output is otherwise told apart by its width.
+fn names_vectors(output: &str) -> bool {
+    let n = output.to_lowercase();
+    ["embed", "pool", "sentence", "hidden", "vector"]
+        .iter()
+        .any(|w| n.contains(w))
 }
 
 fn tensors<'a>(
@@ -168,6 +180,52 @@ impl Format for KServeFormat {
             .map(|r| argmax_label(data[r * cols..(r + 1) * cols].iter().map(|&x| f64::from(x))))
             .collect()
     }
+
+    fn answers(&self, reply: &Reply, inputs: &[&Input]) -> Result<Answers, String> {
+        let (dims, data) = output_tensor(reply, &self.names.output)?;
+        match dims[..] {
+            [_, 0] | [_, _, 0] => Err("no scores".into()),
+            [_, cols] => {
+                let rows = data.chunks_exact(cols).map(<[f32]>::to_vec).collect();
+                Ok(if names_vectors(&self.names.output) {
+                    Answers::Vectors(rows)
+                } else {
+                    Answers::Scores(rows)
+                })
+            }
+            [batch, seq, dim] => {
+                // The mask of the request as it was sent: the same inputs, tokenized alike.
+                let e = (self.text_input.is_none() && inputs.len() == batch)
+                    .then(|| self.encoder.encode(inputs, self.pad_to_max))
+                    .filter(|e| e.len == seq);
+                (0..batch)
+                    .map(|b| {
+                        let tokens: Vec<&[f32]> = data[b * seq * dim..(b + 1) * seq * dim]
+                            .chunks_exact(dim)
+                            .collect();
+                        let mask: Option<Vec<bool>> = e.as_ref().map(|e| {
+                            e.attention_mask[b * seq..(b + 1) * seq]
+                                .iter()
+                                .map(|&m| m != 0)
+                                .collect()
+                        });
+                        self.pooling.pool(&tokens, mask.as_deref())
+                    })
+                    .collect::<Result<_, _>>()
+                    .map(Answers::Vectors)
+            }
+            _ => Err(format!("output {} has shape {dims:?}", self.names.output)),
+        }
+    }
+
+    /// A row per input, of scores or of a vector (per token too): counted, not read.
+    fn check(&self, reply: &Reply, inputs: usize) -> Result<(), String> {
+        let (dims, _) = output_tensor(reply, &self.names.output)?;
+        if dims.contains(&0) && dims[0] != 0 {
+            return Err("no scores".into());
+        }
+        super::check_verdict_count(dims[0], inputs)
+    }
 }
 
 /// A BYTES tensor of the raw texts: the server tokenizes, so nothing is timed here.
@@ -204,6 +262,16 @@ pub fn tensor_shape(t: &Value) -> Vec<usize> {
 
 /// The named FP32 output as (rows, columns, row-major values), from a JSON or binary reply.
 pub fn output_f32(reply: &Reply, name: &str) -> Result<(usize, usize, Vec<f32>), String> {
+    let (dims, values) = output_tensor(reply, name)?;
+    match dims[..] {
+        [r, c] => Ok((r, c, values)),
+        _ => Err(format!("output {name} has shape {dims:?}")),
+    }
+}
+
+/// The named FP32 output as (dimensions, row-major values), from a JSON or binary reply;
+/// a one-dimensional output is one row, [1, n].
+pub fn output_tensor(reply: &Reply, name: &str) -> Result<(Vec<usize>, Vec<f32>), String> {
     let json_len = reply
         .json_len
         .unwrap_or(reply.body.len())
@@ -223,9 +291,9 @@ pub fn output_f32(reply: &Reply, name: &str) -> Result<(usize, usize, Vec<f32>),
             offset += binary_size.unwrap_or(0);
             continue;
         }
-        let (rows, cols) = match shape.as_slice() {
-            [r, c] => (*r, *c),
-            [c] => (1, *c),
+        let dims = match shape.as_slice() {
+            [c] => vec![1, *c],
+            [_, _] | [_, _, _] => shape.clone(),
             _ => return Err(format!("output {name} has shape {shape:?}")),
         };
         let values: Vec<f32> = match binary_size {
@@ -245,13 +313,14 @@ pub fn output_f32(reply: &Reply, name: &str) -> Result<(usize, usize, Vec<f32>),
                 .filter_map(|v| v.as_f64().map(|v| v as f32))
                 .collect(),
         };
-        if rows.checked_mul(cols) != Some(values.len()) {
+        let size = dims.iter().try_fold(1usize, |n, d| n.checked_mul(*d));
+        if size != Some(values.len()) {
             return Err(format!(
                 "output {name}: {} values for shape {shape:?}",
                 values.len()
             ));
         }
-        return Ok((rows, cols, values));
+        return Ok((dims, values));
     }
     Err(format!("no output named {name}"))
 }
@@ -272,6 +341,7 @@ mod tests {
             pad_to_max: true,
             binary,
             text_input: None,
+            pooling: Pooling::Mean,
         }
     }
 
@@ -352,6 +422,45 @@ mod tests {
             "0 verdicts for 1 inputs"
         );
         assert!(f.verdicts(&reply("[9223372036854775807,4]")).is_err());
+    }
+
+    #[test]
+    fn embedding_outputs_are_vectors_and_token_outputs_are_pooled_over_the_mask() {
+        let f = KServeFormat {
+            names: TensorNames {
+                output: "embedding".into(),
+                ..TensorNames::default()
+            },
+            pad_to_max: false,
+            ..format(false)
+        };
+        let reply = Reply::new(
+            r#"{"outputs":[{"name":"embedding","datatype":"FP32","shape":[2,2],"data":[1,0,0,1]}]}"#,
+            None,
+        );
+        let (a, b) = (Input::Text("a".into()), Input::Text("b c".into()));
+        assert_eq!(
+            f.answers(&reply, &[&a, &b]).unwrap(),
+            Answers::Vectors(vec![vec![1.0, 0.0], vec![0.0, 1.0]])
+        );
+        // "a" is [CLS] a [SEP] and a pad; "b c" fills all four: the pad's row is left out.
+        let tokens = Reply::new(
+            r#"{"outputs":[{"name":"embedding","shape":[2,4,1],"data":[1,2,3,100,1,2,3,6]}]}"#,
+            None,
+        );
+        assert_eq!(
+            f.answers(&tokens, &[&a, &b]).unwrap(),
+            Answers::Vectors(vec![vec![2.0], vec![3.0]])
+        );
+        assert!(f.check(&tokens, 2).is_ok());
+        let logits = Reply::new(
+            r#"{"outputs":[{"name":"logits","shape":[1,3],"data":[0,1,0]}]}"#,
+            None,
+        );
+        assert!(matches!(
+            format(false).answers(&logits, &[&a]).unwrap(),
+            Answers::Scores(_)
+        ));
     }
 
     #[test]

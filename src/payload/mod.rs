@@ -8,10 +8,12 @@
 pub mod hf;
 pub mod kserve;
 pub mod labels;
+pub mod vectors;
 pub mod vllm;
 
 pub use hf::HfFormat;
 pub use labels::LabelMap;
+pub use vectors::{Answers, Pooling};
 
 use crate::input::{Input, batch_inputs};
 use bytes::Bytes;
@@ -122,6 +124,13 @@ pub trait Format: Send + Sync {
     fn prepare(&self, inputs: &[&Input]) -> Prepared;
     /// The class each input was given, as the endpoint names it (`LABEL_n` for indices).
     fn verdicts(&self, reply: &Reply) -> Result<Vec<String>, String>;
+    /// What the reply says about each of `inputs`: class names, rows of scores, or vectors
+    /// (an embedding model). The accuracy check reads replies through this; the load path
+    /// only through `check`.
+    fn answers(&self, reply: &Reply, inputs: &[&Input]) -> Result<Answers, String> {
+        let _ = inputs;
+        self.verdicts(reply).map(Answers::Labels)
+    }
     /// Whether a 2xx reply answers `inputs` inputs: a proxy's HTML page, a half-written body,
     /// a crashed worker's text, an empty verdict list (`{"data": []}`, logits of shape
     /// [0, 3]) or rows without scores are not. Run on every load request; a classification
@@ -170,12 +179,10 @@ mod tests {
     #[test]
     fn bodies_cycle_through_texts() {
         let texts: Vec<Input> = (0..3).map(|i| Input::Text(i.to_string())).collect();
-        let format = HfFormat {
-            shape: Shape {
-                pad_to_max: false,
-                max_len: 512,
-            },
-        };
+        let format = HfFormat::new(Shape {
+            pad_to_max: false,
+            max_len: 512,
+        });
         let bodies = prepared_ring(&format, &texts, 2);
         assert_eq!(bodies.len(), 3);
         let b1: serde_json::Value = serde_json::from_slice(&bodies[1].body).unwrap();

@@ -4,7 +4,7 @@
 //! [SEP]), texts as strings.
 
 use super::labels::argmax_label;
-use super::{Format, Prepared, Reply};
+use super::{Answers, Format, Prepared, Reply};
 use crate::input::Input;
 use crate::tokenize::Encoder;
 use bytes::Bytes;
@@ -79,6 +79,30 @@ impl Format for VllmFormat {
                 argmax_label(probs.iter().filter_map(Value::as_f64))
             })
             .collect()
+    }
+
+    /// `/v1/embeddings`: `data[{index, embedding}]`, a vector per input in index order.
+    fn answers(&self, reply: &Reply, inputs: &[&Input]) -> Result<Answers, String> {
+        #[derive(serde::Deserialize)]
+        struct Item {
+            #[serde(default)]
+            index: usize,
+            embedding: Vec<f32>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Embeddings {
+            data: Vec<Item>,
+        }
+        let _ = inputs;
+        if self.api == VllmApi::Classify {
+            return self.verdicts(reply).map(Answers::Labels);
+        }
+        let mut e: Embeddings = serde_json::from_slice(&reply.body)
+            .map_err(|e| format!("response is not an embeddings reply: {e}"))?;
+        e.data.sort_by_key(|i| i.index);
+        Ok(Answers::Vectors(
+            e.data.into_iter().map(|i| i.embedding).collect(),
+        ))
     }
 
     /// Embeddings have no verdict: a reply is whole when every input has a vector.

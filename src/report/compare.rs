@@ -37,6 +37,7 @@ pub fn heading(e: &Export) -> Vec<String> {
     if let Some(err) = &e.error {
         lines.push(format!("error: {err}"));
     }
+    lines.extend(e.notices.iter().map(|n| format!("note: {n}")));
     lines
 }
 
@@ -281,9 +282,12 @@ pub fn tables(e: &Export) -> Vec<Table> {
             let flagged = cmp.verdict_diff.iter().find(|d| d.target == ct.name);
             t.row(vec![
                 ct.name.clone(),
-                ct.accuracy
-                    .as_ref()
-                    .map_or("-".into(), |a| format!("{}/{}", a.passed, a.total)),
+                ct.accuracy.as_ref().map_or("-".into(), |a| match a.output {
+                    Some(o @ crate::accuracy::Output::Vectors { .. }) => {
+                        format!("{}/{} ({o})", a.passed, a.total)
+                    }
+                    _ => format!("{}/{}", a.passed, a.total),
+                }),
                 match (ct.accuracy.is_some(), flagged) {
                     (false, _) => "-".into(),
                     (true, None) => "yes".into(),
@@ -305,6 +309,28 @@ pub fn tables(e: &Export) -> Vec<Table> {
                 ));
             }
             t.notes.push(format!("  hint: {}", d.hint));
+        }
+        out.push(t);
+    }
+    if !cmp.vector_agreement.is_empty() {
+        let mut t = Table::new(
+            format!(
+                "Vector agreement (least cosine between two targets' vectors for the same input; the same model gives ≥ {})",
+                crate::accuracy::agreement::MIN_COSINE
+            ),
+            &["targets", "inputs", "least cosine", "agree", "least at"],
+        );
+        for a in &cmp.vector_agreement {
+            t.row(vec![
+                format!("{} / {}", a.a, a.b),
+                a.inputs.to_string(),
+                format!("{:.6}", a.min_cosine),
+                if a.ok { "yes" } else { "NO" }.into(),
+                truncate(&a.worst_input, 48),
+            ]);
+            if let Some(h) = &a.hint {
+                t.notes.push(format!("{} and {} differ: {h}", a.a, a.b));
+            }
         }
         out.push(t);
     }

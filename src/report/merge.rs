@@ -347,6 +347,10 @@ pub fn merge(sources: &[(String, Export)]) -> Result<Export, String> {
         },
         stopped_early: sources.iter().any(|(_, e)| e.stopped_early),
         error: (!errors.is_empty()).then(|| errors.join("; ")),
+        notices: sources
+            .iter()
+            .flat_map(|(src, e)| e.notices.iter().map(move |n| format!("{src}: {n}")))
+            .collect(),
         compare: None,
     })
 }

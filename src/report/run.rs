@@ -26,8 +26,14 @@ pub fn heading(e: &Export) -> Vec<String> {
     } else {
         ""
     };
+    let answers = e
+        .accuracy
+        .as_ref()
+        .and_then(|a| a.output)
+        .map(|o| format!(" — answers {o}"))
+        .unwrap_or_default();
     let mut lines = vec![format!(
-        "encbench-tui {} — {}{sim} — engine {}",
+        "encbench-tui {} — {}{sim} — engine {}{answers}",
         e.tool_version,
         super::describe_target(e),
         t["engine"].as_str().unwrap_or("?")
@@ -74,6 +80,7 @@ pub fn heading(e: &Export) -> Vec<String> {
     if let Some(err) = &e.error {
         lines.push(format!("error: {err}"));
     }
+    lines.extend(e.notices.iter().map(|n| format!("note: {n}")));
     lines
 }
 
@@ -477,9 +484,14 @@ fn accuracy_table(a: &AccuracyExport) -> Table {
                 .or(v.error.clone())
                 .unwrap_or_else(|| "-".into()),
             fmt::truncate(&v.premise, 48),
-            fmt::truncate(&v.hypothesis, 48),
+            if v.candidates.is_empty() {
+                fmt::truncate(&v.hypothesis, 48)
+            } else {
+                format!("(nearest of {} candidates)", v.candidates.len())
+            },
         ]);
     }
+    t.notes.extend(a.note.clone());
     if a.passed < a.total {
         t.notes.push(
             "verdicts differ from the expected ones: check the label mapping (--labels), \

@@ -292,6 +292,8 @@ pub struct RunReport {
     /// Set when the run was stopped (Ctrl-C, `q`) before its plan finished.
     pub stopped_early: bool,
     pub error: Option<String>,
+    /// What the run could not measure and why, each said once.
+    pub notices: Vec<String>,
 }
 
 #[cfg(test)]

@@ -74,6 +74,8 @@ pub struct ServeConfig {
     pub queue: Queue,
     /// Independent copies of the workers, each request routed to one at random.
     pub replicas: usize,
+    /// Headers every request must carry, or be refused with 401 (the test counters aside).
+    pub require_headers: Vec<(String, String)>,
 }
 
 /// `fixed` serves every request in the model's time (an M/D/c queue under Poisson load);
@@ -116,6 +118,7 @@ impl Default for ServeConfig {
             service_dist: ServiceDist::Fixed,
             queue: Queue::PerWorker,
             replicas: 1,
+            require_headers: Vec::new(),
         }
     }
 }
@@ -151,6 +154,8 @@ struct Counters {
     burst_errors: AtomicU64,
     /// Requests failed by --error-rate.
     rate_errors: AtomicU64,
+    /// Requests refused for a missing or wrong --require-header.
+    unauthorized: AtomicU64,
     last_routing: Mutex<BTreeMap<String, String>>,
     /// Requests per endpoint and routing header value ("ep header=value"): which target a
     /// compare run reached how often.
@@ -170,6 +175,7 @@ struct Server {
     counters: Counters,
     lengths: Lengths,
     verdicts: Verdicts,
+    embeddings: model::Embeddings,
     in_flight: AtomicUsize,
     started: Instant,
     first_request: OnceLock<Instant>,
@@ -337,6 +343,7 @@ pub async fn start(cfg: ServeConfig, tokenizer: TokenCounter) -> std::io::Result
             .collect(),
         counters: Counters::default(),
         verdicts: Verdicts::new(cfg.flip_labels, cfg.label_ids, &tokenizer),
+        embeddings: model::Embeddings::new(cfg.flip_labels, &tokenizer),
         lengths: Lengths::new(tokenizer),
         in_flight: AtomicUsize::new(0),
         started: Instant::now(),
@@ -356,13 +363,17 @@ pub async fn start(cfg: ServeConfig, tokenizer: TokenCounter) -> std::io::Result
         ));
     let app = Router::new()
         .route("/ping", get(ping))
-        .route("/_encbench/counters", get(counters))
         .route("/v2/models/{model}/ready", get(kserve::ready))
         .route("/v2/models/{model}", get(kserve::metadata))
         .route("/v2/models/{model}/config", get(kserve::config))
         .route("/v2/models/{model}/stats", get(kserve::stats))
         .route("/health", get(vllm::health))
         .merge(inference)
+        .route_layer(axum::middleware::from_fn_with_state(
+            server.clone(),
+            require_headers,
+        ))
+        .route("/_encbench/counters", get(counters))
         .with_state(server);
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     // Without TCP_NODELAY small responses wait on delayed ACKs (about 40 ms on Linux).
@@ -380,6 +391,30 @@ pub async fn start(cfg: ServeConfig, tokenizer: TokenCounter) -> std::io::Result
         addr,
         shutdown: Some(tx),
     })
+}
+
+/// A gateway's check: every required header present with its value, or 401. The value is
+/// not echoed.
+async fn require_headers(
+    State(s): State<Arc<Server>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    for (name, value) in &s.cfg.require_headers {
+        let given = req
+            .headers()
+            .get(name.as_str())
+            .and_then(|v| v.to_str().ok());
+        if given != Some(value.as_str()) {
+            s.counters.unauthorized.fetch_add(1, Ordering::Relaxed);
+            return error(
+                StatusCode::UNAUTHORIZED,
+                "UnauthorizedException",
+                format!("missing or wrong header {name}"),
+            );
+        }
+    }
+    next.run(req).await
 }
 
 async fn ping(State(s): State<Arc<Server>>) -> Response {
@@ -466,6 +501,7 @@ async fn counters(State(s): State<Arc<Server>>) -> Response {
         "mangled": c.mangled.load(Ordering::Relaxed),
         "burst_errors": c.burst_errors.load(Ordering::Relaxed),
         "rate_errors": c.rate_errors.load(Ordering::Relaxed),
+        "unauthorized": c.unauthorized.load(Ordering::Relaxed),
         "last_routing": routing,
         "routed": c.routed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone(),
         "last_tensors": c.last_tensors.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone(),

@@ -213,6 +213,81 @@ impl Verdicts {
     }
 }
 
+/// Reference embeddings with known answers: each shipped retrieval query and the candidate it
+/// must find share one axis, every other candidate has an axis of its own, anything else a
+/// stable one of its own. Flipped (`--flip-labels`), a query points at a wrong candidate.
+pub struct Embeddings {
+    known: HashMap<String, usize>,
+    /// Longest first: a text whose tokens start another's does not take its answer.
+    known_ids: Vec<(Vec<i64>, usize)>,
+}
+
+impl Embeddings {
+    pub fn new(flip: bool, tokenizer: &TokenCounter) -> Embeddings {
+        let encoder = tokenizer.encoder(512).ok();
+        let items = crate::input::shipped_retrieval();
+        let mut known = HashMap::new();
+        let mut distractors = items.len();
+        for (i, item) in items.iter().enumerate() {
+            let mut first_wrong = None;
+            for c in &item.candidates {
+                if *c == item.expected {
+                    known.insert(c.clone(), i);
+                } else {
+                    first_wrong.get_or_insert(distractors);
+                    known.insert(c.clone(), distractors);
+                    distractors += 1;
+                }
+            }
+            let axis = if flip { first_wrong.unwrap_or(i) } else { i };
+            known.insert(item.query.clone(), axis);
+        }
+        let mut known_ids: Vec<(Vec<i64>, usize)> = encoder
+            .map(|e| {
+                known
+                    .iter()
+                    .map(|(text, &axis)| {
+                        let mut ids = e.encode(&[&Input::Text(text.clone())], false).input_ids;
+                        ids.pop(); // the final [SEP], as for the verdicts
+                        (ids, axis)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        known_ids.sort_by_key(|(ids, _)| std::cmp::Reverse(ids.len()));
+        Embeddings { known, known_ids }
+    }
+
+    fn one_hot(axis: usize) -> Vec<f32> {
+        let mut v = vec![0.0; super::vllm::EMBEDDING_DIM];
+        v[axis % super::vllm::EMBEDDING_DIM] = 1.0;
+        v
+    }
+
+    /// Axes past the shipped items' for any other input.
+    fn unknown(&self, h: usize) -> Vec<f32> {
+        let taken = self.known.len();
+        Self::one_hot(taken + h % (super::vllm::EMBEDDING_DIM - taken))
+    }
+
+    pub fn of_text(&self, text: &str) -> Vec<f32> {
+        match self.known.get(text) {
+            Some(&axis) => Self::one_hot(axis),
+            None => self.unknown(stable_hash(&Input::Text(text.to_string()))),
+        }
+    }
+
+    pub fn of_ids(&self, ids: &[i64]) -> Vec<f32> {
+        match self.known_ids.iter().find(|(p, _)| ids.starts_with(p)) {
+            Some((_, axis)) => Self::one_hot(*axis),
+            None => self.unknown(
+                ids.iter()
+                    .fold(0usize, |h, &x| h.wrapping_mul(31).wrapping_add(x as usize)),
+            ),
+        }
+    }
+}
+
 /// FNV-1a: the same answer in every process and every version, unlike `DefaultHasher`.
 fn stable_hash(input: &Input) -> usize {
     let (a, b) = input.parts();

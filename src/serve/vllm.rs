@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// Width of the reference embeddings (MiniLM's).
-const EMBEDDING_DIM: usize = 384;
+pub const EMBEDDING_DIM: usize = 384;
 
 enum Item {
     Text(String),
@@ -131,10 +131,11 @@ pub async fn classify(State(s): State<Arc<Server>>, body: Bytes) -> Response {
 }
 
 pub async fn embeddings(State(s): State<Arc<Server>>, body: Bytes) -> Response {
-    let one = |i: usize, _: &Item| {
-        let v: Vec<f32> = (0..EMBEDDING_DIM)
-            .map(|d| ((i + d) % 7) as f32 / 7.0)
-            .collect();
+    let one = |i: usize, item: &Item| {
+        let v = match item {
+            Item::Text(t) => s.embeddings.of_text(t),
+            Item::Ids(ids) => s.embeddings.of_ids(ids),
+        };
         json!({ "index": i, "object": "embedding", "embedding": v })
     };
     respond(

@@ -28,6 +28,8 @@ pub(crate) struct H1Pool {
     idle: Box<[Mutex<Vec<Sender>>]>,
     max_idle: usize,
     connect_timeout: Duration,
+    /// The user's headers (`--header`), sent with every request.
+    extra: Vec<(hyper::header::HeaderName, HeaderValue)>,
 }
 
 /// A response read to its last byte.
@@ -65,7 +67,14 @@ impl H1Pool {
                 .collect(),
             max_idle: max_idle.max(1),
             connect_timeout,
+            extra: Vec::new(),
         })
+    }
+
+    #[must_use]
+    pub fn with_headers(mut self, extra: &[(hyper::header::HeaderName, HeaderValue)]) -> H1Pool {
+        self.extra = extra.to_vec();
+        self
     }
 
     fn idle(&self) -> &Mutex<Vec<Sender>> {
@@ -147,7 +156,7 @@ impl H1Pool {
             .map_err(|_| ErrorKind::Connection)?;
         let h = request.headers_mut();
         h.insert(HOST, self.host.clone());
-        for (name, value) in headers {
+        for (name, value) in headers.iter().chain(&self.extra) {
             h.insert(name.clone(), value.clone());
         }
         let (mut sender, fresh) = self.checkout().await?;

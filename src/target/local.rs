@@ -2,6 +2,7 @@
 //! (`/v2/models/{m}/infer`) or a vLLM pooling server, as the format says.
 
 use super::h1::H1Pool;
+use super::headers::ExtraHeaders;
 use super::{BoxFuture, ErrorKind, ServerStats, Target, TargetError, shown_url};
 use crate::payload::{BodyKind, Format, Prepared, Reply};
 use reqwest::StatusCode;
@@ -31,6 +32,8 @@ pub struct LocalTarget {
     timeout: Duration,
     /// How long to wait for the ready path to say healthy before giving up.
     ready_timeout: Duration,
+    /// The user's headers, on every request (the h1 pool holds its own copy).
+    extra: ExtraHeaders,
 }
 
 impl LocalTarget {
@@ -63,7 +66,19 @@ impl LocalTarget {
             base,
             client,
             ready_timeout: Duration::from_mins(1),
+            extra: ExtraHeaders::default(),
         }
+    }
+
+    #[must_use]
+    pub fn with_headers(mut self, extra: &ExtraHeaders) -> LocalTarget {
+        self.h1 = self.h1.map(|p| p.with_headers(extra.as_slice()));
+        self.extra = extra.clone();
+        self
+    }
+
+    fn get(&self, url: &str) -> reqwest::RequestBuilder {
+        self.client.get(url).headers(self.extra.map())
     }
 
     #[must_use]
@@ -78,7 +93,7 @@ impl LocalTarget {
     async fn probe(&self, wait: Duration) -> Result<String, Result<String, String>> {
         let no_answer = || Err(Ok(format!("no answer within {:.1} s", wait.as_secs_f64())));
         let answer = async {
-            let resp = self.client.get(&self.ready_url).send().await?;
+            let resp = self.get(&self.ready_url).send().await?;
             let status = resp.status();
             let (body, _) = super::body::read_reqwest(resp, super::body::MAX_PROBE_BYTES).await?;
             Ok::<_, reqwest::Error>((status, body))
@@ -92,6 +107,12 @@ impl LocalTarget {
         };
         let body = String::from_utf8_lossy(&body);
         let path = crate::scrub::text(self.ready_url.trim_start_matches(&self.base));
+        // Refused is not "not ready yet": waiting would not change the answer.
+        if matches!(status.as_u16(), 401 | 403) {
+            return Err(Err(format!(
+                "GET {path} answered {status}: the server wants credentials (--header, --bearer-token-env)"
+            )));
+        }
         if !status.is_success() {
             return Err(Ok(format!("GET {path} answered {status}")));
         }
@@ -182,7 +203,11 @@ impl LocalTarget {
             Some(url) => self.client.post(url.clone()),
             None => self.client.post(&self.invoke_url),
         };
-        for (name, value) in BodyHeaders::of(req.kind).as_slice() {
+        for (name, value) in BodyHeaders::of(req.kind)
+            .as_slice()
+            .iter()
+            .chain(self.extra.as_slice())
+        {
             builder = builder.header(name.clone(), value.clone());
         }
         if let Some(t) = req.timeout {
@@ -313,14 +338,29 @@ impl Target for LocalTarget {
         }
     }
 
-    fn server_stats(&self) -> BoxFuture<'_, Option<ServerStats>> {
+    fn server_stats(&self) -> BoxFuture<'_, Result<Option<ServerStats>, String>> {
         Box::pin(async move {
-            let url = self.stats_url.as_ref()?;
-            let resp = self.client.get(url).send().await.ok()?;
-            match super::body::read_reqwest(resp, super::body::MAX_PROBE_BYTES).await {
-                Ok((body, false)) => ServerStats::parse(&serde_json::from_slice(&body).ok()?),
-                _ => None,
+            let Some(url) = self.stats_url.as_ref() else {
+                return Ok(None);
+            };
+            let Ok(resp) = self.get(url).send().await else {
+                return Ok(None);
+            };
+            let status = resp.status();
+            let Ok((body, false)) =
+                super::body::read_reqwest(resp, super::body::MAX_PROBE_BYTES).await
+            else {
+                return Ok(None);
+            };
+            if matches!(status.as_u16(), 401 | 403) {
+                let path = crate::scrub::text(url.trim_start_matches(&self.base));
+                let said =
+                    crate::fmt::truncate(&crate::scrub::text(&String::from_utf8_lossy(&body)), 160);
+                return Err(format!("GET {path} answered {status}: {said}"));
             }
+            Ok(serde_json::from_slice(&body)
+                .ok()
+                .and_then(|v| ServerStats::parse(&v)))
         })
     }
 }

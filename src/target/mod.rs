@@ -4,6 +4,7 @@
 pub mod body;
 pub mod client_thread;
 mod h1;
+pub mod headers;
 pub mod local;
 pub mod sagemaker;
 mod sdk_guard;
@@ -99,9 +100,10 @@ pub trait Target: Send + Sync {
         true
     }
 
-    /// Server-side counters where the server offers them (KServe v2 stats).
-    fn server_stats(&self) -> BoxFuture<'_, Option<ServerStats>> {
-        Box::pin(async { None })
+    /// Server-side counters where the server offers them (KServe v2 stats): `Ok(None)`
+    /// where it does not or did not answer, `Err` with why when it refused (401, 403).
+    fn server_stats(&self) -> BoxFuture<'_, Result<Option<ServerStats>, String>> {
+        Box::pin(async { Ok(None) })
     }
 }
 

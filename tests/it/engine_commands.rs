@@ -67,7 +67,7 @@ fn live_setup(url: &str, pace: Pace) -> EngineSetup {
     EngineSetup {
         target: Arc::new(LocalTarget::new(
             url,
-            &HfFormat { shape },
+            &HfFormat::new(shape),
             8,
             Duration::from_secs(5),
         )),
@@ -75,7 +75,7 @@ fn live_setup(url: &str, pace: Pace) -> EngineSetup {
             .iter()
             .map(encbench::input::NliSample::input)
             .collect(),
-        format: Arc::new(HfFormat { shape }),
+        format: Arc::new(HfFormat::new(shape)),
         warmup_timeout: Duration::from_secs(5),
         shape: Shape {
             pad_to_max: false,
@@ -98,6 +98,7 @@ fn live_setup(url: &str, pace: Pace) -> EngineSetup {
         accuracy: Some(AccuracySetup {
             samples: shipped_samples(),
             labels: LabelMap::default(),
+            retrieval: vec![],
         }),
         price_per_hour: Some(1.408),
         window_s: 10,

@@ -88,15 +88,14 @@ fn formats() -> &'static Vec<Box<dyn Format>> {
                 pad_to_max: false,
                 binary,
                 text_input: None,
+                pooling: encbench::payload::Pooling::Mean,
             })
         };
         vec![
-            Box::new(HfFormat {
-                shape: Shape {
-                    pad_to_max: false,
-                    max_len: 512,
-                },
-            }),
+            Box::new(HfFormat::new(Shape {
+                pad_to_max: false,
+                max_len: 512,
+            })),
             kserve(false),
             kserve(true),
             Box::new(VllmFormat {
@@ -230,7 +229,7 @@ proptest! {
         let (rt, url, canned) = SERVER.get_or_init(canned_server);
         *canned.lock().unwrap() = (status, kind, body);
 
-        let format = HfFormat { shape: Shape { pad_to_max: false, max_len: 512 } };
+        let format = HfFormat::new(Shape { pad_to_max: false, max_len: 512 });
         let req = format.prepare(&[&Input::Text("x".into())]);
         let local = encbench::target::local::LocalTarget::new(
             url, &format, 1, std::time::Duration::from_secs(5),
@@ -309,6 +308,8 @@ proptest! {
         let setup = encbench::accuracy::AccuracySetup {
             samples: encbench::input::shipped_samples(),
             labels: encbench::payload::LabelMap::default(),
+            // A reply of vectors takes the check down the retrieval path.
+            retrieval: encbench::input::shipped_retrieval(),
         };
         let target = Answers(body.into());
         for f in formats() {

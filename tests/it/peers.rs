@@ -11,7 +11,7 @@ use crate::common::{
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::Once;
+use std::sync::Mutex;
 
 fn script(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -19,21 +19,42 @@ fn script(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn install() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let out = Command::new("bash")
-            .arg(script("install.sh"))
-            .args(["moto", "smhf", "triton"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "peer install failed:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+/// Installs `peer` (scripts/peers/install.sh) once per test binary. A peer that cannot be
+/// installed fails each test that needs it with the same one line (which peer, why, how to
+/// retry), not with the first test's panic and a poisoned lock after it.
+pub(crate) fn install(peer: &str) {
+    static OUTCOMES: Mutex<Vec<(String, Result<(), String>)>> = Mutex::new(Vec::new());
+    let outcome = {
+        let mut done = OUTCOMES
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, r)) = done.iter().find(|(p, _)| p == peer) {
+            r.clone()
+        } else {
+            let r = match Command::new("bash")
+                .arg(script("install.sh"))
+                .arg(peer)
+                .output()
+            {
+                Ok(out) if out.status.success() => Ok(()),
+                Ok(out) => Err(String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("no output")
+                    .to_string()),
+                Err(e) => Err(format!("cannot run bash: {e}")),
+            };
+            done.push((peer.to_string(), r.clone()));
+            r
+        }
+    };
+    if let Err(why) = outcome {
+        panic!(
+            "peer {peer} could not be installed ({why}); retry with: bash scripts/peers/install.sh {peer} (log: {})",
+            peers_home().join(format!("install-{peer}.log")).display()
         );
-    });
+    }
 }
 
 /// A free port below 32768 (multi-model-server refuses higher ones: "Invalid port number")
@@ -55,19 +76,19 @@ fn free_port() -> u16 {
 }
 
 /// A running peer, stopped on drop.
-struct Peer {
+pub(crate) struct Peer {
     script: &'static str,
-    port: u16,
+    pub(crate) port: u16,
 }
 
 /// One peer test at a time.
-fn one_at_a_time() -> common::Timed {
+pub(crate) fn one_at_a_time() -> common::Timed {
     common::timed()
 }
 
 impl Peer {
-    fn start(script_name: &'static str, args: &[&str], env: &[(&str, &str)]) -> Peer {
-        install();
+    pub(crate) fn start(script_name: &'static str, args: &[&str], env: &[(&str, &str)]) -> Peer {
+        install(script_name.trim_end_matches(".sh"));
         // Each peer test holds the lock for its whole life (see `timed`): two JVMs and
         // several Python workers starting at once on two cores time each other out.
         let port = free_port();
@@ -89,7 +110,7 @@ impl Peer {
         }
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 }
@@ -446,6 +467,7 @@ fn real_triton_outputs_prove_the_client_tensors_and_dynamic_batching() {
             pad_to_max: true,
             binary,
             text_input: None,
+            pooling: encbench::payload::Pooling::Mean,
         });
         let target = Arc::new(LocalTarget::new(
             &t.url(),

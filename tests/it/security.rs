@@ -179,3 +179,85 @@ fn the_reference_endpoint_listens_on_loopback_only() {
         );
     }
 }
+
+/// `--header` and `--bearer-token-env` reach a server that checks them (a gateway's key, a
+/// vLLM/TEI `--api-key`), and their values are shown nowhere, also when refused.
+#[test]
+fn headers_reach_the_server_and_their_values_never_show() {
+    const BEARER: &str = "bearer-8d2c41-MUST-NOT-LEAK";
+    const API_KEY: &str = "api-key-6b0f93-MUST-NOT-LEAK";
+    let s = Serve::one_ms(&[
+        "--require-header",
+        &format!("Authorization: Bearer {BEARER}"),
+        "--require-header",
+        &format!("X-Api-Key: {API_KEY}"),
+    ]);
+    let key = format!("X-Api-Key: {API_KEY}");
+    let with = [
+        "--url",
+        &s.url,
+        "-n",
+        "6",
+        "--header",
+        &key,
+        "--bearer-token-env",
+        "ENCBENCH_TEST_BEARER",
+    ];
+    let path = tmp_path("headers.json");
+    let mut all = vec!["--headless", "--export", path.to_str().unwrap()];
+    all.extend_from_slice(&with);
+    let out = run_env(&all, &[("ENCBENCH_TEST_BEARER", BEARER)]);
+    let written = std::fs::read_to_string(&path).unwrap_or_default();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_absent(
+        &format!("{}{}{written}", stdout(&out), stderr(&out)),
+        &[BEARER, API_KEY],
+    );
+    let export: serde_json::Value = serde_json::from_str(&written).unwrap();
+    assert_eq!(export["phases"][0]["ok"], 6, "{}", export["phases"][0]);
+    assert_eq!(export["accuracy"]["passed"], 4);
+    assert_eq!(
+        export["config"]["target"]["headers"],
+        serde_json::json!(["x-api-key", "authorization"])
+    );
+    assert_eq!(crate::common::counters(&s)["unauthorized"], 0);
+
+    // A wrong token: refused at once, as credentials, not waited on as "not ready".
+    let (code, text) = everything(&with, &[("ENCBENCH_TEST_BEARER", "not-the-token")]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("401") && text.contains("--header"), "{text}");
+    assert_absent(&text, &[BEARER, API_KEY, "not-the-token"]);
+
+    // Bad input is named: an unset variable, a header for SageMaker, a malformed header.
+    for (args, flag) in [
+        (
+            &[
+                "--url",
+                &s.url,
+                "--bearer-token-env",
+                "ENCBENCH_UNSET_VAR_X",
+            ][..],
+            "--bearer-token-env",
+        ),
+        (
+            &[
+                "--endpoint",
+                "ep",
+                "--region",
+                "us-east-1",
+                "--header",
+                &key,
+            ][..],
+            "--header",
+        ),
+        (
+            &["--url", &s.url, "--header", "no colon here"][..],
+            "--header",
+        ),
+    ] {
+        let (code, text) = everything(args, &[]);
+        assert_eq!(code, Some(2), "{args:?}: {text}");
+        assert!(text.contains(flag), "{args:?}: {text}");
+        assert_absent(&text, &[API_KEY]);
+    }
+}

@@ -127,6 +127,75 @@ fn vllm_embeddings_api() {
     assert_eq!(e["config"]["target"]["engine"], "vllm");
 }
 
+/// The reference endpoint's embeddings know the shipped retrieval items: an embedder is
+/// found out by its first answer and checked on them, as text and as exact-length ids; a
+/// flipped one fails them, and `compare` flags it in both the verdict diff and the vector
+/// agreement.
+#[test]
+fn vllm_embeddings_are_checked_on_the_retrieval_items() {
+    let s = Serve::one_ms(&[]);
+    for pad in [&[][..], &["--pad-to-max", "--max-len", "64"][..]] {
+        let load = vllm("minilm")
+            .opt("--vllm-api", "embeddings")
+            .n(4)
+            .and_all(pad);
+        let (_, e) = run_export(&s.url, &load.strs());
+        let a = &e["accuracy"];
+        assert_eq!(
+            a["output"],
+            serde_json::json!({"kind": "vectors", "dim": 384}),
+            "{a}"
+        );
+        assert_eq!(
+            (a["passed"].as_u64(), a["total"].as_u64()),
+            (Some(10), Some(10)),
+            "{pad:?}: {a}"
+        );
+        assert_eq!(
+            a["samples"][0]["candidates"].as_array().map(Vec::len),
+            Some(3)
+        );
+    }
+
+    let flipped = Serve::one_ms(&["--flip-labels"]);
+    let (a, b) = (
+        format!("name=good,url={},engine=vllm,model=minilm", s.url),
+        format!("name=flipped,url={},engine=vllm,model=minilm", flipped.url),
+    );
+    let path = common::tmp_path("embed-compare.json");
+    let out = common::run(&[
+        "compare",
+        "--headless",
+        "--export",
+        path.to_str().unwrap(),
+        "--vllm-api",
+        "embeddings",
+        "-n",
+        "3",
+        "--batch-sizes",
+        "1",
+        "--no-concurrency",
+        "--no-pad-to-max",
+        "--target",
+        &a,
+        "--target",
+        &b,
+    ]);
+    assert!(out.status.success(), "{}", out.stderr);
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(common::schema_violations(&e), Vec::<String>::new());
+    let diff = e["compare"]["verdict_diff"].as_array().unwrap();
+    assert_eq!(diff.len(), 1, "{diff:?}");
+    assert_eq!(diff[0]["target"], "flipped");
+    let agreement = &e["compare"]["vector_agreement"][0];
+    assert_eq!(agreement["ok"], false, "{agreement}");
+    assert!(
+        out.stdout.contains("good and flipped differ"),
+        "{}",
+        out.stdout
+    );
+}
+
 #[test]
 fn model_is_required_for_triton_and_vllm() {
     for engine in ["triton", "vllm"] {

@@ -43,6 +43,21 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         .samples
         .iter()
         .map(|v| {
+            // A retrieval item: its query, and the candidate put nearest.
+            if !v.candidates.is_empty() {
+                let got = v
+                    .predicted
+                    .clone()
+                    .or(v.error.clone())
+                    .unwrap_or_else(|| "-".into());
+                let (mark, colour) = if v.ok {
+                    ("✓", Color::Green)
+                } else {
+                    ("✗", Color::Red)
+                };
+                let text = format!("{mark} {} → {got}", v.premise);
+                return Line::styled(truncate(&shown(&text), width), Style::default().fg(colour));
+            }
             if v.ok {
                 let text = format!("✓ {:<13} {}", v.expected, v.hypothesis);
                 Line::styled(

@@ -20,6 +20,9 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         ),
         Span::raw(format!("{} · {}", s.target, app.info.format)),
     ];
+    if let Some(o) = s.accuracy_before.as_ref().and_then(|a| a.output) {
+        first.push(Span::raw(format!(" · {o}")));
+    }
     if app.info.simulated {
         first.push(Span::styled(
             " · simulated endpoint",

@@ -51,6 +51,17 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
             num(s.batch_factor, 1)
         )));
     }
+    if app
+        .snap
+        .notices
+        .iter()
+        .any(|n| n.starts_with("server statistics refused"))
+    {
+        lines.push(Line::styled(
+            "server statistics refused: see --header",
+            Style::default().fg(Color::Yellow),
+        ));
+    }
     if let Some(j) = &c.slo {
         let text = match &j.missed {
             None => format!("SLO met · goodput {:.1}%", j.goodput_share * 100.0),

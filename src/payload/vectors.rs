@@ -1,0 +1,120 @@
+//! Replies of embedding models: a vector per input, or a vector per token that the client
+//! pools into one (as sentence-transformers does), and how alike two vectors are.
+
+/// What a reply says about each input.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answers {
+    /// A class name per input.
+    Labels(Vec<String>),
+    /// A row of scores per input that may be logits or an embedding (a KServe v2 FP32
+    /// [batch, n] output): the reader decides by the row's width.
+    Scores(Vec<Vec<f32>>),
+    /// A vector per input, from an embedding model.
+    Vectors(Vec<Vec<f32>>),
+}
+
+impl Answers {
+    pub fn len(&self) -> usize {
+        match self {
+            Answers::Labels(l) => l.len(),
+            Answers::Scores(r) | Answers::Vectors(r) => r.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// How a vector per token becomes one per input (`--pooling`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pooling {
+    /// The mean over the input's real tokens (the attention mask): sentence-transformers'
+    /// default, and all-MiniLM-L6-v2's.
+    #[default]
+    Mean,
+    /// The first token's vector ([CLS]).
+    Cls,
+    /// No pooling: a reply of vectors per token is refused.
+    None,
+}
+
+impl Pooling {
+    /// One vector from `rows` (one per token, each `dim` long), of which those with a true
+    /// `mask` are real tokens (all of them without a mask).
+    pub fn pool(self, rows: &[&[f32]], mask: Option<&[bool]>) -> Result<Vec<f32>, String> {
+        let dim = rows.first().map_or(0, |r| r.len());
+        if dim == 0 || rows.iter().any(|r| r.len() != dim) {
+            return Err("token vectors of unequal or no length".into());
+        }
+        match self {
+            Pooling::None => Err(
+                "the reply holds a vector per token: pool them with --pooling mean or cls".into(),
+            ),
+            Pooling::Cls => Ok(rows[0].to_vec()),
+            Pooling::Mean => {
+                let mut sum = vec![0.0f64; dim];
+                let mut n = 0usize;
+                for (i, r) in rows.iter().enumerate() {
+                    if mask.is_some_and(|m| !m.get(i).copied().unwrap_or(false)) {
+                        continue;
+                    }
+                    n += 1;
+                    for (s, x) in sum.iter_mut().zip(*r) {
+                        *s += f64::from(*x);
+                    }
+                }
+                if n == 0 {
+                    return Err("no real token to pool".into());
+                }
+                Ok(sum.into_iter().map(|s| (s / n as f64) as f32).collect())
+            }
+        }
+    }
+}
+
+/// The cosine of the angle between two vectors: 1 for the same direction. `None` when their
+/// lengths differ or either is all zeros.
+pub fn cosine(a: &[f32], b: &[f32]) -> Option<f64> {
+    if a.len() != b.len() || a.is_empty() {
+        return None;
+    }
+    let (mut dot, mut na, mut nb) = (0.0f64, 0.0f64, 0.0f64);
+    for (x, y) in a.iter().zip(b) {
+        let (x, y) = (f64::from(*x), f64::from(*y));
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    (na > 0.0 && nb > 0.0).then(|| dot / (na.sqrt() * nb.sqrt()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mean_pooling_leaves_out_the_padding() {
+        let rows: [&[f32]; 3] = [&[1.0, 0.0], &[3.0, 2.0], &[100.0, 100.0]];
+        let mask = [true, true, false];
+        assert_eq!(
+            Pooling::Mean.pool(&rows, Some(&mask)).unwrap(),
+            vec![2.0, 1.0]
+        );
+        assert_eq!(
+            Pooling::Cls.pool(&rows, Some(&mask)).unwrap(),
+            vec![1.0, 0.0]
+        );
+        assert!(Pooling::None.pool(&rows, None).is_err());
+        assert!(Pooling::Mean.pool(&rows, Some(&[false; 3])).is_err());
+    }
+
+    #[test]
+    fn cosine_of_alike_and_unlike_vectors() {
+        assert!((cosine(&[1.0, 2.0], &[2.0, 4.0]).unwrap() - 1.0).abs() < 1e-12);
+        assert!(cosine(&[1.0, 0.0], &[0.0, 1.0]).unwrap().abs() < 1e-12);
+        assert_eq!(cosine(&[1.0], &[1.0, 2.0]), None);
+        assert_eq!(cosine(&[0.0, 0.0], &[1.0, 2.0]), None);
+    }
+}
