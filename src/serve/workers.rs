@@ -109,7 +109,7 @@ impl Workers {
             }
             Queue::Shared => {
                 let permit = self.pool.acquire().await.expect("the pool is never closed");
-                let (w, busy) = self.earliest_free();
+                let (w, busy) = self.earliest_free().await;
                 (w, busy, Some(permit))
             }
         };
@@ -135,21 +135,29 @@ impl Workers {
     }
 
     /// With a permit in hand some worker is idle: the one free the longest, so a request
-    /// starts at the earliest deadline, as in an M/M/c queue.
-    fn earliest_free(&self) -> (&Worker, MutexGuard<'_, Option<Instant>>) {
-        let mut best: Option<(&Worker, MutexGuard<'_, Option<Instant>>)> = None;
-        for w in &self.each {
-            if let Ok(g) = w.busy.try_lock() {
-                let earlier = match &best {
-                    None => true,
-                    Some((_, b)) => g.unwrap_or(Instant::now()) < b.unwrap_or(Instant::now()),
-                };
-                if earlier {
-                    best = Some((w, g));
+    /// starts at the earliest deadline, as in an M/M/c queue. The count can run ahead of the
+    /// workers: a request cancelled while its worker loads gives its permit back before its
+    /// worker, and the suite once found no worker free under load (M/M/4 ×8 replicas). Then
+    /// this waits its turn instead of trusting the count.
+    async fn earliest_free(&self) -> (&Worker, MutexGuard<'_, Option<Instant>>) {
+        loop {
+            let mut best: Option<(&Worker, MutexGuard<'_, Option<Instant>>)> = None;
+            for w in &self.each {
+                if let Ok(g) = w.busy.try_lock() {
+                    let earlier = match &best {
+                        None => true,
+                        Some((_, b)) => g.unwrap_or(Instant::now()) < b.unwrap_or(Instant::now()),
+                    };
+                    if earlier {
+                        best = Some((w, g));
+                    }
                 }
             }
+            if let Some(found) = best {
+                return found;
+            }
+            tokio::task::yield_now().await;
         }
-        best.expect("a permit means a worker is free")
     }
 
     /// Like `acquire`, but a worker whose model is not loaded yet starts loading in the
