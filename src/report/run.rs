@@ -478,11 +478,15 @@ fn accuracy_table(a: &AccuracyExport) -> Table {
     for v in &a.samples {
         t.row(vec![
             if v.ok { "ok" } else { "MISMATCH" }.into(),
-            v.expected.clone(),
-            v.predicted
-                .clone()
-                .or(v.error.clone())
-                .unwrap_or_else(|| "-".into()),
+            // A retrieval item's verdicts are candidate sentences.
+            fmt::truncate(&v.expected, 48),
+            fmt::truncate(
+                &v.predicted
+                    .clone()
+                    .or(v.error.clone())
+                    .unwrap_or_else(|| "-".into()),
+                48,
+            ),
             fmt::truncate(&v.premise, 48),
             if v.candidates.is_empty() {
                 fmt::truncate(&v.hypothesis, 48)
