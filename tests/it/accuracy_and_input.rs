@@ -214,3 +214,77 @@ fn unreadable_tokenizer_file_is_named() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains(bad.to_str().unwrap()));
 }
+
+/// A samples file of one kind checks an endpoint of that kind; against the other kind the
+/// check says what it needs instead of failing every sample.
+#[test]
+fn samples_of_either_kind_and_a_note_when_the_endpoint_needs_the_other() {
+    let s = Serve::one_ms(&[]);
+    let retrieval = tmp_path("retrieval.jsonl");
+    std::fs::write(
+        &retrieval,
+        concat!(
+            r#"{"query": "Which planet is closest to the Sun?", "candidates": ["#,
+            r#""Mercury orbits nearest to the Sun, once every 88 days.", "#,
+            r#""The museum opens at nine on weekdays."], "#,
+            r#""expected": "Mercury orbits nearest to the Sun, once every 88 days."}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let file = retrieval.to_str().unwrap();
+    // The hf reference endpoint classifies: it needs NLI pairs.
+    let (_, e) = run_export(&s.url, &["-n", "2", "--accuracy-samples", file]);
+    let a = &e["accuracy"];
+    assert_eq!(a["total"], 0, "{a}");
+    assert_eq!(a["output"], serde_json::json!({"kind": "labels"}));
+    assert!(
+        a["note"].as_str().unwrap().contains("answers labels"),
+        "{a}"
+    );
+    // Its vLLM embeddings know the item: 1/1.
+    let (_, e) = run_export(
+        &s.url,
+        &[
+            "-n",
+            "2",
+            "--engine",
+            "vllm",
+            "--model",
+            "m",
+            "--vllm-api",
+            "embeddings",
+            "--accuracy-samples",
+            file,
+        ],
+    );
+    assert_eq!(
+        (
+            e["accuracy"]["passed"].as_u64(),
+            e["accuracy"]["total"].as_u64()
+        ),
+        (Some(1), Some(1)),
+        "{}",
+        e["accuracy"]
+    );
+    // An expected answer that is not among the candidates is bad input, named.
+    let bad = tmp_path("bad-retrieval.jsonl");
+    std::fs::write(
+        &bad,
+        r#"{"query": "q", "candidates": ["a", "b"], "expected": "c"}"#,
+    )
+    .unwrap();
+    let out = run(&[
+        "--headless",
+        "--url",
+        &s.url,
+        "--accuracy-samples",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("line 1") && stderr(&out).contains("candidates"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -38,6 +38,13 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         f.render_widget(Paragraph::new(text), inner);
         return;
     };
+    if let (true, Some(note)) = (report.samples.is_empty(), &report.note) {
+        f.render_widget(
+            Paragraph::new(note.as_str()).wrap(ratatui::widgets::Wrap { trim: true }),
+            inner,
+        );
+        return;
+    }
     let width = inner.width as usize;
     let lines: Vec<Line> = report
         .samples
