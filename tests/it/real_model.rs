@@ -36,6 +36,24 @@ fn cased_tokenizer() -> std::path::PathBuf {
     path
 }
 
+/// A run against the real model behind Triton, inputs padded to 128 tokens (one shape, so
+/// the dynamic batcher can merge requests).
+fn triton_padded<'a>(url: &'a str, more: &[&'a str]) -> Vec<&'a str> {
+    let mut a = vec![
+        "--url",
+        url,
+        "--engine",
+        "triton",
+        "--model",
+        "minilm",
+        "--pad-to-max",
+        "--max-len",
+        "128",
+    ];
+    a.extend_from_slice(more);
+    a
+}
+
 fn p50(e: &Value) -> f64 {
     f(&e["phases"][0]["latency_ms"]["p50"])
 }
@@ -141,27 +159,17 @@ fn the_real_model_behind_the_hf_toolkit_and_triton() {
 
     // Eight clients of one input each, all of one shape: Triton's batcher merges them, as
     // its open statistics API shows.
-    let (_, e) = run_export_env(
-        &[
-            "--url",
-            &triton.url(),
-            "--engine",
-            "triton",
-            "--model",
-            "minilm",
-            "--pad-to-max",
-            "--max-len",
-            "128",
-            "--concurrency",
-            "8",
-            "-n",
-            "64",
-            "--warmup",
-            "8",
-            "--no-accuracy",
-        ],
-        &[],
-    );
+    let url = triton.url();
+    let eight = [
+        "--concurrency",
+        "8",
+        "-n",
+        "64",
+        "--warmup",
+        "8",
+        "--no-accuracy",
+    ];
+    let (_, e) = run_export_env(&triton_padded(&url, &eight), &[]);
     let server = &e["phases"][0]["server"];
     eprintln!("real MiniLM behind Triton, b=1 x 8 clients: {server}");
     assert!(f(&server["batch_factor"]) > 1.0, "{server}");
@@ -184,21 +192,7 @@ fn real_triton_with_its_statistics_restricted() {
         ],
     );
     let url = triton.url();
-    let base = [
-        "--url",
-        url.as_str(),
-        "--engine",
-        "triton",
-        "--model",
-        "minilm",
-        "--pad-to-max",
-        "--max-len",
-        "128",
-        "-n",
-        "8",
-        "--warmup",
-        "1",
-    ];
+    let base = triton_padded(&url, &["-n", "8", "--warmup", "1"]);
 
     // Refused: said once, and the breakdown is absent rather than a silent "-".
     let (out, e) = run_export_env(&base, &[]);
@@ -229,7 +223,7 @@ fn real_triton_with_its_statistics_restricted() {
 
     // With the token as a header the statistics open; the token is shown nowhere.
     let header = format!("triton-access-token: {token}");
-    let mut with = base.to_vec();
+    let mut with = base.clone();
     with.extend(["--header", &header]);
     let path = tmp_path("restricted.json");
     with.extend(["--export", path.to_str().unwrap()]);
