@@ -66,8 +66,10 @@ peers_log=target/peers-install.log
 (time bash scripts/peers/install.sh "${peers[@]}") >"$peers_log" 2>&1 &
 peers_pid=$!
 
+say "building the tests (at ${SECONDS} s); the peers install meanwhile (log: $peers_log)"
 cargo test --locked --no-run --all-targets
 
+say "tests built (at ${SECONDS} s); waiting for the peers"
 if ! wait "$peers_pid"; then
     tail -20 "$peers_log" >&2
     say "the peers did not install (log: $peers_log); retry with: bash scripts/peers/install.sh ${peers[*]}"
@@ -75,4 +77,5 @@ if ! wait "$peers_pid"; then
 fi
 tail -3 "$peers_log"
 
+say "running the tests (at ${SECONDS} s)"
 exec cargo test --locked "$@"
