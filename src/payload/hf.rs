@@ -26,6 +26,13 @@ pub fn hf_body(inputs: &[&Input], shape: Shape) -> Bytes {
 /// Labels from an HF pipeline response. Accepts `[{label, score}]` (one per input),
 /// a bare `{label, score}` (single input), and `[[{label, score}, ...]]` (`top_k`: best wins).
 pub fn hf_labels(body: &[u8]) -> Result<Vec<String>, String> {
+    let v: Value =
+        serde_json::from_slice(body).map_err(|e| format!("response is not JSON: {e}"))?;
+    labels_of(&v)
+}
+
+/// The labels of a parsed reply: the load path reads every reply, so it is parsed once.
+fn labels_of(v: &Value) -> Result<Vec<String>, String> {
     fn one(v: &Value) -> Option<String> {
         match v {
             Value::Object(o) => o.get("label").and_then(Value::as_str).map(str::to_owned),
@@ -37,9 +44,7 @@ pub fn hf_labels(body: &[u8]) -> Result<Vec<String>, String> {
             _ => None,
         }
     }
-    let v: Value =
-        serde_json::from_slice(body).map_err(|e| format!("response is not JSON: {e}"))?;
-    let items: Vec<&Value> = match &v {
+    let items: Vec<&Value> = match v {
         Value::Array(a) => a.iter().collect(),
         o @ Value::Object(_) => vec![o],
         _ => vec![],
@@ -125,7 +130,7 @@ pub fn hf_answers(body: &[u8], inputs: usize, pooling: Pooling) -> Result<Answer
     {
         return hf_vectors(items, depth, inputs, pooling).map(Answers::Vectors);
     }
-    hf_labels(body).map(Answers::Labels)
+    labels_of(&v).map(Answers::Labels)
 }
 
 /// Hugging Face inference toolkit payloads; the server tokenizes.
