@@ -98,7 +98,11 @@ fn hf_vectors(
     };
     match depth {
         1 => {
-            let rows = token_rows(&Value::Array(items.to_vec())).ok_or_else(bad)?;
+            let rows: Vec<Vec<f32>> = items
+                .iter()
+                .map(numbers)
+                .collect::<Option<_>>()
+                .ok_or_else(bad)?;
             if inputs == 1 && rows.len() > 1 {
                 Ok(vec![pool(&rows)?])
             } else {
