@@ -42,7 +42,7 @@ fn simulate(secs: u64) -> (Snapshot, Duration) {
             tokenize: None,
             measured: true,
         };
-        timeline.record(&c);
+        timeline.record(&c, true);
         recorder.record(&c);
         run.record(lat_us).unwrap();
         if i % RATE == 0 {

@@ -372,7 +372,10 @@ pub struct Timeline {
     samples: u64,
     errors: u64,
     hist: Histogram<u64>,
-    /// The last `window_len` seconds' histograms, for the live "recent" view.
+    /// The second under way's latencies of the current phase or segment only, and the last
+    /// `window_len` seconds' of it, for the live "recent" view: a window that crossed a
+    /// phase would show a b=32 bucket after the sweep moved on.
+    recent_hist: Histogram<u64>,
     window: VecDeque<Histogram<u64>>,
     window_len: usize,
     pub entries: Vec<TimelineEntry>,
@@ -387,6 +390,7 @@ impl Timeline {
             samples: 0,
             errors: 0,
             hist: view_histogram(),
+            recent_hist: view_histogram(),
             window: VecDeque::new(),
             window_len: window_len.max(1),
             entries: Vec::new(),
@@ -395,18 +399,29 @@ impl Timeline {
 
     /// Every completion counts towards what the endpoint did that second; only measured ones
     /// towards its latency, as in the phase's percentiles (a warmup request is often a cold
-    /// one).
-    pub fn record(&mut self, c: &Completion) {
+    /// one). `current`: the completion belongs to the phase or segment under way, so it
+    /// counts in the recent view too.
+    pub fn record(&mut self, c: &Completion, current: bool) {
         match c.error {
             None => {
                 self.ok += 1;
                 self.samples += c.batch_size as u64;
                 if c.measured {
-                    self.hist.saturating_record(us(c.done - c.intended));
+                    let v = us(c.done - c.intended);
+                    self.hist.saturating_record(v);
+                    if current {
+                        self.recent_hist.saturating_record(v);
+                    }
                 }
             }
             Some(_) => self.errors += 1,
         }
+    }
+
+    /// A new phase or segment (or a reset): the recent view starts empty.
+    pub fn restart_recent(&mut self) {
+        self.recent_hist.reset();
+        self.window.clear();
     }
 
     pub fn event(&mut self, now: Instant, text: impl Into<String>) {
@@ -422,7 +437,8 @@ impl Timeline {
             let point = self.current_point();
             self.second_start += Duration::from_secs(1);
             self.entries.push(point);
-            let full = std::mem::replace(&mut self.hist, view_histogram());
+            self.hist.reset();
+            let full = std::mem::replace(&mut self.recent_hist, view_histogram());
             self.window.push_back(full);
             while self.window.len() > self.window_len {
                 self.window.pop_front();
@@ -461,7 +477,7 @@ impl Timeline {
 
     /// Scheduled latency over the last `window_len` seconds plus the current partial second.
     pub fn recent(&self) -> Histogram<u64> {
-        let mut h = self.hist.clone();
+        let mut h = self.recent_hist.clone();
         for w in &self.window {
             // Same bounds and precision, so adding cannot fail.
             let _ = h.add(w);
@@ -603,8 +619,8 @@ mod tests {
     fn timeline_rolls_one_point_per_second() {
         let t0 = Instant::now();
         let mut tl = Timeline::new(t0, 10);
-        tl.record(&completion(t0, 0, 0, 20));
-        tl.record(&completion(t0, 10, 10, 30));
+        tl.record(&completion(t0, 0, 0, 20), true);
+        tl.record(&completion(t0, 10, 10, 30), true);
         tl.roll(t0 + Duration::from_millis(2_500));
         assert_eq!(tl.entries.len(), 2);
         match &tl.entries[0] {
@@ -626,7 +642,7 @@ mod tests {
         ));
         assert_eq!(tl.recent().len(), 2);
         // The second under way is not lost when the run ends inside it.
-        tl.record(&completion(t0, 2_100, 2_100, 2_200));
+        tl.record(&completion(t0, 2_100, 2_100, 2_200), true);
         let all = tl.complete_entries();
         assert_eq!(all.len(), 3);
         assert!(

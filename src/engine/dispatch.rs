@@ -9,6 +9,7 @@
 
 use super::closed::{self, Progress};
 use super::request::{Requester, Ticket};
+use super::steer::{self, Flow, Settings};
 use super::{Command, Ctx, PhaseView, RunState};
 use crate::arrival::{Arrivals, Pace, phase_seed};
 use crate::fmt;
@@ -30,18 +31,8 @@ pub(crate) enum PhaseEnd {
     Sweep(SweepKind),
     /// The live phase gave way to a capacity search.
     Capacity,
-}
-
-/// What a command does to the loop.
-enum Flow {
-    Continue,
-    /// The pace changed: draw the next send time from the new process.
-    Repace,
-    /// Back from a pause: restart the schedule from now.
-    Resumed,
-    /// Statistics were cleared; completions of older generations no longer count.
-    Reset(u64),
-    End(PhaseEnd),
+    /// A live change ended this segment: the next one runs with the new settings.
+    Segment,
 }
 
 enum Woke<T> {
@@ -228,16 +219,23 @@ pub(crate) async fn run_phase(
             sent: 0,
         });
         pace = live.pace;
+        live.timeline.restart_recent();
         live.timeline.event(
             Instant::now(),
             format!(
-                "phase {index} {} start: batch {} concurrency {}",
+                "phase {index} {} start: batch {} concurrency {}, {}",
                 spec.kind.name(),
                 spec.batch_size,
-                spec.concurrency
+                spec.concurrency,
+                fmt::pace(&pace)
             ),
         );
     }
+    // What this phase (or live segment) runs with, as its result records it.
+    let mut settings = Settings {
+        pace,
+        concurrency: spec.concurrency,
+    };
     shared.sent.clear();
     shared.limiter.set_cap(spec.concurrency);
 
@@ -287,36 +285,44 @@ pub(crate) async fn run_phase(
         };
         deadline.set(phase_end);
 
-        // Commands are handled at any wait; after one, the loop re-plans from the top.
-        let command = match arrivals {
-            // Closed loop: the slots send; this waits for them to use up the phase.
-            None => {
-                let set = slots.get_or_insert_with(|| {
-                    let c = shared.limiter.cap();
-                    closed::start(
-                        &ctx.client_threads,
-                        &requester,
-                        &progress,
-                        first_generation,
-                        c,
-                    )
-                });
-                match wait(set.finished(), cmds, &mut deadline).await {
-                    // Only the dispatcher knows when a phase is stable: the set keeps
-                    // sending until the check at the top ends the phase and stops it.
-                    Woke::Deadline if watch.is_some() => continue,
-                    Woke::Ready(()) | Woke::Deadline => {
-                        slots = None;
-                        continue;
+        // Commands are handled at any wait; after one, the loop re-plans from the top. Those
+        // that came while the last phase drained come first.
+        let deferred = ctx.take_deferred();
+        let command = if let Some(c) = deferred {
+            Some(Some(c))
+        } else {
+            match arrivals {
+                // Closed loop: the slots send; this waits for them to use up the phase.
+                None => {
+                    let set = slots.get_or_insert_with(|| {
+                        let c = shared.limiter.cap();
+                        closed::start(
+                            &ctx.client_threads,
+                            &requester,
+                            &progress,
+                            first_generation,
+                            c,
+                        )
+                    });
+                    match wait(set.finished(), cmds, &mut deadline).await {
+                        // Only the dispatcher knows when a phase is stable: the set keeps
+                        // sending until the check at the top ends the phase and stops it.
+                        Woke::Deadline if watch.is_some() => continue,
+                        Woke::Ready(()) | Woke::Deadline => {
+                            slots = None;
+                            continue;
+                        }
+                        Woke::Command(c) => Some(c),
                     }
-                    Woke::Command(c) => Some(c),
+                }
+                Some(_) => {
+                    match wait(timing::sleep_until(next_intended), cmds, &mut deadline).await {
+                        Woke::Ready(()) => None,
+                        Woke::Command(c) => Some(c),
+                        Woke::Deadline => continue,
+                    }
                 }
             }
-            Some(_) => match wait(timing::sleep_until(next_intended), cmds, &mut deadline).await {
-                Woke::Ready(()) => None,
-                Woke::Command(c) => Some(c),
-                Woke::Deadline => continue,
-            },
         };
         let (permit, command) = match command {
             Some(c) => (None, Some(c)),
@@ -327,22 +333,40 @@ pub(crate) async fn run_phase(
             },
         };
         if let Some(c) = command {
+            let live = spec.kind == PhaseKind::Live;
+            let measured = shared.sent.count() > spec.warmup;
             // Any command can change what slots would do: the set stops (requests in flight
             // finish) and a fresh one starts at the top if the phase is still closed loop.
             if let Some(set) = slots.take() {
                 // Only a command that ends the phase ends its pipeline: a sweep or search
                 // asked for during a sweep is ignored, and the phase goes on.
-                let live = spec.kind == PhaseKind::Live;
                 let last = match &c {
                     None | Some(Command::Stop) => true,
                     Some(Command::StartSweep(_)) => live,
                     Some(Command::FindCapacity) => live && !shared.slo.is_empty(),
-                    Some(_) => false,
+                    Some(other) => {
+                        live && measured && steer::change_of(shared, settings, other).is_some()
+                    }
                 };
                 set.stop(&shared.limiter, last);
             }
             let now = Instant::now();
-            match apply(ctx, &spec, c, &mut pace, cmds).await {
+            let flow = steer::apply(ctx, &spec, c, &mut pace, cmds).await;
+            if !matches!(flow, Flow::End(_)) {
+                let current = Settings {
+                    pace,
+                    concurrency: shared.lock().concurrency,
+                };
+                if current != settings {
+                    if live && shared.sent.count() > spec.warmup {
+                        break 'phase PhaseEnd::Segment;
+                    }
+                    // Nothing measured yet (warmup, or a segment just opened): the segment
+                    // simply runs with the new settings.
+                    settings = current;
+                }
+            }
+            match flow {
                 Flow::Continue => {}
                 Flow::Repace => {
                     repaces += 1;
@@ -466,7 +490,7 @@ pub(crate) async fn run_phase(
     finish(
         ctx,
         &spec,
-        pace,
+        settings,
         generation,
         server,
         sent.saturating_sub(spec.warmup),
@@ -544,228 +568,6 @@ impl ProbeWatch {
     }
 }
 
-/// Applies one command. Pause blocks here until Resume or Stop, still serving other commands.
-async fn apply(
-    ctx: &Ctx,
-    spec: &PhaseSpec,
-    command: Option<Command>,
-    pace: &mut Pace,
-    cmds: &mut UnboundedReceiver<Command>,
-) -> Flow {
-    let shared = &ctx.shared;
-    let Some(command) = command else {
-        // Every sender is gone: nobody can stop us any more, so stop now.
-        return Flow::End(PhaseEnd::Stopped);
-    };
-    let command = resolve(shared, pace, command);
-    match command {
-        Command::SetRate(r) => {
-            let old = pace.rate_per_s;
-            let r = clamped(
-                shared,
-                Pace {
-                    rate_per_s: r,
-                    ..*pace
-                },
-            )
-            .rate_per_s;
-            pace.rate_per_s = r;
-            let mut live = shared.lock();
-            live.pace = *pace;
-            if old.is_some() {
-                live.last_finite_rate = old;
-            }
-            live.timeline.event(
-                Instant::now(),
-                format!("request_rate {} -> {}", fmt::rate(old), fmt::rate(r)),
-            );
-            Flow::Repace
-        }
-        Command::SetBurstiness(b) => {
-            let old = pace.burstiness;
-            let b = clamped(
-                shared,
-                Pace {
-                    burstiness: b,
-                    ..*pace
-                },
-            )
-            .burstiness;
-            pace.burstiness = b;
-            let mut live = shared.lock();
-            live.pace = *pace;
-            live.timeline.event(
-                Instant::now(),
-                format!(
-                    "burstiness {} -> {}",
-                    fmt::burstiness(old),
-                    fmt::burstiness(b)
-                ),
-            );
-            Flow::Repace
-        }
-        Command::SetConcurrency(c) => {
-            let c = c.max(1);
-            shared.limiter.set_cap(c);
-            let mut live = shared.lock();
-            let old = live.concurrency;
-            live.concurrency = c;
-            if let Some(p) = live.phase.as_mut() {
-                p.concurrency = c;
-            }
-            live.timeline
-                .event(Instant::now(), format!("concurrency {old} -> {c}"));
-            Flow::Continue
-        }
-        Command::Reset => {
-            let mut live = shared.lock();
-            live.generation += 1;
-            live.recorder = PhaseRecorder::keeping_samples(matches!(spec.stop, StopAt::Stable(_)));
-            live.run_latency.reset();
-            live.timeline.event(Instant::now(), "statistics reset");
-            Flow::Reset(live.generation)
-        }
-        Command::StartSweep(kind) if spec.kind == PhaseKind::Live => {
-            shared.event(format!("{} sweep requested", kind.name()));
-            Flow::End(PhaseEnd::Sweep(kind))
-        }
-        Command::StartSweep(kind) => {
-            shared.event(format!(
-                "{} sweep ignored: a sweep is already running",
-                kind.name()
-            ));
-            Flow::Continue
-        }
-        Command::FindCapacity if shared.slo.is_empty() => {
-            shared.event("capacity search needs an SLO: start with --slo p99=100ms");
-            Flow::Continue
-        }
-        Command::FindCapacity if spec.kind == PhaseKind::Live => {
-            shared.event("capacity search requested");
-            Flow::End(PhaseEnd::Capacity)
-        }
-        Command::FindCapacity => {
-            shared.event("capacity search ignored: a sweep or search is already running");
-            Flow::Continue
-        }
-        Command::CheckAccuracy => {
-            ctx.spawn_accuracy_check();
-            Flow::Continue
-        }
-        Command::Stop => Flow::End(PhaseEnd::Stopped),
-        Command::Pause | Command::TogglePause => pause(ctx, spec, pace, cmds).await,
-        // Resume outside a pause changes nothing; `resolve` turned the relative forms into
-        // absolute ones.
-        Command::Resume
-        | Command::ScaleRate(_)
-        | Command::ToggleRateInf
-        | Command::ScaleBurstiness(_)
-        | Command::AddConcurrency(_) => Flow::Continue,
-    }
-}
-
-/// `asked` inside the supported ranges, with what the clamp changed in the timeline.
-fn clamped(shared: &super::Shared, asked: Pace) -> Pace {
-    use crate::arrival::{MAX_BURSTINESS, MAX_RATE, MIN_BURSTINESS, MIN_RATE};
-    let (got, _) = asked.clamped();
-    if got.rate_per_s != asked.rate_per_s {
-        shared.event(format!(
-            "request_rate {} clamped to {} (supported: {MIN_RATE} to {MAX_RATE} req/s, or inf)",
-            fmt::rate(asked.rate_per_s),
-            fmt::rate(got.rate_per_s),
-        ));
-    }
-    if got.burstiness.to_bits() != asked.burstiness.to_bits() {
-        shared.event(format!(
-            "burstiness {} clamped to {} (supported: {MIN_BURSTINESS} to {MAX_BURSTINESS}, or inf)",
-            fmt::burstiness(asked.burstiness),
-            fmt::burstiness(got.burstiness),
-        ));
-    }
-    got
-}
-
-/// Burstiness beyond which "smoother" means a fixed interval, and where dividing inf lands.
-const BURSTINESS_CEILING: f64 = 64.0;
-/// The rate an operator gets when leaving closed loop with nothing measured yet.
-const FALLBACK_RATE: f64 = 10.0;
-
-/// Turns a relative command into the absolute one it means right now.
-fn resolve(shared: &super::Shared, pace: &Pace, command: Command) -> Command {
-    let finite_rate = || {
-        let live = shared.lock();
-        live.last_finite_rate
-            .or_else(|| {
-                let measured = live.recorder.req_per_s();
-                (measured > 0.0).then(|| (measured * 10.0).round() / 10.0)
-            })
-            .unwrap_or(FALLBACK_RATE)
-    };
-    match command {
-        Command::ScaleRate(k) => Command::SetRate(Some(match pace.rate_per_s {
-            Some(r) => r * k,
-            None => finite_rate(),
-        })),
-        Command::ToggleRateInf => match pace.rate_per_s {
-            Some(_) => Command::SetRate(None),
-            None => Command::SetRate(Some(finite_rate())),
-        },
-        Command::ScaleBurstiness(k) => {
-            let b = pace.burstiness;
-            Command::SetBurstiness(if b.is_infinite() {
-                if k < 1.0 { BURSTINESS_CEILING } else { b }
-            } else if b * k > BURSTINESS_CEILING {
-                f64::INFINITY
-            } else {
-                b * k
-            })
-        }
-        Command::AddConcurrency(d) => {
-            let c = shared.lock().concurrency as i64;
-            Command::SetConcurrency((c + d).max(1) as usize)
-        }
-        other => other,
-    }
-}
-
-async fn pause(
-    ctx: &Ctx,
-    spec: &PhaseSpec,
-    pace: &mut Pace,
-    cmds: &mut UnboundedReceiver<Command>,
-) -> Flow {
-    let shared = &ctx.shared;
-    let since = Instant::now();
-    {
-        let mut live = shared.lock();
-        live.state = RunState::Paused;
-        live.timeline.event(since, "paused");
-    }
-    let outcome = loop {
-        match cmds.recv().await {
-            Some(Command::Resume | Command::Pause | Command::TogglePause) => {
-                break Flow::Resumed;
-            }
-            Some(Command::Stop) | None => break Flow::End(PhaseEnd::Stopped),
-            // Other changes made while paused apply at resume, which re-plans anyway.
-            Some(other) => {
-                if let end @ Flow::End(_) =
-                    Box::pin(apply(ctx, spec, Some(other), pace, cmds)).await
-                {
-                    break end;
-                }
-            }
-        }
-    };
-    let mut live = shared.lock();
-    live.recorder.add_paused(since.elapsed());
-    if matches!(outcome, Flow::Resumed) {
-        live.state = RunState::Running;
-        live.timeline.event(Instant::now(), "resumed");
-    }
-    outcome
-}
-
 /// Lets in-flight requests finish: all of them after a completed phase (each is bounded by
 /// the request timeout), a short grace period after a stop.
 async fn drain(ctx: &Ctx, end: &PhaseEnd, cmds: &mut UnboundedReceiver<Command>) {
@@ -786,7 +588,8 @@ async fn drain(ctx: &Ctx, end: &PhaseEnd, cmds: &mut UnboundedReceiver<Command>)
             Woke::Command(Some(Command::Stop) | None) => {
                 grace.get_or_insert(Instant::now() + super::STOP_GRACE);
             }
-            Woke::Command(Some(_)) => {}
+            // Changes asked for while the phase drains apply to the next one.
+            Woke::Command(Some(c)) => ctx.defer(c),
         }
     }
 }
@@ -805,7 +608,7 @@ struct PhaseEndings {
 fn finish(
     ctx: &Ctx,
     spec: &PhaseSpec,
-    pace: Pace,
+    settings: Settings,
     generation: u64,
     server: Option<ServerStats>,
     sent: u64,
@@ -826,10 +629,10 @@ fn finish(
     rec.schedule_end = endings.schedule_end;
     rec.schedule = endings.schedule;
     let spec = PhaseSpec {
-        concurrency: live.concurrency,
+        concurrency: settings.concurrency,
         ..*spec
     };
-    let mut result = PhaseResult::new(&spec, pace, ctx.shape, &rec);
+    let mut result = PhaseResult::new(&spec, settings.pace, ctx.shape, &rec);
     result.server = server.map(|s| ServerBreakdown::from_stats(&s));
     result.judge(&ctx.shared.slo, &rec.scheduled);
     if let Some(reason) = endings.stop_reason {

@@ -8,6 +8,7 @@ mod dispatch;
 pub mod limiter;
 mod request;
 pub mod snapshot;
+mod steer;
 #[cfg(test)]
 mod tests;
 
@@ -71,6 +72,8 @@ pub struct SearchSetup {
 const TAIL_POINTS: usize = 300;
 /// How long a stopped run waits for requests already in flight.
 const STOP_GRACE: Duration = Duration::from_secs(2);
+/// How long a stopped run gives the accuracy check after the load.
+const AFTER_STOP_CHECK: Duration = Duration::from_secs(10);
 
 /// Mutable run state shared by the dispatcher, request tasks and the snapshot tick.
 pub(crate) struct Live {
@@ -126,8 +129,9 @@ impl Shared {
 
     fn record(&self, c: &Completion, generation: u64) {
         let mut live = self.lock();
-        live.timeline.record(c);
-        if generation == live.generation {
+        let current = generation == live.generation;
+        live.timeline.record(c, current);
+        if current {
             live.recorder.record(c);
             if c.measured && c.error.is_none() {
                 live.run_latency
@@ -248,9 +252,25 @@ pub(crate) struct Ctx {
     accuracy: Option<Arc<AccuracySetup>>,
     price_per_hour: Option<f64>,
     client_threads: client_threads::ClientThreads,
+    /// Commands that came while a phase drained, for the next one (see `steer`).
+    deferred: Mutex<VecDeque<Command>>,
 }
 
 impl Ctx {
+    fn defer(&self, c: Command) {
+        self.deferred
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push_back(c);
+    }
+
+    fn take_deferred(&self) -> Option<Command> {
+        self.deferred
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .pop_front()
+    }
+
     /// Runs the accuracy samples while nothing else is sent (before and after the load).
     async fn check_accuracy_in_line(&self, when: &str) -> AccuracyReport {
         let a = self
@@ -532,6 +552,7 @@ async fn run(
         accuracy: setup.accuracy.map(Arc::new),
         price_per_hour: setup.price_per_hour,
         client_threads: client_threads::ClientThreads::start(setup.client_threads),
+        deferred: Mutex::new(VecDeque::new()),
     };
     let plan = setup.plan;
 
@@ -551,6 +572,8 @@ async fn run(
     }
     let mut stopped = false;
     let mut index = 0usize;
+    // The next live phase continues the last one under new settings: no warmup again.
+    let mut segment_follows = false;
     loop {
         let spec = if let Some(s) = search.as_mut() {
             match s.next_step() {
@@ -572,7 +595,11 @@ async fn run(
                         live.timeline
                             .event(Instant::now(), "sweep done: live settings restored");
                     }
-                    plan.live_phase(live.batch_size.max(1), live.concurrency)
+                    let mut spec = plan.live_phase(live.batch_size.max(1), live.concurrency);
+                    if segment_follows {
+                        spec.warmup = 0;
+                    }
+                    spec
                 }
                 None => break,
             }
@@ -591,8 +618,9 @@ async fn run(
             }
             shared.lock().searching = s.current().cloned();
         }
+        segment_follows = matches!(end, dispatch::PhaseEnd::Segment);
         match end {
-            dispatch::PhaseEnd::Completed => {}
+            dispatch::PhaseEnd::Completed | dispatch::PhaseEnd::Segment => {}
             dispatch::PhaseEnd::Stopped => {
                 end_search(&shared, search.take());
                 stopped = true;
@@ -622,9 +650,29 @@ async fn run(
         }
     }
 
-    // A stopped run skips the after-check: the operator asked to leave.
     let accuracy_after = match (&ctx.accuracy, stopped) {
         (Some(_), false) => Some(ctx.check_accuracy_in_line("after load").await),
+        // Quitting is how every live session ends, and the verdicts after the load are the
+        // point of the check; but the operator asked to leave, so it is bounded, and a check
+        // cut short is said, not silently absent.
+        // Stopped before any load was measured: there is nothing to compare.
+        (Some(_), true) if shared.lock().results.is_empty() => None,
+        (Some(_), true) => {
+            let check = ctx.check_accuracy_in_line("after load");
+            match tokio::time::timeout(AFTER_STOP_CHECK, check).await {
+                Ok(r) => Some(r),
+                Err(_) => {
+                    let mut live = shared.lock();
+                    live.notices.push(format!(
+                        "accuracy after load skipped: the check had not finished {} s after the stop",
+                        AFTER_STOP_CHECK.as_secs()
+                    ));
+                    live.timeline
+                        .event(Instant::now(), "accuracy after load skipped");
+                    None
+                }
+            }
+        }
         _ => None,
     };
 

@@ -150,7 +150,7 @@ pub async fn run(
     }
 
     app.status =
-        Some("stopping: waiting briefly for requests in flight… (Ctrl-C again: exit now)".into());
+        Some("stopping: requests in flight, then the accuracy check after load… (Ctrl-C again: exit now)".into());
     let _ = terminal.draw(|f| screen::draw(f, &app));
     engine.send(Command::Stop);
     let interim = engine.interim();

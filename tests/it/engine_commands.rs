@@ -128,30 +128,72 @@ async fn live_commands_take_effect_and_are_logged() {
     );
     assert_eq!(s.phase.as_ref().unwrap().kind, PhaseKind::Live);
 
+    // Each change of settings after measured requests closes a live segment: its row keeps
+    // the settings it ran with, and the next one starts counting afresh, without warmup.
     engine.send(Command::SetRate(Some(200.0)));
-    let s = wait_for(&engine, "rate change", |s| s.pace.rate_per_s == Some(200.0)).await;
+    let s = wait_for(&engine, "rate change", |s| {
+        s.pace.rate_per_s == Some(200.0) && s.phases.len() == 1
+    })
+    .await;
     assert!(
         events(&s).iter().any(|e| e == "request_rate 50.0 -> 200.0"),
         "{:?}",
         events(&s)
     );
-    let before = s.current.ok;
+    let first = &s.phases[0];
+    assert_eq!(
+        (
+            first.kind,
+            first.request_rate,
+            first.concurrency,
+            first.warmup
+        ),
+        (PhaseKind::Live, Some(50.0), 2, 2)
+    );
+    assert!(first.n >= 10 && first.n == first.sent);
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let gained = engine.snapshot_now().current.ok - before;
+    let now = engine.snapshot_now();
+    let gained = now.current.ok;
     assert!(
         gained >= 60,
         "at 200/s half a second should complete ~100 requests, got {gained}"
     );
+    assert_eq!(
+        now.phase.as_ref().unwrap().warmup,
+        0,
+        "a segment has no warmup"
+    );
+    let before = gained;
 
     engine.send(Command::SetBurstiness(f64::INFINITY));
     engine.send(Command::SetConcurrency(4));
-    let s = wait_for(&engine, "concurrency change", |s| s.concurrency == 4).await;
+    let s = wait_for(&engine, "concurrency change", |s| {
+        s.concurrency == 4 && s.current.ok >= 5
+    })
+    .await;
     assert!(
         events(&s).iter().any(|e| e == "burstiness 1 -> inf"),
         "{:?}",
         events(&s)
     );
     assert!(events(&s).iter().any(|e| e == "concurrency 2 -> 4"));
+    let second = &s.phases[1];
+    assert_eq!(
+        (second.request_rate, second.burstiness, second.concurrency),
+        (Some(200.0), Some(1.0), 2),
+        "the 200/s segment keeps its own settings"
+    );
+    // Asking for what is already set changes nothing and is not an event.
+    let changes = events(&s).len();
+    engine.send(Command::SetConcurrency(4));
+    engine.send(Command::ScaleBurstiness(2.0));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let s = engine.snapshot_now();
+    assert!(
+        !events(&s)[changes..].iter().any(|e| e.contains("->")),
+        "{:?}",
+        &events(&s)[changes..]
+    );
 
     engine.send(Command::Pause);
     let s = wait_for(&engine, "pause", |s| s.state == RunState::Paused).await;
@@ -198,25 +240,35 @@ async fn live_commands_take_effect_and_are_logged() {
     })
     .await;
     let kinds: Vec<_> = s.phases.iter().map(|p| (p.kind, p.batch_size)).collect();
-    assert_eq!(
-        kinds,
-        vec![
-            (PhaseKind::Live, 1),
-            (PhaseKind::Batch, 1),
-            (PhaseKind::Batch, 2)
-        ]
+    let live_segments = s.phases.len() - 2;
+    assert!(
+        live_segments >= 3
+            && kinds[..live_segments]
+                .iter()
+                .all(|k| k.0 == PhaseKind::Live),
+        "{kinds:?}"
     );
-    assert!(s.phases[2].batch_efficiency.is_some() && s.phases[2].cost_per_1m_usd.is_some());
-    assert!(s.phases[1..].iter().all(|p| p.n == 100 && p.warmup == 2));
+    assert_eq!(
+        kinds[live_segments..],
+        [(PhaseKind::Batch, 1), (PhaseKind::Batch, 2)]
+    );
+    let batch = &s.phases[live_segments..];
+    assert!(batch[1].batch_efficiency.is_some() && batch[1].cost_per_1m_usd.is_some());
+    assert!(batch.iter().all(|p| p.n == 100 && p.warmup == 2));
 
     wait_for(&engine, "live traffic again", |s| s.current.ok >= 3).await;
     engine.send(Command::Stop);
     let report = engine.finish().await;
     assert!(report.stopped_early);
-    assert_eq!(report.phases.len(), 4, "the resumed live phase is kept too");
-    assert!(
-        report.accuracy_after.is_none(),
-        "a stopped run skips the after-check"
+    assert_eq!(
+        report.phases.len(),
+        live_segments + 3,
+        "the resumed live phase is kept too"
+    );
+    assert_eq!(
+        report.accuracy_after.as_ref().map(|a| (a.passed, a.total)),
+        Some((4, 4)),
+        "a stopped run still checks the verdicts after the load"
     );
 }
 
