@@ -339,7 +339,7 @@ fn live_table(phases: &[PhaseResult]) -> Option<Table> {
     let live = of_kind(phases, PhaseKind::Live);
     (!live.is_empty()).then(|| {
         phase_table(
-            "Live phases (as steered from the screen; see the timeline for changes)",
+            "Live segments (one per setting: a change of rate, burstiness or concurrency from the screen opens the next)",
             &[BATCH, CONC, PACE, N, P50, P99, TAIL, REQ, SAMPLES, ERRORS],
             &live,
             |_| None,

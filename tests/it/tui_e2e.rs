@@ -41,12 +41,20 @@ fn operator_session_through_keys() {
     let s = tmux.wait_for("live numbers", 20, |s| phase_n(s) >= 5);
     assert!(s.contains("open loop 20.0 req/s Poisson"), "{s}");
 
+    // Each change opens a live segment; the next key waits for it to measure something, so
+    // that the change after it opens a segment of its own.
     tmux.keys("Up");
-    tmux.wait_for("rate 25", 5, |s| s.contains("open loop 25.0 req/s"));
+    tmux.wait_for("rate 25", 5, |s| {
+        s.contains("open loop 25.0 req/s") && s.contains("phase 2 live") && phase_n(s) >= 2
+    });
     tmux.keys("Right");
-    tmux.wait_for("burstiness 2", 5, |s| s.contains("burstiness 2"));
+    tmux.wait_for("burstiness 2", 5, |s| {
+        s.contains("burstiness 2") && s.contains("phase 3 live") && phase_n(s) >= 2
+    });
     tmux.keys("c");
-    tmux.wait_for("concurrency 1", 5, |s| s.contains("conc 1 ·"));
+    tmux.wait_for("concurrency 1", 5, |s| {
+        s.contains("conc 1 ·") && s.contains("phase 4 live")
+    });
 
     tmux.keys("b");
     let s = tmux.wait_for("the batch sweep's rows and the live phase back", 60, |s| {
@@ -54,7 +62,8 @@ fn operator_session_through_keys() {
             .lines()
             .filter(|l| l.contains("│  1 ") || l.contains("│  8 "))
             .count();
-        rows >= 2 && s.contains("phase 4 live")
+        // Four live segments (the first and one per change), two batch phases, then live.
+        rows >= 2 && s.contains("phase 7 live")
     });
     assert!(s.contains("smp/s"), "{s}");
     assert!(s.contains("accuracy 4/4"), "{s}");
@@ -68,7 +77,7 @@ fn operator_session_through_keys() {
     tmux.keys("q");
     assert_eq!(tmux.wait_exit(15), 0);
     // The terminal is restored: the tables are printed on the normal screen.
-    let after = tmux.screen();
+    let after = tmux.history(300);
     assert!(after.contains("Batch (n = measured"), "{after}");
     assert!(
         !after.contains("╭ latency"),
@@ -103,7 +112,11 @@ fn operator_session_through_keys() {
         .iter()
         .map(|p| p["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["live", "batch", "batch", "live"]);
+    assert_eq!(
+        kinds,
+        ["live", "live", "live", "live", "batch", "batch", "live"],
+        "a live segment per setting, the sweep, the live settings again"
+    );
     assert_eq!(e["accuracy"]["passed"], 4);
 }
 
