@@ -226,14 +226,30 @@ impl Threshold {
         }
     }
 
-    /// This threshold judged on `phases`; a phase without measured requests says nothing.
+    /// Whether phase `p` measured what this threshold judges: a request at all, and for a
+    /// rate, more requests than its concurrency cap (`n<c` is no rate).
+    fn judges(&self, p: &PhaseResult) -> bool {
+        p.n > 0 && !(matches!(self, Threshold::RateBelow { .. }) && p.rate_not_meaningful)
+    }
+
+    /// This threshold judged on `phases`; a phase that measured nothing it judges says
+    /// nothing, and a run where none did breaches it (CI must not pass on no data).
     pub fn judge(&self, phases: &[PhaseResult]) -> Outcome {
-        let measured: Vec<(usize, &PhaseResult)> =
-            phases.iter().enumerate().filter(|(_, p)| p.n > 0).collect();
+        let measured: Vec<(usize, &PhaseResult)> = phases
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| self.judges(p))
+            .collect();
         let threshold = self.to_string();
         if measured.is_empty() {
+            let what = match self {
+                Threshold::RateBelow { .. } => {
+                    "no phase measured more requests than its concurrency cap (n<c is no rate)"
+                }
+                _ => "no phase measured a request",
+            };
             return Outcome {
-                summary: format!("fail-on {threshold}: breached: no phase measured a request"),
+                summary: format!("fail-on {threshold}: breached: {what}"),
                 threshold,
                 breached: true,
                 measured: None,
@@ -381,6 +397,12 @@ mod tests {
         let r = judged("req_per_s<60");
         assert!(r.breached && r.phase == Some(1), "{r:?}");
         assert!(!judged("p50>30ms").breached);
+        let mut short = phases.clone();
+        for p in &mut short {
+            p.rate_not_meaningful = true;
+        }
+        let r = "req_per_s<60".parse::<Threshold>().unwrap().judge(&short);
+        assert!(r.breached && r.measured.is_none(), "{r:?}");
         let none = "errors>1%".parse::<Threshold>().unwrap().judge(&[]);
         assert!(none.breached && none.measured.is_none(), "{none:?}");
         assert_eq!(failure_warning(&phases), None);
