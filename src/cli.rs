@@ -147,6 +147,8 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub slo: SloArgs,
     #[command(flatten)]
+    pub fail_on: crate::thresholds::FailOnArgs,
+    #[command(flatten)]
     pub http: HttpArgs,
     /// Write the comparison as JSON here (also on Ctrl-C).
     #[arg(long, short = 'o')]
@@ -463,6 +465,8 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub slo: SloArgs,
+    #[command(flatten)]
+    pub fail_on: crate::thresholds::FailOnArgs,
 
     // Live screen
     /// Screen refreshes per second.

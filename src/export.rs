@@ -52,6 +52,9 @@ pub struct Export {
     /// What the run could not measure and why, said once (a statistics API that refused).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<String>,
+    /// `--fail-on`: each threshold, whether it was breached, and what was measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fail_on: Vec<crate::thresholds::Outcome>,
     /// Present in the export of `compare`: its targets, their verdicts and the diff.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compare: Option<CompareSection>,
@@ -149,6 +152,7 @@ impl Export {
             stopped_early: report.stopped_early,
             error: report.error.clone(),
             notices: report.notices.clone(),
+            fail_on: vec![],
             compare: None,
         }
     }

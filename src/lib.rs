@@ -13,6 +13,7 @@
 //! setup             settings to a prepared target: inputs, samples, price, format, client
 //! report            exports to tables (terminal, Markdown, CSV), and merging exports
 //! export            the versioned JSON export, written atomically
+//! thresholds        --fail-on limits for CI (exit code 3), and the warning when most failed
 //! engine            the load engine: one dispatch loop, closed-loop slots, client threads
 //! capacity          capacity search: the highest rate that meets the SLO, per batch size
 //! results           what a phase and a run amount to, and what a sweep says (knee, advice)
@@ -65,6 +66,7 @@ pub mod slo;
 pub mod stats;
 pub mod sweep;
 pub mod target;
+pub mod thresholds;
 pub mod timing;
 pub mod tokenize;
 pub mod tui;

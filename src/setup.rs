@@ -5,7 +5,7 @@
 
 use crate::accuracy::AccuracySetup;
 use crate::input::{Input, batch_inputs, load_samples, load_texts, shipped_samples};
-use crate::metrics::{instance_price, known_instance_types};
+use crate::metrics::{instance_price, unpriced};
 use crate::payload::kserve::{KServeFormat, TensorNames};
 use crate::payload::vllm::{VllmApi, VllmFormat};
 use crate::payload::{Format, HfFormat, LabelMap, PayloadFormat, Pooling, Shape};
@@ -141,6 +141,9 @@ pub struct PreparedTarget {
 
 pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
     // Everything the user gave is checked before anything is sent.
+    if let Address::Url(u) = &s.address {
+        check_scheme(u)?;
+    }
     let tokenizer =
         TokenCounter::load(s.tokenizer.as_deref()).map_err(|e| usage("--tokenizer", e))?;
     if let Some((limit, said)) = tokenize::model_max_length(s.tokenizer.as_deref())
@@ -247,6 +250,30 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
         target_config: config,
         demo_server: demo,
     })
+}
+
+/// A URL without `http://` or `https://` would be read by the URL parser as a scheme of its
+/// own (`localhost:8080` is scheme `localhost`) and fail at the first request as "scheme is
+/// not allowed": say what to write instead, before anything is sent.
+fn check_scheme(url: &str) -> Result<(), SetupError> {
+    let shown = shown_url(url);
+    let scheme = url.split_once("://").map(|(s, _)| s).filter(|s| {
+        s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    });
+    let Some(scheme) = scheme else {
+        return Err(usage(
+            "--url",
+            format!("{shown}: no scheme: write http://{shown} (or https://)"),
+        ));
+    };
+    if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https") {
+        return Ok(());
+    }
+    Err(usage(
+        "--url",
+        format!("{shown}: scheme {scheme}:// is not supported: use http:// or https://"),
+    ))
 }
 
 /// The user's headers, the Bearer token read from its variable. SageMaker requests are
@@ -470,13 +497,7 @@ fn price(s: &TargetSettings) -> Result<Option<(String, f64)>, SetupError> {
         None => Ok(None),
         Some(t) => match instance_price(t) {
             Some(p) => Ok(Some((t.clone(), p))),
-            None => Err(usage(
-                "--instance-type",
-                format!(
-                    "no shipped price for '{t}' (known: {}); give --price-per-hour",
-                    known_instance_types().join(", ")
-                ),
-            )),
+            None => Err(usage("--instance-type", unpriced(t))),
         },
     }
 }

@@ -32,7 +32,7 @@ fn percentile_name(q: f64) -> &'static str {
 }
 
 /// "100ms", "1.5s", "250us", or a bare number of milliseconds.
-fn parse_duration_ms(s: &str) -> Option<f64> {
+pub fn parse_duration_ms(s: &str) -> Option<f64> {
     let s = s.trim();
     let (num, scale) = if let Some(v) = s.strip_suffix("ms") {
         (v, 1.0)

@@ -78,6 +78,7 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
             demo_servers.push(server);
         }
     }
+    super::check_fail_on(&a.fail_on, &a.slo)?;
     let specs = spec::targets(demo, &a.targets, [&a.mc, &a.ic, &a.lmi])
         .map_err(|(flag, msg)| usage(&flag, msg))?;
     if let Some(p) = &a.export {
@@ -134,6 +135,7 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
     };
     let mut export = export;
     export.error = crate::failure::describe(export.error);
+    super::judge_thresholds(&mut export, &a.fail_on);
     let failed = export.error.clone();
     let written = a
         .export
@@ -141,13 +143,13 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
         .map_or(Ok(()), |path| write_export("--export", path, &export));
     // Also when the export failed: the tables are then all that is left of what was measured.
     let printed = stdout.print(&render(
-        &[("compare".into(), export)],
+        &[("compare".into(), export.clone())],
         ReportFormat::Terminal,
     ));
     written.and(printed)?;
     match failed {
         Some(e) => Err(AppError::Failed(e)),
-        None => Ok(()),
+        None => super::verdict(&export),
     }
 }
 

@@ -26,6 +26,9 @@ pub enum AppError {
     /// The run could not complete: exit code 1.
     #[error("{0}")]
     Failed(String),
+    /// A `--fail-on` threshold was breached: exit code 3 (each breach was said before).
+    #[error("{0}")]
+    Breached(String),
     /// Whoever read stdout went away (`| head`): nothing is wrong and nobody is left to tell,
     /// so the process ends quietly with 0, as it would have had the reader stayed.
     #[error("stdout closed by its reader")]
@@ -37,6 +40,7 @@ impl AppError {
         match self {
             AppError::Usage(_) => 2,
             AppError::Failed(_) => 1,
+            AppError::Breached(_) => 3,
             AppError::StdoutClosed => 0,
         }
     }
@@ -160,6 +164,51 @@ fn sagemaker_config(endpoint: &str, s: &SageMakerArgs) -> SageMakerConfig {
         target_variant: s.target_variant.clone(),
         content_type: "application/json".into(),
     }
+}
+
+/// `--fail-on` judged on the export's phases, recorded in it (config and outcome) before it
+/// is written. `slo` without `--slo` could never be breached: refused up front.
+fn judge_thresholds(export: &mut crate::export::Export, fail_on: &crate::thresholds::FailOnArgs) {
+    let t = &fail_on.thresholds;
+    export.config["fail_on"] =
+        serde_json::json!(t.iter().map(ToString::to_string).collect::<Vec<_>>());
+    export.fail_on = crate::thresholds::judge(t, &export.phases);
+}
+
+fn check_fail_on(
+    fail_on: &crate::thresholds::FailOnArgs,
+    slo: &crate::cli::SloArgs,
+) -> Result<(), AppError> {
+    let wants_slo = fail_on
+        .thresholds
+        .contains(&crate::thresholds::Threshold::Slo);
+    if wants_slo && slo.objectives.is_empty() {
+        return Err(usage(
+            "--fail-on",
+            "slo fails when a phase misses --slo: give --slo too (--slo p99=200ms)",
+        ));
+    }
+    Ok(())
+}
+
+/// After the export and the tables, on stderr: the warning when most requests failed, and
+/// one line per breached threshold; exit code 3 when one was breached.
+fn verdict(export: &crate::export::Export) -> Result<(), AppError> {
+    if let Some(w) = crate::thresholds::failure_warning(&export.phases) {
+        crate::failure::say(format_args!("{w}"));
+    }
+    let breached: Vec<_> = export.fail_on.iter().filter(|o| o.breached).collect();
+    for o in &breached {
+        crate::failure::say(format_args!("{}", o.summary));
+    }
+    if breached.is_empty() {
+        return Ok(());
+    }
+    Err(AppError::Breached(format!(
+        "--fail-on: {} of {} thresholds breached",
+        breached.len(),
+        export.fail_on.len()
+    )))
 }
 
 /// Writes an export, saying where on stderr.

@@ -112,6 +112,7 @@ fn config_json(a: &RunArgs, p: &PreparedTarget) -> Value {
         "stability": a.slo.stability,
         "max_probe_secs": a.slo.max_probe_secs,
         "until_stable": a.slo.until_stable,
+        "fail_on": a.fail_on.thresholds.iter().map(ToString::to_string).collect::<Vec<_>>(),
     })
 }
 
@@ -121,6 +122,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         crate::export::check_writable(p)
             .map_err(|e| usage("--export", format!("{}: cannot write: {e}", p.display())))?;
     }
+    super::check_fail_on(&a.fail_on, &a.slo)?;
     if a.slo.find_capacity && a.sweep_concurrency {
         return Err(usage(
             "--find-capacity",
@@ -217,7 +219,8 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
     // A panic anywhere in the run (a request task, the accuracy check) is a failure too.
     report.error = crate::failure::describe(report.error);
     let failed = report.error.clone();
-    let export = Export::new(&report, config);
+    let mut export = Export::new(&report, config);
+    super::judge_thresholds(&mut export, &a.fail_on);
     let written = a
         .export
         .as_ref()
@@ -225,14 +228,14 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
     // Also after the live screen: the tables stay in the scrollback. Also when the export
     // failed: the tables are then all that is left of what was measured.
     let printed = stdout.print(&render(
-        &[(export_name(&a), export)],
+        &[(export_name(&a), export.clone())],
         ReportFormat::Terminal,
     ));
     written.and(printed)?;
     // What was measured is saved and shown; the exit code still says the run failed.
     match failed {
         Some(e) => Err(AppError::Failed(e)),
-        None => Ok(()),
+        None => super::verdict(&export),
     }
 }
 

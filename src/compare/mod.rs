@@ -453,6 +453,7 @@ fn export(
         stopped_early: stopped,
         error: None,
         notices,
+        fail_on: vec![],
         compare: Some(CompareSection {
             order: a.order,
             order_note: order_note(a.order).into(),

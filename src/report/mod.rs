@@ -103,7 +103,7 @@ pub fn tables(e: &Export) -> Vec<Table> {
     }
 }
 
-const CSV_HEADERS: [&str; 23] = [
+const CSV_HEADERS: [&str; 24] = [
     "source",
     "target",
     "kind",
@@ -127,6 +127,9 @@ const CSV_HEADERS: [&str; 23] = [
     "req_per_s",
     "samples_per_s",
     "cost_per_1m_usd",
+    // true: fewer measured requests than the concurrency cap, the three rates before it
+    // are not meaningful (the terminal and Markdown tables show them as n<c).
+    "rate_not_meaningful",
 ];
 
 /// One flat table for spreadsheets: a row per phase of every export, full precision.
@@ -161,6 +164,7 @@ pub fn csv_table(exports: &[(String, Export)]) -> Table {
                 f(p.req_per_s),
                 f(p.samples_per_s),
                 o(p.cost_per_1m_usd),
+                p.rate_not_meaningful.to_string(),
             ]);
         }
     }

@@ -6,7 +6,7 @@
 //! spectrum and breakdown, errors by kind, client tokenization and the server's side,
 //! SageMaker variants, and the accuracy verdicts.
 
-use super::table::Table;
+use super::table::{NOT_A_RATE, Table};
 use crate::arrival::Pace;
 use crate::export::{AccuracyExport, Export};
 use crate::fmt::{self, num};
@@ -124,14 +124,27 @@ const P99: Col = Col("p99 ms", |p| num(Some(p.latency_ms.p99), 1));
 const P999: Col = Col("p99.9 ms", |p| num(Some(p.latency_ms.p999), 1));
 const MAX: Col = Col("max ms", |p| num(Some(p.latency_ms.max), 1));
 const TAIL: Col = Col("p99/p50", |p| num(p.p99_over_p50, 2));
-const REQ: Col = Col("req/s", |p| num(Some(p.req_per_s), 1));
-const SAMPLES: Col = Col("samples/s", |p| num(Some(p.samples_per_s), 1));
+const REQ: Col = Col("req/s", |p| rate(p, p.req_per_s));
+const SAMPLES: Col = Col("samples/s", |p| rate(p, p.samples_per_s));
+
+/// A rate, or `n<c` where the phase measured fewer requests than its concurrency cap.
+fn rate(p: &PhaseResult, v: f64) -> String {
+    if p.rate_not_meaningful {
+        NOT_A_RATE.into()
+    } else {
+        num(Some(v), 1)
+    }
+}
 // ×b=1 is efficiency × batch size: both compare with the same sweep's batch-1 row.
 const X_B1: Col = Col("×b=1", |p| {
     num(p.batch_efficiency.map(|e| e * p.batch_size as f64), 2)
 });
 const EFFICIENCY: Col = Col("efficiency", |p| num(p.batch_efficiency, 2));
-const COST: Col = Col("$/1M", |p| num(p.cost_per_1m_usd, 2));
+const COST: Col = Col("$/1M", |p| match p.cost_per_1m_usd {
+    Some(c) if !p.rate_not_meaningful => num(Some(c), 2),
+    Some(_) => NOT_A_RATE.into(),
+    None => num(None, 2),
+});
 const ERRORS: Col = Col("errors", |p| p.error_count().to_string());
 const SERVICE: Col = Col("service p50/p99 ms", |p| pair(&p.service_ms));
 const DISPATCH: Col = Col("dispatch p50/p99 ms", |p| pair(&p.dispatch_delay_ms));
@@ -304,6 +317,12 @@ fn phase_table(
             cells.push(mark(p).map_or(String::new(), |m| format!("◀ {m}")));
         }
         t.row(cells);
+    }
+    if rows.iter().any(|p| p.rate_not_meaningful) && cols.iter().any(|c| c.0 == REQ.0) {
+        t.notes.push(format!(
+            "{NOT_A_RATE}: fewer measured requests than the concurrency cap, all perhaps in \
+             flight at once: the rate is not meaningful (raise -n or --duration)"
+        ));
     }
     t
 }

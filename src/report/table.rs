@@ -4,6 +4,10 @@
 
 use std::fmt::Write as _;
 
+/// The cell of a rate that a phase did not measure enough requests for (fewer than its
+/// concurrency cap): numeric for alignment, like "-".
+pub const NOT_A_RATE: &str = "n<c";
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
     pub title: String,
@@ -66,7 +70,7 @@ impl Table {
     fn numeric(&self, col: usize) -> bool {
         self.rows.iter().all(|r| {
             let c = r[col].trim_end_matches(['×', '%']);
-            c == "-" || c.parse::<f64>().is_ok()
+            c == "-" || c == NOT_A_RATE || c.parse::<f64>().is_ok()
         })
     }
 

@@ -71,6 +71,10 @@ pub struct PhaseResult {
     #[serde(default)]
     pub max_lag_ms: Option<f64>,
     pub samples_per_s: f64,
+    /// Fewer measured requests than the concurrency cap: every request may have been in
+    /// flight at once, so req/s (and samples/s, cost) is one latency's worth, not a rate.
+    #[serde(default)]
+    pub rate_not_meaningful: bool,
     /// Under `--slo`: whether the phase met every objective (see `slo`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo_met: Option<bool>,
@@ -174,6 +178,7 @@ impl PhaseResult {
                 .schedule
                 .map(|s| round3(s.max_lag.as_secs_f64() * 1000.0)),
             samples_per_s: rec.samples_per_s(),
+            rate_not_meaningful: false,
             slo_met: None,
             slo_missed: None,
             goodput_per_s: None,
@@ -246,7 +251,8 @@ impl ServerBreakdown {
     }
 }
 
-/// Fills efficiency (against the batch-1 phase of the same sweep and concurrency) and cost.
+/// Fills efficiency (against the batch-1 phase of the same sweep and concurrency), cost,
+/// and whether the phase measured enough requests for a rate.
 pub fn derive(phases: &mut [PhaseResult], price_per_hour: Option<f64>) {
     for i in 0..phases.len() {
         let p = &phases[i];
@@ -257,6 +263,7 @@ pub fn derive(phases: &mut [PhaseResult], price_per_hour: Option<f64>) {
         let cost = price_per_hour.and_then(|price| cost_per_million(price, p.samples_per_s));
         phases[i].batch_efficiency = eff;
         phases[i].cost_per_1m_usd = cost;
+        phases[i].rate_not_meaningful = phases[i].n < phases[i].concurrency as u64;
     }
 }
 

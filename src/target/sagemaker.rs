@@ -59,6 +59,8 @@ pub struct SageMakerTarget {
     /// A real request for the pre-flight check (there is no ping in the runtime API).
     probe: Prepared,
     credentials: Option<SharedCredentialsProvider>,
+    /// The region the SDK found (flag, environment, profile, instance metadata), if any.
+    region: Option<String>,
 }
 
 impl SageMakerTarget {
@@ -92,6 +94,7 @@ impl SageMakerTarget {
             loader = loader.endpoint_url(u);
         }
         let sdk = loader.load().await;
+        let region = sdk.region().map(ToString::to_string);
         let credentials = sdk
             .credentials_provider()
             .map(|chain| SharedCredentialsProvider::new(Remembered(chain)));
@@ -104,6 +107,7 @@ impl SageMakerTarget {
             cfg,
             probe,
             credentials,
+            region,
         }
     }
 
@@ -267,19 +271,37 @@ impl Target for SageMakerTarget {
     /// starts; any other answer means the endpoint is there (its errors will be counted).
     fn check_ready(&self) -> BoxFuture<'_, Result<String, TargetError>> {
         Box::pin(async move {
-            use aws_credential_types::provider::ProvideCredentials;
+            use aws_credential_types::provider::{ProvideCredentials, error::CredentialsError};
             let target = self.name();
-            let found = match &self.credentials {
-                Some(p) => p.provide_credentials().await.map_err(|e| e.to_string()),
-                None => Err("no credentials provider".into()),
-            };
-            if let Err(e) = found {
-                return Err(TargetError::Auth {
+            if self.region.is_none() {
+                return Err(TargetError::Config {
                     target,
-                    reason: format!(
-                        "no AWS credentials (environment, --profile, SSO or role): {e}"
-                    ),
+                    reason: no_region(&self.cfg),
                 });
+            }
+            let found = match &self.credentials {
+                Some(p) => p.provide_credentials().await.map(|_| ()),
+                None => Err(CredentialsError::not_loaded("no credentials provider")),
+            };
+            match found {
+                Ok(()) => {}
+                Err(CredentialsError::CredentialsNotLoaded(_)) => {
+                    return Err(TargetError::Config {
+                        target,
+                        reason: no_credentials(&self.cfg),
+                    });
+                }
+                // A source was found and failed (an expired SSO token, a profile that is not
+                // defined): the SDK's own words name it.
+                Err(e) => {
+                    return Err(TargetError::Auth {
+                        target,
+                        reason: format!(
+                            "AWS credentials: {}",
+                            aws_smithy_types::error::display::DisplayErrorContext(&e)
+                        ),
+                    });
+                }
             }
             match self.call(&self.probe).await {
                 Ok(_) => Ok("invoked".into()),
@@ -296,6 +318,52 @@ impl Target for SageMakerTarget {
     fn invoke<'a>(&'a self, req: &'a Prepared) -> BoxFuture<'a, Result<Reply, ErrorKind>> {
         Box::pin(async move { self.call(req).await.map_err(|(kind, _)| kind) })
     }
+}
+
+/// The profile the SDK reads, and the files it reads it from, as the SDK picks them.
+fn profile_and_files(cfg: &SageMakerConfig) -> (String, String, String) {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let profile = cfg
+        .profile
+        .clone()
+        .or_else(|| var("AWS_PROFILE"))
+        .unwrap_or_else(|| "default".into());
+    let config = var("AWS_CONFIG_FILE").unwrap_or_else(|| "~/.aws/config".into());
+    let credentials =
+        var("AWS_SHARED_CREDENTIALS_FILE").unwrap_or_else(|| "~/.aws/credentials".into());
+    (profile, config, credentials)
+}
+
+/// The SDK says "missing signing region" at the first request: say where a region comes
+/// from instead, before anything is sent.
+fn no_region(cfg: &SageMakerConfig) -> String {
+    let (profile, config, _) = profile_and_files(cfg);
+    format!(
+        "no AWS region found (not in --region, AWS_REGION, AWS_DEFAULT_REGION, profile \
+         '{profile}' of {config} or instance metadata): give --region us-east-1, export \
+         AWS_REGION=us-east-1, or set region in the profile"
+    )
+}
+
+/// The SDK's default chain says only "the credential provider was not enabled" (its last
+/// source, instance metadata): name every source it tried, in its order.
+fn no_credentials(cfg: &SageMakerConfig) -> String {
+    let (profile, config, credentials) = profile_and_files(cfg);
+    let imds = if std::env::var("AWS_EC2_METADATA_DISABLED")
+        .is_ok_and(|v| v.eq_ignore_ascii_case("true"))
+    {
+        "EC2 instance metadata (off: AWS_EC2_METADATA_DISABLED)"
+    } else {
+        "EC2 instance metadata"
+    };
+    format!(
+        "no AWS credentials found; tried the environment (AWS_ACCESS_KEY_ID and \
+         AWS_SECRET_ACCESS_KEY), profile '{profile}' in {credentials} and {config} (keys, \
+         SSO, credential_process, role), web identity (AWS_WEB_IDENTITY_TOKEN_FILE), \
+         container credentials (AWS_CONTAINER_CREDENTIALS_FULL_URI or _RELATIVE_URI) and \
+         {imds}: export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or give --profile NAME \
+         (aws configure, aws sso login)"
+    )
 }
 
 #[cfg(test)]

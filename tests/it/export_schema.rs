@@ -260,6 +260,48 @@ fn export_of_an_unreachable_endpoint_validates_and_carries_the_error() {
 }
 
 #[test]
+fn fail_on_outcomes_and_short_phases_validate() {
+    let server = reference_endpoint();
+    let path = tmp_path("fail-on.json");
+    let p = path.to_str().unwrap();
+    let out = run(&[
+        "--headless",
+        "--url",
+        &server.url,
+        "--no-accuracy",
+        "-n",
+        "2",
+        "--concurrency",
+        "4",
+        "--fail-on",
+        "p99>1us",
+        "--fail-on",
+        "errors>0",
+        "--slo",
+        "p99=1s",
+        "--fail-on",
+        "slo",
+        "-o",
+        p,
+    ]);
+    assert_eq!(out.status.code(), Some(3), "stderr: {}", stderr(&out));
+    let export: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_valid(&export, "--fail-on");
+    let breached: Vec<&Value> = export["fail_on"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| &o["breached"])
+        .collect();
+    assert_eq!(breached, [&json!(true), &json!(false), &json!(false)]);
+    assert_eq!(
+        export["config"]["fail_on"],
+        json!(["p99>0.001ms", "errors>0%", "slo"])
+    );
+    assert_eq!(export["phases"][0]["rate_not_meaningful"], true);
+}
+
+#[test]
 fn schema_rejects_broken_exports() {
     type Mutation = fn(&mut Value);
     let server = reference_endpoint();
@@ -272,7 +314,7 @@ fn schema_rejects_broken_exports() {
     );
 
     // Each mutation, the path of the violation it must produce.
-    let cases: [(&str, Mutation, &str); 9] = [
+    let cases: [(&str, Mutation, &str); 11] = [
         (
             "p99 missing from a latency summary",
             |e| {
@@ -317,6 +359,21 @@ fn schema_rejects_broken_exports() {
             "a timeline entry that is both a point and an event",
             |e| e["timeline"] = json!([{ "t_s": 1.0, "event": "x", "errors": 0 }]),
             "/timeline/0",
+        ),
+        (
+            "a --fail-on outcome without its verdict",
+            |e| {
+                e["fail_on"] =
+                    json!([{ "threshold": "p99>5ms", "measured": 1.0, "phase": 0, "summary": "" }]);
+            },
+            "/fail_on/0",
+        ),
+        (
+            "a --fail-on threshold the tool cannot read",
+            |e| {
+                e["fail_on"] = json!([{ "threshold": "p99<5ms", "breached": false, "measured": 1.0, "phase": 0, "summary": "" }]);
+            },
+            "/fail_on/0/threshold",
         ),
         (
             "started_at that is not an RFC 3339 date-time",

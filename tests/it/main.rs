@@ -17,6 +17,7 @@ mod hostile_text;
 mod known_answers;
 mod layers;
 mod live_segments;
+mod newcomer_errors;
 mod parsers_fuzz;
 mod peers;
 mod real_model;

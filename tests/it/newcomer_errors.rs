@@ -1,0 +1,354 @@
+//! What a newcomer meets, through the real binary: errors that name the cause and the fix
+//! (a URL without a scheme, no AWS region, no credentials, an unpriced instance type),
+//! `--fail-on` thresholds that set exit code 3 for CI, the warning when most requests
+//! failed, and phases too short for a rate (`n<c`).
+
+use crate::common::{Ran, Serve, counters, f, run_env, schema_violations, tmp_path};
+use serde_json::Value;
+
+/// The binary's one-line error: exit 2, one line on stderr, nothing sent to `s`.
+fn refused_before_sending(out: &Ran, s: &Serve) -> String {
+    let err = out.stderr.trim_end().to_string();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(counters(s)["invocations"], 0, "nothing may be sent: {err}");
+    err
+}
+
+#[test]
+fn a_url_without_a_scheme_says_what_to_write() {
+    let s = Serve::one_ms(&[]);
+    let bare = s.url.trim_start_matches("http://").to_string();
+    let out = run_env(&["--headless", "--url", &bare, "-n", "3"], &[]);
+    let err = refused_before_sending(&out, &s);
+    assert!(
+        err.contains(&format!("--url: {bare}: no scheme: write http://{bare}")),
+        "{err}"
+    );
+    let out = run_env(
+        &["--headless", "--url", "ftp://127.0.0.1:21", "-n", "3"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("use http:// or https://"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn no_aws_region_says_where_a_region_comes_from() {
+    let s = Serve::one_ms(&[]);
+    let keys = [
+        ("AWS_ACCESS_KEY_ID", "AKIDNEWCOMER"),
+        ("AWS_SECRET_ACCESS_KEY", "newcomer-secret"),
+    ];
+    let args = [
+        "--headless",
+        "--endpoint",
+        "x",
+        "--endpoint-url",
+        &s.url,
+        "-n",
+        "3",
+    ];
+    let err = refused_before_sending(&run_env(&args, &keys), &s);
+    assert!(
+        err.contains("--endpoint: sagemaker:x: no AWS region found"),
+        "{err}"
+    );
+    for way in ["--region us-east-1", "AWS_REGION", "profile 'default'"] {
+        assert!(err.contains(way), "{way}: {err}");
+    }
+    assert!(!err.contains("missing signing region"), "{err}");
+}
+
+#[test]
+fn no_aws_credentials_names_every_source_tried() {
+    let s = Serve::one_ms(&[]);
+    let args = [
+        "--headless",
+        "--endpoint",
+        "x",
+        "--region",
+        "us-east-1",
+        "--endpoint-url",
+        &s.url,
+        "-n",
+        "3",
+    ];
+    // run_env: HOME is an empty folder, no AWS_* variables, instance metadata off.
+    let err = refused_before_sending(&run_env(&args, &[]), &s);
+    assert!(err.contains("no AWS credentials found"), "{err}");
+    for source in [
+        "AWS_ACCESS_KEY_ID",
+        "profile 'default' in ~/.aws/credentials and ~/.aws/config",
+        "SSO",
+        "web identity",
+        "container credentials",
+        "EC2 instance metadata (off: AWS_EC2_METADATA_DISABLED)",
+        "--profile NAME",
+    ] {
+        assert!(err.contains(source), "{source}: {err}");
+    }
+    assert!(!err.contains("was not enabled"), "{err}");
+    // The profile named is the one the SDK reads.
+    let mut named = args.to_vec();
+    named.extend(["--profile", "ci"]);
+    let err = refused_before_sending(&run_env(&named, &[]), &s);
+    assert!(err.contains("profile 'ci'"), "{err}");
+}
+
+#[test]
+fn an_unpriced_instance_type_is_one_line_naming_what_is_priced_and_the_flag() {
+    for (t, known) in [
+        (
+            "ml.g5.16xlarge",
+            "ml.g5 sizes priced: ml.g5.xlarge, ml.g5.2xlarge,",
+        ),
+        (
+            "ml.nope.large",
+            "families priced: ml.c5, ml.c6i, ml.c7i, ml.g4dn, ml.g5",
+        ),
+    ] {
+        let out = run_env(
+            &["--headless", "--demo", "--instance-type", t, "-n", "3"],
+            &[],
+        );
+        let err = out.stderr.trim_end();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(&format!("--instance-type: no shipped price for '{t}'")),
+            "{err}"
+        );
+        assert!(
+            err.contains(known) && err.contains("give --price-per-hour"),
+            "{err}"
+        );
+    }
+}
+
+/// A headless run of the binary against `s`, and its export.
+fn run_against(s: &Serve, extra: &[&str]) -> (Ran, Value) {
+    let path = tmp_path("newcomer.json");
+    let mut args = vec![
+        "--headless",
+        "--url",
+        &s.url,
+        "--no-accuracy",
+        "-o",
+        path.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = run_env(&args, &[]);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("no export ({e}): {}", out.stderr));
+    (out, serde_json::from_str(&text).unwrap())
+}
+
+#[test]
+fn fail_on_errors_exits_3_against_an_erring_server_and_0_against_a_clean_one() {
+    let erring = Serve::one_ms(&["--error-rate", "0.05", "--seed", "7"]);
+    let (out, e) = run_against(&erring, &["-n", "400", "--fail-on", "errors>1%"]);
+    assert_eq!(out.status.code(), Some(3), "{}", out.stderr);
+    assert!(
+        out.stdout.contains("Errors by kind"),
+        "the tables come first"
+    );
+    let breach: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("fail-on "))
+        .collect();
+    assert_eq!(breach.len(), 1, "{}", out.stderr);
+    assert!(
+        breach[0].starts_with("fail-on errors>1%: breached: errors ")
+            && breach[0].contains("in phase 1"),
+        "{}",
+        breach[0]
+    );
+    assert!(
+        out.stderr
+            .contains("error: --fail-on: 1 of 1 thresholds breached")
+    );
+    let o = &e["fail_on"][0];
+    assert_eq!(
+        (o["threshold"].as_str(), o["breached"].as_bool()),
+        (Some("errors>1%"), Some(true))
+    );
+    let share = f(&o["measured"]);
+    assert!((0.02..0.09).contains(&share), "{share}");
+    assert_eq!(e["config"]["fail_on"], serde_json::json!(["errors>1%"]));
+    assert_eq!(schema_violations(&e), Vec::<String>::new());
+
+    let clean = Serve::one_ms(&[]);
+    let (out, e) = run_against(
+        &clean,
+        &["-n", "50", "--fail-on", "errors>1%", "--fail-on", "p99>10s"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    assert!(!out.stderr.contains("fail-on"), "{}", out.stderr);
+    let outcomes = e["fail_on"].as_array().unwrap();
+    assert_eq!(outcomes.len(), 2);
+    assert!(
+        outcomes.iter().all(|o| o["breached"] == false),
+        "{outcomes:?}"
+    );
+    assert_eq!(f(&outcomes[0]["measured"]), 0.0);
+    assert_eq!(schema_violations(&e), Vec::<String>::new());
+}
+
+#[test]
+fn fail_on_a_percentile_names_the_measured_latency() {
+    let slow = Serve::fixed(20, 1, &[]);
+    let (out, e) = run_against(
+        &slow,
+        &["-n", "10", "--fail-on", "p99>5ms", "--fail-on", "p50>1s"],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", out.stderr);
+    let line = out
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("fail-on p99>5ms: breached: p99 "))
+        .unwrap_or_else(|| panic!("{}", out.stderr));
+    let ms: f64 = line["fail-on p99>5ms: breached: p99 ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(ms >= 20.0, "{line}");
+    assert!(!out.stderr.contains("fail-on p50>1000ms"), "met: no line");
+    assert!(
+        out.stderr.contains("1 of 2 thresholds breached"),
+        "{}",
+        out.stderr
+    );
+    assert!(f(&e["fail_on"][0]["measured"]) >= 20.0);
+    assert_eq!(e["fail_on"][1]["breached"], false);
+}
+
+#[test]
+fn a_bad_threshold_is_exit_2_naming_fail_on() {
+    for bad in [
+        vec!["--fail-on", "p99<200ms"],
+        vec!["--fail-on", "errors>150%"],
+        vec!["--fail-on", "latency"],
+        vec!["--fail-on", "slo"],
+    ] {
+        let mut args = vec!["--headless", "--demo", "-n", "3"];
+        args.extend(bad.iter().copied());
+        let out = run_env(&args, &[]);
+        let err = out.stderr.trim_end();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{bad:?}: {err}");
+        assert!(err.contains("--fail-on"), "{bad:?}: {err}");
+    }
+}
+
+#[test]
+fn a_run_where_every_request_failed_says_so_loudly() {
+    let broken = Serve::one_ms(&["--error-rate", "1"]);
+    let (out, e) = run_against(&broken, &["-n", "20"]);
+    // Loud, not a failure of the tool: --fail-on is how CI turns it into one.
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "warning: all 20 measured requests failed (ModelError(500) 20): the figures above describe failures"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(e["phases"][0]["ok"], 0);
+
+    let (out, _) = run_against(&broken, &["-n", "20", "--fail-on", "errors>50%"]);
+    assert_eq!(out.status.code(), Some(3), "{}", out.stderr);
+    assert!(out.stderr.contains("warning: all 20"), "{}", out.stderr);
+
+    let (out, _) = run_against(&Serve::one_ms(&[]), &["-n", "20"]);
+    assert!(!out.stderr.contains("warning:"), "{}", out.stderr);
+}
+
+#[test]
+fn a_phase_shorter_than_its_concurrency_says_its_rate_is_not_meaningful() {
+    let s = Serve::fixed(20, 16, &[]);
+    let (out, e) = run_against(&s, &["-n", "3", "--concurrency", "16"]);
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    let p = &e["phases"][0];
+    assert_eq!(p["rate_not_meaningful"], true, "{p}");
+    let row = out
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Batch"))
+        .nth(2)
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    assert!(
+        row.contains("n<c") && !row.contains(&format!("{:.1}", f(&p["req_per_s"]))),
+        "{row}"
+    );
+    assert!(
+        out.stdout
+            .contains("n<c: fewer measured requests than the concurrency cap")
+    );
+    assert_eq!(schema_violations(&e), Vec::<String>::new());
+
+    let path = tmp_path("nc.json");
+    std::fs::write(&path, e.to_string()).unwrap();
+    let p = path.to_str().unwrap();
+    let md = run_env(&["report", p, "--format", "markdown"], &[]);
+    assert!(
+        md.stdout.contains("| n<c |") && md.stdout.contains("n<c: fewer"),
+        "{}",
+        md.stdout
+    );
+    let csv = run_env(&["report", p, "--format", "csv"], &[]);
+    let mut lines = csv.stdout.lines();
+    assert!(lines.next().unwrap().ends_with(",rate_not_meaningful"));
+    assert!(lines.next().unwrap().ends_with(",true"), "{}", csv.stdout);
+
+    let (_, e) = run_against(&s, &["-n", "32", "--concurrency", "16"]);
+    assert_eq!(e["phases"][0]["rate_not_meaningful"], false);
+}
+
+#[test]
+fn compare_fails_on_a_threshold_naming_the_target_that_broke_it() {
+    let (good, bad) = (Serve::one_ms(&[]), Serve::one_ms(&["--error-rate", "1"]));
+    let path = tmp_path("compare-fail-on.json");
+    let (a, b) = (
+        format!("name=good,url={}", good.url),
+        format!("name=bad,url={}", bad.url),
+    );
+    let out = run_env(
+        &[
+            "compare",
+            "--headless",
+            "--no-accuracy",
+            "-n",
+            "10",
+            "--target",
+            &a,
+            "--target",
+            &b,
+            "--fail-on",
+            "errors>1%",
+            "-o",
+            path.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", out.stderr);
+    let line = out
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("fail-on errors>1%: breached"));
+    assert!(
+        line.is_some_and(|l| l.contains("errors 100.00% in phase") && l.contains("(bad kind")),
+        "{}",
+        out.stderr
+    );
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(e["fail_on"][0]["breached"], true);
+    assert_eq!(schema_violations(&e), Vec::<String>::new());
+}
