@@ -16,6 +16,7 @@ mod hostile_files;
 mod hostile_text;
 mod known_answers;
 mod layers;
+mod newcomer_small;
 mod parsers_fuzz;
 mod peers;
 mod real_model;
