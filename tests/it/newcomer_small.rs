@@ -66,3 +66,54 @@ fn headless_progress_shows_the_accuracy_checks_own_progress() {
         assert!(!line.contains("sent ") && !line.contains("ok "), "{line}");
     }
 }
+
+#[test]
+fn a_merged_exports_rate_is_the_hosts_rates_added() {
+    let s = Serve::one_ms(&[]);
+    let dir = tmp_path("merge-rate");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut paths = Vec::new();
+    for seed in ["1", "2"] {
+        let workload = [
+            "-n",
+            "20",
+            "--request-rate",
+            "40",
+            "--no-accuracy",
+            "--seed",
+            seed,
+        ];
+        let (_, e) = run_export(&s.url, &workload);
+        assert_eq!(f(&e["phases"][0]["request_rate"]), 40.0);
+        let p = dir.join(format!("host-{seed}.json"));
+        std::fs::write(&p, e.to_string()).unwrap();
+        paths.push(p);
+    }
+    let merged = dir.join("merged.json");
+    let (a, b, m) = (
+        paths[0].to_str().unwrap(),
+        paths[1].to_str().unwrap(),
+        merged.to_str().unwrap(),
+    );
+    let out = run(&["report", "--merge", a, b, "-o", m, "--format", "csv"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let e: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&merged).unwrap()).unwrap();
+    assert_eq!(f(&e["phases"][0]["request_rate"]), 80.0);
+    assert_eq!(f(&e["config"]["request_rate"]), 80.0);
+    let csv = stdout(&out);
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "request_rate").unwrap();
+    assert_eq!(row[col], "80", "{csv}");
+    // The terminal table's pace beside the summed req/s.
+    let text = stdout(&run(&["report", m]));
+    assert!(
+        text.contains("80 Poisson") || text.contains("80.0 Poisson"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("40 Poisson") && !text.contains("40.0 Poisson"),
+        "{text}"
+    );
+}
