@@ -117,3 +117,43 @@ fn a_merged_exports_rate_is_the_hosts_rates_added() {
         "{text}"
     );
 }
+
+#[test]
+fn headless_progress_on_a_narrow_terminal_is_one_line_rewritten_in_place() {
+    let s = Serve::one_ms(&[]);
+    let width = 60;
+    let command = format!(
+        "{BIN} --headless --url {} --request-rate 50 -n 200 --no-accuracy >/dev/null",
+        s.url
+    );
+    let tmux = tmux::Tmux::start("progress", width, 12, &command);
+    let progress_rows = |screen: &str| {
+        screen
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    tmux.wait_for("a progress line", 10, |s| s.contains("sent "));
+    // Two rewrites later, still one row: nothing wrapped, nothing left behind.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let rows = progress_rows(&tmux.screen());
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    assert!(rows[0].chars().count() < usize::from(width), "{}", rows[0]);
+    assert!(
+        rows[0].contains("running") && rows[0].contains("ok "),
+        "{}",
+        rows[0]
+    );
+    assert_eq!(tmux.wait_exit(20), 0);
+    // With the scrollback: tmux's own "Pane is dead" line may push the screen up.
+    let rows: Vec<String> = progress_rows(&tmux.history(50))
+        .into_iter()
+        .filter(|l| !l.starts_with("Pane is dead"))
+        .collect();
+    assert_eq!(rows.len(), 2, "the last line and the exit code: {rows:#?}");
+    assert!(
+        rows[0].starts_with("done") && rows[0].contains("sent 200"),
+        "{rows:#?}"
+    );
+}
