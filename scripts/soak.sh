@@ -3,7 +3,9 @@
 # along (model errors, resets mid-response, garbage bodies, throttles) and the server killed
 # and restarted on the same port every few minutes. Checks afterwards: exit code 0, no panic
 # in any log, the export whole and valid with ok + errors = sent in every phase, and the load
-# generator's RSS flat (sampled every 10 s).
+# generator's RSS flat (sampled every 10 s) past a warm-up minute: the end within 25 % of the
+# RSS at 60 s. The first minute fills pools and histograms (14 -> 19 MiB with nothing lost),
+# so the RSS check needs a run of at least 180 s and is skipped, saying so, on a shorter one.
 #
 #   scripts/soak.sh [SECONDS]          default 1800 (30 minutes)
 #
@@ -80,7 +82,7 @@ if grep -l panicked "$dir"/*.log; then
     echo "soak: PANIC in the logs above"
     fail=1
 fi
-python3 - "$dir/soak.json" "$dir/rss.csv" <<'EOF' || fail=1
+python3 - "$dir/soak.json" "$dir/rss.csv" "$secs" <<'EOF' || fail=1
 import csv, json, sys
 e = json.load(open(sys.argv[1]))
 for p in e["phases"]:
@@ -88,7 +90,13 @@ for p in e["phases"]:
     print(f"phase {p['kind']}: sent {p['sent']} n {p['n']} ok {p['ok']} errors {p['errors']}")
     assert p["ok"] + errors == p["n"] == p["sent"], "requests lost"
 rows = [(int(t), int(r)) for t, r in list(csv.reader(open(sys.argv[2])))[1:]]
-warm = [r for t, r in rows if t >= 60] or [r for _, r in rows]
+secs, warm_up, shortest = int(sys.argv[3]), 60, 180
+warm = [r for t, r in rows if t >= warm_up]
+if secs < shortest:
+    print(f"RSS check skipped: a {secs} s run is too short (it needs {shortest} s: "
+          f"the first {warm_up} s are warm-up, then two minutes to compare)")
+    sys.exit(0)
+assert len(warm) >= 2, "RSS was not sampled past the warm-up minute"
 first, last, peak = warm[0], warm[-1], max(warm)
 print(f"RSS after 1 min {first / 1024:.1f} MiB, at the end {last / 1024:.1f} MiB, "
       f"peak {peak / 1024:.1f} MiB, growth {100 * (last - first) / first:+.1f} %")

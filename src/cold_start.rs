@@ -5,50 +5,13 @@
 
 use crate::export::rfc3339;
 use crate::payload::Prepared;
+pub use crate::results::cold_start::{ColdStartExport, ColdStartProbe, ColdStartResult};
 use crate::stats::{ABANDONED, LatencySummary, phase_histogram};
 use crate::target::Target;
 use hdrhistogram::Histogram;
-use serde::Serialize;
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant, SystemTime};
-
-#[derive(Debug, Clone, Serialize)]
-pub struct ColdStartProbe {
-    #[serde(serialize_with = "secs")]
-    pub idle_wait: Duration,
-    #[serde(serialize_with = "secs")]
-    pub retry_interval: Duration,
-    #[serde(serialize_with = "secs")]
-    pub give_up: Duration,
-    pub steady_n: u64,
-}
-
-fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(d.as_secs_f64())
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct ColdStartResult {
-    /// When the first attempt was sent; null when the probe was stopped before it.
-    pub started_at: Option<String>,
-    /// Attempts up to and including the first success.
-    pub attempts: u64,
-    /// Failed attempts by error kind; one still in flight when the probe was stopped is
-    /// `Abandoned`.
-    pub failures: BTreeMap<String, u64>,
-    /// From the first attempt's send to the first success's last byte, in seconds.
-    pub first_success: Option<f64>,
-    /// The successful attempt's own latency, in milliseconds.
-    pub first_success_latency_ms: Option<f64>,
-    pub steady_ms: Option<LatencySummary>,
-    pub steady_ok: u64,
-    /// Time to first success over the steady-state p50.
-    pub ratio: Option<f64>,
-    /// Stopped by SIGINT/SIGTERM: the figures above are the attempts so far.
-    pub stopped_early: bool,
-}
 
 /// What the probe has seen so far, kept when it is stopped part way.
 struct Seen {
@@ -167,62 +130,4 @@ async fn countdown(wait: Duration) {
     if tty {
         crate::failure::say(format_args!(""));
     }
-}
-
-pub fn table(target: &str, r: &ColdStartResult) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "cold start — {target}");
-    let failed: Vec<String> = r.failures.iter().map(|(k, v)| format!("{k} {v}")).collect();
-    let _ = writeln!(
-        out,
-        "  attempts               {} ({} failed{})",
-        r.attempts,
-        r.attempts - u64::from(r.first_success.is_some()),
-        if failed.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", failed.join(", "))
-        }
-    );
-    match (r.first_success, r.first_success_latency_ms) {
-        (Some(t), Some(l)) => {
-            let _ = writeln!(out, "  time to first success  {t:.2} s");
-            let _ = writeln!(out, "  first-success latency  {l:.1} ms");
-        }
-        _ if r.stopped_early => {
-            let _ = writeln!(out, "  no success before the stop");
-        }
-        _ => {
-            let _ = writeln!(out, "  no success before giving up");
-        }
-    }
-    if let Some(s) = &r.steady_ms {
-        let _ = writeln!(
-            out,
-            "  steady-state p50       {:.1} ms (n={}, p99 {:.1} ms)",
-            s.p50, r.steady_ok, s.p99
-        );
-    }
-    if r.stopped_early {
-        let _ = writeln!(out, "  stopped (SIGINT/SIGTERM): the attempts so far");
-    }
-    if let Some(x) = r.ratio {
-        let _ = writeln!(
-            out,
-            "  ratio                  {x:.0}× (time to first success / steady p50)"
-        );
-    }
-    out
-}
-
-pub fn export(target: &str, p: &ColdStartProbe, r: &ColdStartResult) -> serde_json::Value {
-    serde_json::json!({
-        "schema_version": 1,
-        "tool": "encbench-tui",
-        "tool_version": env!("CARGO_PKG_VERSION"),
-        "kind": "cold_start",
-        "target": target,
-        "probe": p,
-        "cold_start": r,
-    })
 }

@@ -133,6 +133,7 @@ pub fn live_snapshot(l: Live) -> Snapshot {
         accuracy_before: Some(accuracy.clone()),
         accuracy_latest: Some(accuracy),
         accuracy_running: false,
+        accuracy_progress: (0, 0),
         capacity: Vec::new(),
         searching: None,
         notices: Vec::new(),

@@ -1,6 +1,8 @@
 //! The headless front-end: drives the engine to its end with progress on stderr. The tables
 //! that follow are the report's (`crate::report`), rendered from the run's export.
 
+mod progress;
+
 use crate::engine::{Command, Engine, Snapshot};
 use crate::fmt;
 use crate::results::RunReport;
@@ -8,38 +10,37 @@ use crate::signals::{Abort, abort_now, wait_for_signal};
 use std::io::IsTerminal;
 use std::time::Duration;
 
-fn progress_line(s: &Snapshot) -> String {
-    let phase = match &s.phase {
-        Some(p) => {
-            let of = p.planned.map(|n| format!("/{n}")).unwrap_or_default();
-            format!(
-                "phase {}{of} {} b={} c={}",
-                p.index,
-                p.kind.name(),
-                p.batch_size,
-                p.concurrency
-            )
+/// Where the progress goes: one line rewritten in place on a terminal, plain lines every few
+/// seconds for a log (a CI log shows every `\r` rewrite as a line of its own).
+#[derive(Clone, Copy)]
+struct Out {
+    tty: bool,
+}
+
+impl Out {
+    /// The terminal's width less one column: a line that ends in the last column leaves the
+    /// cursor waiting to wrap, and some terminals then wrap at the next `\r`.
+    fn width(self) -> Option<usize> {
+        self.tty
+            .then(|| crossterm::terminal::size().map_or(80, |(w, _)| usize::from(w).max(2) - 1))
+    }
+
+    fn progress(self, fields: &[progress::Field]) {
+        let line = progress::fit(fields, self.width());
+        if self.tty {
+            crate::failure::say_raw(format_args!("\r{line}\x1b[K"));
+        } else {
+            crate::failure::say(format_args!("{line}"));
         }
-        None => "starting".into(),
-    };
-    let c = &s.current;
-    let errors: u64 = c.errors.values().sum();
-    let behind = s
-        .schedule
-        .and_then(|q| fmt::behind(q.offered_per_s, c.req_per_s, q.backlog, q.lag, q.overloaded))
-        .map(|t| format!("  {t}"))
-        .unwrap_or_default();
-    format!(
-        "[{phase}] {:>6.1} s  {:<9} sent {:>6}  ok {:>6}  err {:>4}  p50 {:>8.1} ms  p99 {:>8.1} ms  {:>8.1} req/s{behind}",
-        s.elapsed.as_secs_f64(),
-        s.state.label(),
-        s.phase.as_ref().map_or(0, |p| p.sent),
-        c.ok,
-        errors,
-        c.latency.p50,
-        c.latency.p99,
-        c.req_per_s
-    )
+    }
+
+    /// A line that stays, above the progress line on a terminal.
+    fn line(self, text: &str) {
+        if self.tty {
+            crate::failure::say_raw(format_args!("\r\x1b[K"));
+        }
+        crate::failure::say(format_args!("{text}"));
+    }
 }
 
 /// What of the capacity searches has been printed: a line per probe and per answer, as
@@ -105,13 +106,15 @@ impl SearchSaid {
 pub async fn run(engine: Engine, abort: Abort) -> RunReport {
     let mut snaps = engine.snapshots();
     let commands = engine.commands();
-    let tty = std::io::stderr().is_terminal();
-    let every = if tty {
+    let out = Out {
+        tty: std::io::stderr().is_terminal(),
+    };
+    let every = if out.tty {
         Duration::from_secs(1)
     } else {
         Duration::from_secs(5)
     };
-    let progress = tokio::spawn(async move {
+    let ticker = tokio::spawn(async move {
         let mut iv = tokio::time::interval(every);
         iv.tick().await;
         let mut said = SearchSaid::default();
@@ -122,17 +125,9 @@ pub async fn run(engine: Engine, abort: Abort) -> RunReport {
             }
             let snap = snaps.borrow_and_update().clone();
             for line in said.news(&snap) {
-                if tty {
-                    crate::failure::say_raw(format_args!("\r\x1b[K"));
-                }
-                crate::failure::say(format_args!("{line}"));
+                out.line(&line);
             }
-            let line = progress_line(&snap);
-            if tty {
-                crate::failure::say_raw(format_args!("\r{line}\x1b[K"));
-            } else {
-                crate::failure::say(format_args!("{line}"));
-            }
+            out.progress(&progress::fields(&snap));
         }
     });
     let interim = engine.interim();
@@ -146,9 +141,14 @@ pub async fn run(engine: Engine, abort: Abort) -> RunReport {
         abort_now(&abort, &interim);
     });
     let report = engine.finish().await;
-    progress.abort();
+    // Awaited: a line printed after the last one would not be the export's counts.
+    ticker.abort();
+    let _ = ticker.await;
     signals.abort();
-    if tty {
+    // The last line has the export's counts: a log's reader need not open the export to
+    // see what was measured.
+    out.progress(&progress::done(&report));
+    if out.tty {
         crate::failure::say(format_args!(""));
     }
     report

@@ -42,6 +42,10 @@ install_peer() {
   log "$name: pip install $* (log: $plog)"
   if ! "$venv/bin/pip" install --disable-pip-version-check --no-input --progress-bar off --no-compile "$@" >"$plog" 2>&1; then
     tail -40 "$plog" >&2
+    # Offline is the common cause, and pip words it as "no matching distribution": say it.
+    if grep -qE 'NewConnectionError|Failed to establish a new connection|Temporary failure in name resolution|Network is unreachable' "$plog"; then
+      die "$name: the package index is unreachable (${PIP_INDEX_URL:-https://pypi.org/simple}): pip could not connect, so nothing was installed (full log: $plog)"
+    fi
     die "$name: pip install failed (full log: $plog)"
   fi
   "$venv/bin/pip" freeze --disable-pip-version-check >"$venv/.encbench-freeze.txt"

@@ -14,6 +14,7 @@ use crate::payload::{Answers, Format, LabelMap};
 use crate::scrub;
 use crate::target::Target;
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What the accuracy check sends, and how it reads the answers.
 pub struct AccuracySetup {
@@ -59,6 +60,33 @@ pub struct Verdict {
     /// A retrieval item's candidates.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub candidates: Vec<String>,
+}
+
+/// How far a check under way has got: a check of a slow endpoint takes seconds, and a
+/// front-end that showed nothing meanwhile would look stuck.
+#[derive(Debug, Default)]
+pub struct Progress {
+    answered: AtomicUsize,
+    total: AtomicUsize,
+}
+
+impl Progress {
+    /// (verdicts given, verdicts to give) of the check under way, or of the last one.
+    pub fn get(&self) -> (usize, usize) {
+        (
+            self.answered.load(Ordering::Relaxed),
+            self.total.load(Ordering::Relaxed),
+        )
+    }
+
+    fn start(&self, total: usize) {
+        self.answered.store(0, Ordering::Relaxed);
+        self.total.store(total, Ordering::Relaxed);
+    }
+
+    fn answered(&self) {
+        self.answered.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -135,6 +163,23 @@ pub async fn check(
     format: &dyn Format,
     setup: &AccuracySetup,
 ) -> AccuracyReport {
+    check_counted(target, format, setup, &Progress::default()).await
+}
+
+/// [`check`], counting its verdicts into `progress` as they come.
+pub async fn check_counted(
+    target: &dyn Target,
+    format: &dyn Format,
+    setup: &AccuracySetup,
+    progress: &Progress,
+) -> AccuracyReport {
+    // The probe is the first NLI sample when there are any; an embedder's count is set
+    // once its first answer shows it is one.
+    progress.start(if setup.samples.is_empty() {
+        setup.retrieval.len()
+    } else {
+        setup.samples.len()
+    });
     let probe = match (setup.samples.first(), setup.retrieval.first()) {
         (Some(s), _) => s.input(),
         (None, Some(r)) => Input::Text(r.query.clone()),
@@ -156,7 +201,7 @@ pub async fn check(
             )),
             vec![],
         ),
-        Some(Output::Vectors { .. }) => retrieval(target, format, setup, output).await,
+        Some(Output::Vectors { .. }) => retrieval(target, format, setup, output, progress).await,
         _ if setup.samples.is_empty() => report(
             vec![],
             output,
@@ -168,7 +213,7 @@ pub async fn check(
             vec![],
         ),
         // The probe was the first sample: its answer is that sample's verdict.
-        _ => nli(target, format, setup, output, first).await,
+        _ => nli(target, format, setup, output, first, progress).await,
     }
 }
 
@@ -195,7 +240,9 @@ async fn nli(
     setup: &AccuracySetup,
     output: Option<Output>,
     first: Result<One, String>,
+    progress: &Progress,
 ) -> AccuracyReport {
+    progress.start(setup.samples.len());
     let labels = &setup.labels;
     let mut verdicts = Vec::with_capacity(setup.samples.len());
     let mut first = Some(first);
@@ -221,6 +268,7 @@ async fn nli(
             error,
             candidates: vec![],
         });
+        progress.answered();
     }
     report(verdicts, output, None, vec![])
 }
@@ -231,7 +279,9 @@ async fn retrieval(
     format: &dyn Format,
     setup: &AccuracySetup,
     output: Option<Output>,
+    progress: &Progress,
 ) -> AccuracyReport {
+    progress.start(setup.retrieval.len());
     let mut seen: Vec<(String, Result<Vec<f32>, String>)> = Vec::new();
     let mut verdicts = Vec::with_capacity(setup.retrieval.len());
     for item in &setup.retrieval {
@@ -277,6 +327,7 @@ async fn retrieval(
             }),
             candidates: item.candidates.iter().map(|c| shown(c)).collect(),
         });
+        progress.answered();
     }
     let vectors = seen
         .into_iter()

@@ -2,8 +2,9 @@
 
 use super::{AppError, Stdout, sagemaker_config, usage, write_export};
 use crate::cli::ColdStartArgs;
-use crate::cold_start::{self, ColdStartProbe};
+use crate::cold_start::{self, ColdStartExport, ColdStartProbe};
 use crate::payload::{Format, HfFormat, Shape};
+use crate::report::{Loaded, ReportFormat, render_loaded};
 use crate::signals::ABORT_EXIT_CODE;
 use crate::target::Target;
 use crate::target::sagemaker::SageMakerTarget;
@@ -51,12 +52,18 @@ pub(super) async fn main(a: ColdStartArgs, stdout: &mut Stdout<'_>) -> Result<()
         steady_n: a.n,
     };
     let result = cold_start::run(&target, body, &probe, stop()).await;
-    let written = a.export.as_ref().map_or(Ok(()), |path| {
-        let export = cold_start::export(&target.describe(), &probe, &result);
-        write_export("--export", path, &export)
-    });
+    let export = ColdStartExport::new(&target.describe(), &probe, &result);
+    let written = a
+        .export
+        .as_ref()
+        .map_or(Ok(()), |path| write_export("--export", path, &export));
     // The table also when the export failed: it is then all that is left of the attempts.
-    let printed = stdout.print(&cold_start::table(&target.describe(), &result));
+    let table = render_loaded(
+        &[(String::new(), Loaded::ColdStart(export))],
+        ReportFormat::Terminal,
+    )
+    .map_err(AppError::Failed)?;
+    let printed = stdout.print(&table);
     written?;
     if result.first_success.is_none() && !result.stopped_early {
         return Err(AppError::Failed(format!(

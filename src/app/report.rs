@@ -3,7 +3,7 @@
 use super::{AppError, Stdout, usage};
 use crate::cli::ReportArgs;
 use crate::export::{check_writable, write_atomic};
-use crate::report::{load, merge::merge, read, render, validate};
+use crate::report::{load_any, merge::merge, read, render, render_loaded, validate};
 use std::path::Path;
 
 /// The file name alone: reports of the same exports read the same wherever they lie.
@@ -18,10 +18,11 @@ pub(super) fn main(a: ReportArgs, stdout: &mut Stdout<'_>) -> Result<(), AppErro
     if !a.merge {
         let mut exports = Vec::with_capacity(a.files.len());
         for path in &a.files {
-            let export = load(path).map_err(|e| usage(&path.display().to_string(), e))?;
+            let export = load_any(path).map_err(|e| usage(&path.display().to_string(), e))?;
             exports.push((name(path), export));
         }
-        return stdout.print(&render(&exports, a.format));
+        let text = render_loaded(&exports, a.format).map_err(|e| usage("--format", e))?;
+        return stdout.print(&text);
     }
     let out = a.output.expect("clap requires -o with --merge");
     check_writable(&out)

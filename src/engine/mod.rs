@@ -117,6 +117,8 @@ pub(crate) struct Shared {
     target_name: String,
     shape: Shape,
     slo: Slo,
+    /// The accuracy check under way: outside the lock, which a verdict must not wait for.
+    accuracy_progress: accuracy::Progress,
 }
 
 impl Shared {
@@ -233,6 +235,7 @@ impl Shared {
             accuracy_before: live.accuracy_before.clone(),
             accuracy_latest: live.accuracy_latest.clone(),
             accuracy_running: live.accuracy_running,
+            accuracy_progress: self.accuracy_progress.get(),
             capacity: live.capacity.clone(),
             searching: live.searching.clone(),
             notices: live.notices.clone(),
@@ -278,7 +281,13 @@ impl Ctx {
             .as_ref()
             .expect("called only with accuracy samples");
         self.shared.lock().state = RunState::CheckingAccuracy;
-        let r = accuracy::check(self.target.as_ref(), self.format.as_ref(), a).await;
+        let r = accuracy::check_counted(
+            self.target.as_ref(),
+            self.format.as_ref(),
+            a,
+            &self.shared.accuracy_progress,
+        )
+        .await;
         let mut live = self.shared.lock();
         live.timeline.event(
             Instant::now(),
@@ -320,7 +329,13 @@ impl Ctx {
                 }
             }
             let done = Done(shared);
-            let report = accuracy::check(target.as_ref(), format.as_ref(), &setup).await;
+            let report = accuracy::check_counted(
+                target.as_ref(),
+                format.as_ref(),
+                &setup,
+                &done.0.accuracy_progress,
+            )
+            .await;
             let mut live = done.0.lock();
             live.timeline.event(
                 Instant::now(),
@@ -382,6 +397,7 @@ impl Engine {
             target_name: setup.target.describe(),
             shape: setup.shape,
             slo: setup.slo.clone(),
+            accuracy_progress: accuracy::Progress::default(),
         });
         let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
         let (snap_tx, snap_rx) = watch::channel(Arc::new(shared.snapshot()));

@@ -111,6 +111,8 @@ pub struct Snapshot {
     pub accuracy_before: Option<AccuracyReport>,
     pub accuracy_latest: Option<AccuracyReport>,
     pub accuracy_running: bool,
+    /// (verdicts given, verdicts to give) of the accuracy check under way, or the last one.
+    pub accuracy_progress: (usize, usize),
     /// Finished capacity searches, one entry per batch size.
     pub capacity: Vec<crate::results::capacity::Capacity>,
     /// The batch size being searched, as it stands (its probes so far).

@@ -122,6 +122,8 @@ fn merge_phase(sources: &[(String, Export)], i: usize) -> Result<PhaseResult, St
     let (mut n, mut ok, mut sent, mut rps, mut sps, mut dur) = (0, 0, 0, 0.0, 0.0, 0.0f64);
     // The hosts' schedules add up like their throughputs; behind is the worst of them.
     let (mut unsent, mut offered, mut lag) = (0, None::<f64>, None::<f64>);
+    // Each host's rate was its own; together they offered the sum (one closed loop: all).
+    let mut request_rate = m.request_rate.map(|_| 0.0);
     for (src, e) in sources {
         let p = &e.phases[i];
         // Checked: a sum past u64 or f64 would be written as a wrapped count or a null rate.
@@ -140,6 +142,9 @@ fn merge_phase(sources: &[(String, Export)], i: usize) -> Result<PhaseResult, St
         count(&mut sent, p.sent, "sent")?;
         count(&mut unsent, p.unsent, "unsent")?;
         count(&mut ok, p.ok, "ok")?;
+        if let (Some(sum), Some(r)) = (request_rate.as_mut(), p.request_rate) {
+            rate(sum, r, "request_rate")?;
+        }
         if let Some(o) = p.offered_per_s {
             let mut sum = offered.unwrap_or(0.0);
             rate(&mut sum, o, "offered_per_s")?;
@@ -166,6 +171,7 @@ fn merge_phase(sources: &[(String, Export)], i: usize) -> Result<PhaseResult, St
     m.n = n;
     m.sent = sent;
     m.unsent = unsent;
+    m.request_rate = request_rate.map(round3);
     m.offered_per_s = offered.map(round3);
     m.max_lag_ms = lag;
     m.overloaded = sources.iter().any(|(_, e)| e.phases[i].overloaded);
@@ -309,6 +315,14 @@ pub fn merge(sources: &[(String, Export)]) -> Result<Export, String> {
         .filter_map(|(_, e)| e.accuracy.clone())
         .min_by_key(|a| a.passed.saturating_mul(1000) / a.total.max(1));
     let mut config = first.config.clone();
+    // As each phase's: the rate the hosts offered together, which the heading quotes.
+    let rates: Option<Vec<f64>> = sources
+        .iter()
+        .map(|(_, e)| e.config["request_rate"].as_f64())
+        .collect();
+    if let Some(r) = rates {
+        config["request_rate"] = json!(round3(r.iter().sum()));
+    }
     config["merged_from"] = Value::Array(
         sources
             .iter()

@@ -2,9 +2,10 @@
 //! spreadsheet — and `--merge`, which adds exports of one workload (several hosts loading one
 //! endpoint) into one export with exact combined percentiles.
 //!
-//! This is the one renderer of results: a run and a comparison print their own export
-//! through it when they end, so `report` on that export prints the same thing.
+//! This is the one renderer of results: a run, a comparison and a cold-start probe print
+//! their own export through it when they end, so `report` on that export prints the same.
 
+pub mod cold_start;
 pub mod compare;
 pub mod merge;
 mod run;
@@ -12,6 +13,7 @@ pub mod table;
 pub mod validate;
 
 use crate::export::Export;
+use crate::results::cold_start::ColdStartExport;
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -41,6 +43,23 @@ pub fn read(path: &Path) -> Result<Value, String> {
     let text = crate::input::read_capped_text(path, MAX_EXPORT_BYTES)
         .map_err(|e| format!("cannot read: {e}"))?;
     serde_json::from_str(&text).map_err(|e| format!("not an encbench-tui export: {e}"))
+}
+
+/// What `report` reads: a run's or a comparison's export, or a cold-start probe's.
+#[derive(Debug, Clone)]
+pub enum Loaded {
+    Run(Export),
+    ColdStart(ColdStartExport),
+}
+
+/// Reads either kind of export, naming the file in every error.
+pub fn load_any(path: &Path) -> Result<Loaded, String> {
+    let json = read(path)?;
+    if cold_start::is_one(&json) {
+        cold_start::parse(json).map(Loaded::ColdStart)
+    } else {
+        parse(json).map(Loaded::Run)
+    }
 }
 
 /// JSON as an export of the version this one reads.
@@ -177,13 +196,54 @@ pub fn render(exports: &[(String, Export)], format: ReportFormat) -> String {
     if format == ReportFormat::Csv {
         return csv_table(exports).csv();
     }
+    sections(
+        exports
+            .iter()
+            .map(|(s, e)| (s.as_str(), heading(e), tables(e))),
+        format,
+    )
+}
+
+/// [`render`] of exports of either kind. A CSV is one table, so it takes one kind only.
+pub fn render_loaded(files: &[(String, Loaded)], format: ReportFormat) -> Result<String, String> {
+    let (mut runs, mut colds) = (Vec::new(), Vec::new());
+    for (source, l) in files {
+        match l {
+            Loaded::Run(e) => runs.push((source.clone(), e.clone())),
+            Loaded::ColdStart(e) => colds.push((source.clone(), e)),
+        }
+    }
+    if format == ReportFormat::Csv {
+        return match (runs.is_empty(), colds.is_empty()) {
+            (_, true) => Ok(csv_table(&runs).csv()),
+            (true, false) => Ok(cold_start::csv_table(&colds).csv()),
+            (false, false) => {
+                Err("a CSV is one table: give run exports or cold-start exports, not both".into())
+            }
+        };
+    }
+    Ok(sections(
+        files.iter().map(|(s, l)| match l {
+            Loaded::Run(e) => (s.as_str(), heading(e), tables(e)),
+            Loaded::ColdStart(e) => (s.as_str(), cold_start::heading(e), cold_start::tables(e)),
+        }),
+        format,
+    ))
+}
+
+/// Each (source, heading, tables) in `format`; with more than one, each heading starts with
+/// its source's name.
+fn sections<'a>(
+    parts: impl ExactSizeIterator<Item = (&'a str, Vec<String>, Vec<Table>)>,
+    format: ReportFormat,
+) -> String {
+    let several = parts.len() > 1;
     let mut out = String::new();
-    for (i, (source, e)) in exports.iter().enumerate() {
+    for (i, (source, mut head, tables)) in parts.enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        let mut head = heading(e);
-        if exports.len() > 1 {
+        if several {
             head[0] = format!("{source}: {}", head[0]);
         }
         // Headings quote the export (its target, its error): a file's text, like the tables'.
@@ -204,7 +264,7 @@ pub fn render(exports: &[(String, Export)], format: ReportFormat) -> String {
                 }
             }
         }
-        for t in tables(e) {
+        for t in tables {
             out.push('\n');
             out.push_str(&match format {
                 ReportFormat::Markdown => t.markdown(),

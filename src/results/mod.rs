@@ -3,6 +3,7 @@
 
 pub mod analysis;
 pub mod capacity;
+pub mod cold_start;
 
 use crate::accuracy::AccuracyReport;
 use crate::arrival::Pace;

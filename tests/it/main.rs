@@ -18,6 +18,7 @@ mod known_answers;
 mod layers;
 mod live_segments;
 mod newcomer_errors;
+mod newcomer_small;
 mod parsers_fuzz;
 mod peers;
 mod real_model;

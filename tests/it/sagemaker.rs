@@ -207,6 +207,26 @@ fn cold_start_reports_attempts_and_time_to_first_success() {
     let steady = f(&cs["steady_ms"]["p50"]);
     assert!((3.0..20.0).contains(&steady), "{steady}");
     assert!((f(&cs["ratio"]) - first * 1000.0 / steady).abs() < 1e-6);
+
+    // `report` renders the probe's export as the probe printed it, and in the other formats.
+    let p = path.to_str().unwrap();
+    let again = common::run(&["report", p]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(stdout(&again), text);
+    let md = stdout(&common::run(&["report", p, "--format", "markdown"]));
+    assert!(
+        md.starts_with("## cold start") && md.contains("| time to first success |"),
+        "{md}"
+    );
+    let csv = stdout(&common::run(&["report", p, "--format", "csv"]));
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    let cell = |name: &str| {
+        let col = rows[0].split(',').position(|h| h == name).unwrap();
+        rows[1].split(',').nth(col).unwrap().to_string()
+    };
+    assert_eq!(cell("attempts"), cs["attempts"].to_string());
+    assert_eq!(cell("first_success_s").parse::<f64>().unwrap(), first);
 }
 
 #[test]

@@ -1,0 +1,228 @@
+//! The headless progress line. Its counts are the export's: measured requests only, the
+//! warmup shown apart while it runs, and an accuracy check shows its own progress. On a
+//! terminal the line is rewritten in place and must never wrap (a wrapped line leaves a
+//! new line behind at every rewrite), so the least important fields go first.
+
+use crate::engine::{RunState, Snapshot};
+use crate::fmt;
+use crate::results::RunReport;
+
+/// One part of the line; a higher `rank` is dropped sooner when the line must shrink.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Field {
+    rank: u8,
+    text: String,
+}
+
+fn field(rank: u8, text: impl Into<String>) -> Field {
+    Field {
+        rank,
+        text: text.into(),
+    }
+}
+
+/// What the state is, worded for the line: the warmup and an accuracy check count their own
+/// requests, since the measured counts do not include them.
+fn state(s: &Snapshot) -> String {
+    let (answered, total) = s.accuracy_progress;
+    match (s.state, &s.phase) {
+        (RunState::CheckingAccuracy, _) => {
+            // The check before the load is the only one that ends with no verdicts kept.
+            let when = if s.accuracy_before.is_none() {
+                "before"
+            } else {
+                "after"
+            };
+            format!("accuracy {when}: {answered}/{total} answered")
+        }
+        (RunState::Warming, Some(p)) => format!("warmup {}/{}", p.sent.min(p.warmup), p.warmup),
+        (other, _) => other.label().to_string(),
+    }
+}
+
+/// The line's fields, most important first in rank: the state, then the measured counts,
+/// then the phase, throughput, tail and the rest.
+pub(super) fn fields(s: &Snapshot) -> Vec<Field> {
+    let mut out = Vec::new();
+    if let Some(p) = &s.phase {
+        let of = p.planned.map(|n| format!("/{n}")).unwrap_or_default();
+        out.push(field(
+            3,
+            format!(
+                "[phase {}{of} {} b={} c={}]",
+                p.index,
+                p.kind.name(),
+                p.batch_size,
+                p.concurrency
+            ),
+        ));
+    }
+    out.push(field(7, format!("{:.1} s", s.elapsed.as_secs_f64())));
+    out.push(field(0, state(s)));
+    let measuring = matches!(
+        s.state,
+        RunState::Running | RunState::Paused | RunState::Draining | RunState::Finished
+    ) || s.state == RunState::Failed;
+    let Some(p) = s.phase.as_ref().filter(|_| measuring) else {
+        return out;
+    };
+    let c = &s.current;
+    out.push(field(
+        1,
+        format!("sent {}", p.sent.saturating_sub(p.warmup)),
+    ));
+    out.push(field(1, format!("ok {}", c.ok)));
+    out.push(field(1, format!("err {}", c.error_count())));
+    out.push(field(5, format!("p50 {} ms", fmt::ms(c.latency.p50))));
+    out.push(field(4, format!("p99 {} ms", fmt::ms(c.latency.p99))));
+    out.push(field(2, format!("{} req/s", fmt::sig3(c.req_per_s))));
+    if s.accuracy_running {
+        let (answered, total) = s.accuracy_progress;
+        out.push(field(6, format!("accuracy {answered}/{total}")));
+    }
+    if let Some(t) = s
+        .schedule
+        .and_then(|q| fmt::behind(q.offered_per_s, c.req_per_s, q.backlog, q.lag, q.overloaded))
+    {
+        out.push(field(2, t));
+    }
+    out
+}
+
+/// The fields joined, as many as fit in `width` characters (all of them without a width):
+/// the highest rank goes first, and of equal ranks the one further right. A single field
+/// wider than the line is cut.
+pub(super) fn fit(fields: &[Field], width: Option<usize>) -> String {
+    let join = |f: &[Field]| {
+        f.iter()
+            .map(|f| f.text.as_str())
+            .collect::<Vec<_>>()
+            .join("  ")
+    };
+    let Some(width) = width else {
+        return join(fields);
+    };
+    let mut kept = fields.to_vec();
+    while kept.len() > 1 && join(&kept).chars().count() > width {
+        let worst = kept
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, f)| (f.rank, *i))
+            .map(|(i, _)| i)
+            .expect("more than one field");
+        kept.remove(worst);
+    }
+    fmt::truncate(&join(&kept), width)
+}
+
+/// The line after the run: the measured counts of every phase, as the export has them.
+pub(super) fn done(r: &RunReport) -> Vec<Field> {
+    let sum = |f: fn(&crate::results::PhaseResult) -> u64| r.phases.iter().map(f).sum::<u64>();
+    let warmup = sum(|p| p.warmup);
+    let phases = r.phases.len();
+    let mut out = vec![
+        field(0, if r.stopped_early { "stopped" } else { "done" }),
+        field(
+            3,
+            format!("{phases} phase{}", if phases == 1 { "" } else { "s" }),
+        ),
+        field(1, format!("sent {}", sum(|p| p.sent))),
+        field(1, format!("ok {}", sum(|p| p.ok))),
+        field(
+            1,
+            format!("err {}", sum(crate::results::PhaseResult::error_count)),
+        ),
+    ];
+    if warmup > 0 {
+        out.push(field(2, format!("(warmup {warmup} not counted)")));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::PhaseView;
+    use crate::fixtures::snapshot;
+
+    fn running() -> Snapshot {
+        let mut s = snapshot();
+        s.accuracy_running = true;
+        s.accuracy_progress = (4, 10);
+        s
+    }
+
+    #[test]
+    fn counts_are_the_measured_ones_and_the_warmup_is_apart() {
+        let mut s = running();
+        let p: &mut PhaseView = s.phase.as_mut().unwrap();
+        p.warmup = 3;
+        p.sent = 53;
+        let line = fit(&fields(&s), None);
+        assert!(line.contains("sent 50"), "{line}");
+        assert!(line.contains(&format!("ok {}", s.current.ok)), "{line}");
+        assert!(!line.contains("warmup"), "{line}");
+
+        s.state = RunState::Warming;
+        s.phase.as_mut().unwrap().sent = 2;
+        let line = fit(&fields(&s), None);
+        assert!(line.contains("warmup 2/3"), "{line}");
+        assert!(!line.contains("sent") && !line.contains("ok "), "{line}");
+    }
+
+    #[test]
+    fn an_accuracy_check_shows_its_own_progress() {
+        let mut s = running();
+        s.state = RunState::CheckingAccuracy;
+        s.phase = None;
+        s.accuracy_before = None;
+        s.accuracy_progress = (7, 10);
+        let line = fit(&fields(&s), None);
+        assert!(line.contains("accuracy before: 7/10 answered"), "{line}");
+        assert!(!line.contains("ok 0") && !line.contains("sent"), "{line}");
+
+        let mut s = running();
+        s.state = RunState::CheckingAccuracy;
+        s.accuracy_progress = (2, 10);
+        let line = fit(&fields(&s), None);
+        assert!(line.contains("accuracy after: 2/10 answered"), "{line}");
+
+        // Beside the load, a field of its own.
+        let line = fit(&fields(&running()), None);
+        assert!(line.contains("accuracy 4/10"), "{line}");
+    }
+
+    #[test]
+    fn the_line_fits_the_width_dropping_the_least_important_first() {
+        let all = fields(&running());
+        let full = fit(&all, None);
+        assert!(full.chars().count() > 80, "{full}");
+        for width in [119, 100, 80, 60, 40, 30, 12, 5] {
+            let line = fit(&all, Some(width));
+            assert!(line.chars().count() <= width, "{width}: {line}");
+        }
+        // What goes is always of a rank no better than what stays.
+        for width in 20..full.chars().count() {
+            let line = fit(&all, Some(width));
+            let kept = |f: &Field| line.contains(f.text.as_str());
+            let worst_kept = all.iter().filter(|f| kept(f)).map(|f| f.rank).max();
+            let best_dropped = all.iter().filter(|f| !kept(f)).map(|f| f.rank).min();
+            assert!(worst_kept <= best_dropped, "{width}: {line}");
+        }
+        let at = |w| fit(&all, Some(w));
+        // The first to go are the elapsed time, the accuracy beside the load, the p50.
+        assert!(
+            !at(90).contains("p50") && at(90).contains("p99"),
+            "{}",
+            at(90)
+        );
+        let short = at(40);
+        assert!(
+            short.contains("running") && short.contains("sent") && short.contains("err"),
+            "{short}"
+        );
+        assert!(!short.contains("phase"), "{short}");
+        // Wide enough, nothing is dropped.
+        assert_eq!(fit(&all, Some(full.chars().count())), full);
+    }
+}
