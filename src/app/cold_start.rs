@@ -1,6 +1,6 @@
 //! `cold-start`: first-request latency of a SageMaker endpoint after idleness.
 
-use super::{AppError, Stdout, sagemaker_config, usage, write_export};
+use super::{AppError, Stdout, check_export_path, sagemaker_config, write_export};
 use crate::cli::ColdStartArgs;
 use crate::cold_start::{self, ColdStartProbe};
 use crate::payload::{Format, HfFormat, Shape};
@@ -28,8 +28,7 @@ pub(super) async fn main(a: ColdStartArgs, stdout: &mut Stdout<'_>) -> Result<()
     // A probe after an idle wait of fifteen minutes must not end with a result that cannot
     // be saved.
     if let Some(p) = &a.export {
-        crate::export::check_writable(p)
-            .map_err(|e| usage("--export", format!("{}: cannot write: {e}", p.display())))?;
+        check_export_path("--export", p)?;
     }
     let shape = Shape {
         pad_to_max: a.pad_to_max,
@@ -53,10 +52,13 @@ pub(super) async fn main(a: ColdStartArgs, stdout: &mut Stdout<'_>) -> Result<()
     let result = cold_start::run(&target, body, &probe, stop()).await;
     let written = a.export.as_ref().map_or(Ok(()), |path| {
         let export = cold_start::export(&target.describe(), &probe, &result);
-        write_export("--export", path, &export)
+        write_export("--export", path, &export, stdout)
     });
     // The table also when the export failed: it is then all that is left of the attempts.
-    let printed = stdout.print(&cold_start::table(&target.describe(), &result));
+    let printed = stdout.tables(
+        a.export.as_deref(),
+        &cold_start::table(&target.describe(), &result),
+    );
     written?;
     if result.first_success.is_none() && !result.stopped_early {
         return Err(AppError::Failed(format!(
