@@ -87,13 +87,13 @@ fn notes(r: &RunArgs, m: &ArgMatches) -> Vec<String> {
     let mut notes = Vec::new();
     if given("batch_sizes") && !r.sweep_batch {
         notes.push(format!(
-            "note: --batch-sizes is used by --sweep-batch (and the live screen's key s); this run sends batches of --batch-size {}",
+            "note: --batch-sizes is used by --sweep-batch (and the live screen's key b); this run sends batches of --batch-size {}",
             r.batch_size
         ));
     }
     if given("concurrency_levels") && !r.sweep_concurrency {
         notes.push(format!(
-            "note: --concurrency-levels is used by --sweep-concurrency (and the live screen's key c); this run keeps --concurrency {}",
+            "note: --concurrency-levels is used by --sweep-concurrency (and the live screen's key s); this run keeps --concurrency {}",
             r.concurrency
         ));
     }

@@ -88,7 +88,7 @@ pub struct RunArgs {
     /// Run one phase per --batch-sizes entry.
     #[arg(long, help_heading = "Workload")]
     pub sweep_batch: bool,
-    /// Batch sizes of --sweep-batch, of the live screen's batch sweep (key s) and of
+    /// Batch sizes of --sweep-batch, of the live screen's batch sweep (key b) and of
     /// --find-capacity.
     #[arg(long, num_args = 1.., default_values_t = [1usize, 8, 32], value_parser = batch, help_heading = "Workload")]
     pub batch_sizes: Vec<usize>,
@@ -99,7 +99,7 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Workload")]
     pub sweep_concurrency: bool,
     /// Concurrency caps of --sweep-concurrency and of the live screen's concurrency sweep
-    /// (key c).
+    /// (key s).
     #[arg(long, num_args = 1.., default_values_t = [1usize, 2, 4, 8, 16], value_parser = concurrency, help_heading = "Workload")]
     pub concurrency_levels: Vec<usize>,
     /// Requests per second; inf means closed loop at the concurrency cap.

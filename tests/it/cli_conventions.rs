@@ -319,3 +319,91 @@ fn completions_man_page_version_and_help() {
         assert!(help.contains(want), "--help has no {want:?}");
     }
 }
+
+#[test]
+fn compare_and_cold_start_export_to_stdout_too() {
+    let (a, b) = (Serve::one_ms(&[]), Serve::one_ms(&[]));
+    let out = run_env(
+        &[
+            "compare",
+            "--headless",
+            "--target",
+            &format!("name=a,url={}", a.url),
+            "--target",
+            &format!("name=b,url={}", b.url),
+            "--batch-sizes",
+            "1",
+            "--no-concurrency",
+            "-n",
+            "3",
+            "--no-accuracy",
+            "--timeout",
+            "10s",
+            "-o",
+            "-",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let export = parsed(&out);
+    assert_eq!(
+        export["compare"]["targets"].as_array().map(Vec::len),
+        Some(2),
+        "{export}"
+    );
+    assert_eq!(
+        export["phases"].as_array().map(Vec::len),
+        Some(2),
+        "{export}"
+    );
+    assert!(
+        stderr(&out).contains("p50"),
+        "the tables on stderr: {}",
+        stderr(&out)
+    );
+
+    // The reference endpoint's SageMaker runtime API, signed as the SDK signs.
+    let (key, secret) = ("AKIDENCBENCHTEST", "reference-endpoint-secret");
+    let sm = Serve::start(&[
+        "--access-key",
+        key,
+        "--secret-key",
+        secret,
+        "--base-ms",
+        "2",
+    ]);
+    let creds = [
+        ("AWS_ACCESS_KEY_ID", key),
+        ("AWS_SECRET_ACCESS_KEY", secret),
+        ("AWS_REGION", "us-east-1"),
+    ];
+    let out = run_env(
+        &[
+            "cold-start",
+            "--endpoint",
+            "ep",
+            "--endpoint-url",
+            &sm.url,
+            "--retry-interval",
+            "200ms",
+            "--give-up",
+            "1m",
+            "-n",
+            "3",
+            "-o",
+            "-",
+        ],
+        &creds,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let export = parsed(&out);
+    assert!(
+        export["cold_start"]["first_success"].is_number(),
+        "{export}"
+    );
+    assert!(
+        stderr(&out).contains("time to first success"),
+        "{}",
+        stderr(&out)
+    );
+}
