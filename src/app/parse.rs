@@ -39,6 +39,7 @@ where
         if !r.demo && r.url.is_none() && r.endpoint.is_none() {
             return Err((2, HOW_TO_START.into()));
         }
+        overridden(r, &matches)?;
         r.notes = notes(r, &matches);
     }
     Ok(cli)
@@ -79,6 +80,24 @@ fn clap_report(e: &clap::Error) -> (u8, String) {
     }
 }
 
+/// A flag given beside the sweep that replaces it is refused: the sweep would silently run
+/// without it. With both sweeps each flag still sets the other sweep's fixed setting.
+fn overridden(r: &RunArgs, m: &ArgMatches) -> Result<(), (u8, String)> {
+    let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
+    let refuse = |why: &str| Err((2, format!("error: {why}")));
+    if given("batch_size") && r.sweep_batch && !r.sweep_concurrency {
+        return refuse(
+            "--batch-size: --sweep-batch sends each of --batch-sizes instead, so it would be ignored; drop one (beside --sweep-concurrency too, it is that sweep's batch)",
+        );
+    }
+    if given("concurrency") && r.sweep_concurrency && !r.sweep_batch {
+        return refuse(
+            "--concurrency: --sweep-concurrency runs each of --concurrency-levels instead, so it would be ignored; drop one (beside --sweep-batch too, it is that sweep's cap)",
+        );
+    }
+    Ok(())
+}
+
 /// One line for each flag given on the command line that this run would not use, naming
 /// what uses it. Said only by a headless run: the live screen's keys use the sweep lists
 /// and change the rate, and a note before the screen opens would vanish under it.
@@ -100,6 +119,11 @@ fn notes(r: &RunArgs, m: &ArgMatches) -> Vec<String> {
     if given("burstiness") && r.request_rate.0.is_none() {
         notes.push(
             "note: --burstiness shapes open-loop arrivals; with --request-rate inf (closed loop) it has no effect".into(),
+        );
+    }
+    if given("until_stable") && !r.sweep_batch && !r.sweep_concurrency {
+        notes.push(
+            "note: --until-stable applies to sweep phases (--sweep-batch, --sweep-concurrency, the live screen's b and s); this run's phase stops at -n or --duration".into(),
         );
     }
     let triton_only = [

@@ -82,8 +82,9 @@ pub struct RunArgs {
     /// is seconds).
     #[arg(short = 'z', long, value_parser = positive_secs, conflicts_with = "n", help_heading = "Workload")]
     pub duration: Option<f64>,
-    /// Inputs per request.
-    #[arg(long, default_value_t = 1, value_parser = batch, conflicts_with = "sweep_batch", help_heading = "Workload")]
+    /// Inputs per request (with --sweep-batch alone: refused, the sweep sends each of
+    /// --batch-sizes).
+    #[arg(long, default_value_t = 1, value_parser = batch, help_heading = "Workload")]
     pub batch_size: usize,
     /// Run one phase per --batch-sizes entry.
     #[arg(long, help_heading = "Workload")]
@@ -92,8 +93,9 @@ pub struct RunArgs {
     /// --find-capacity.
     #[arg(long, num_args = 1.., default_values_t = [1usize, 8, 32], value_parser = batch, help_heading = "Workload")]
     pub batch_sizes: Vec<usize>,
-    /// Most requests in flight at once.
-    #[arg(short = 'c', long, default_value_t = 1, value_parser = concurrency, conflicts_with = "sweep_concurrency", help_heading = "Workload")]
+    /// Most requests in flight at once (with --sweep-concurrency alone: refused, the sweep
+    /// runs each of --concurrency-levels).
+    #[arg(short = 'c', long, default_value_t = 1, value_parser = concurrency, help_heading = "Workload")]
     pub concurrency: usize,
     /// Run one phase per --concurrency-levels entry.
     #[arg(long, help_heading = "Workload")]

@@ -142,8 +142,54 @@ fn conflicting_flags_are_refused_naming_both() {
             all.push("--demo");
         }
         all.push("--headless");
-        refused(&all, &[a, b, "cannot be used with"]);
+        refused(&all, &[a, b]);
     }
+}
+
+/// Beside both sweeps, --batch-size is the concurrency sweep's batch and --concurrency the
+/// batch sweep's cap: used, so not refused.
+#[test]
+fn both_sweeps_take_the_fixed_batch_and_concurrency() {
+    let (_, e) = run_env_export(&[
+        "--demo",
+        "--sweep-batch",
+        "--batch-sizes",
+        "1",
+        "2",
+        "--sweep-concurrency",
+        "--concurrency-levels",
+        "1",
+        "3",
+        "--batch-size",
+        "2",
+        "-c",
+        "2",
+        "-n",
+        "3",
+    ]);
+    let phases: Vec<_> = e["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["kind"].as_str().unwrap(),
+                p["batch_size"].clone(),
+                p["concurrency"].clone(),
+            )
+        })
+        .collect();
+    let want = [
+        ("batch", 1, 2),
+        ("batch", 2, 2),
+        ("concurrency", 2, 1),
+        ("concurrency", 2, 3),
+    ];
+    let want: Vec<_> = want
+        .iter()
+        .map(|&(k, b, c)| (k, b.into(), c.into()))
+        .collect();
+    assert_eq!(phases, want);
 }
 
 #[test]
@@ -159,8 +205,13 @@ fn a_flag_this_run_ignores_is_one_note() {
         "8",
         "--burstiness",
         "0.5",
+        "--until-stable",
+        "--output-name",
+        "logits",
     ]);
     let err = stderr(&out);
+    let notes = err.lines().filter(|l| l.starts_with("note: ")).count();
+    assert_eq!(notes, 4, "one line per flag: {err}");
     assert!(
         err.contains("note: --batch-sizes is used by --sweep-batch"),
         "{err}"
@@ -169,6 +220,17 @@ fn a_flag_this_run_ignores_is_one_note() {
         err.contains("note: --burstiness shapes open-loop arrivals"),
         "{err}"
     );
+    assert!(
+        err.contains("note: --until-stable applies to sweep phases"),
+        "{err}"
+    );
+    assert!(
+        err.contains("note: --output-name applies to --engine triton"),
+        "{err}"
+    );
+    // Where the flag is used, nothing is said.
+    let (out, _) = run_env_export(&["--url", &s.url, "-n", "3", "-q", "50", "--burstiness", "2"]);
+    assert!(!stderr(&out).contains("note:"), "{}", stderr(&out));
 }
 
 /// A headless run of the binary with `args` and `-o -`: how it ended and its export as
