@@ -145,8 +145,8 @@ pub struct ReportArgs {
     #[arg(long, requires = "output")]
     pub merge: bool,
     /// Where --merge writes the merged export; - writes it to stdout, and the tables to
-    /// stderr.
-    #[arg(long, short = 'o')]
+    /// stderr. Only with --merge: the tables of a plain report are its output.
+    #[arg(long, short = 'o', requires = "merge")]
     pub output: Option<PathBuf>,
 }
 

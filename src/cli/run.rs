@@ -15,14 +15,12 @@ use std::path::PathBuf;
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
     // Target selection
-    /// SageMaker endpoint to invoke through the AWS SDK (standard credential chain).
-    ///
+    /// SageMaker endpoint to invoke through the AWS SDK (standard credential chain)
     /// [env: ENCBENCH_ENDPOINT, read when the command line names no target]
     #[arg(long, conflicts_with_all = ["demo", "url"], help_heading = "Target")]
     pub endpoint: Option<String>,
     /// Server speaking the SageMaker container contract (GET /ping, POST /invocations),
-    /// such as http://localhost:8080; a Triton or vLLM server with --engine.
-    ///
+    /// such as http://localhost:8080; a Triton or vLLM server with --engine
     /// [env: ENCBENCH_URL, read when the command line names no target]
     #[arg(long, conflicts_with = "demo", help_heading = "Target")]
     pub url: Option<String>,

@@ -54,6 +54,11 @@ fn a_missing_argument_is_named_with_the_usage_line() {
         &["report", "--merge", "a.json"],
         &["--output <OUTPUT>", "Usage: encbench-tui report"],
     );
+    // -o without --merge would be ignored: a report's output is its tables.
+    refused(
+        &["report", "a.json", "-o", "b.json"],
+        &["required arguments were not provided", "--merge"],
+    );
     for flag in ["--batch-sizes", "--concurrency-levels"] {
         refused(
             &["--demo", "--sweep-batch", flag],
@@ -375,6 +380,7 @@ fn completions_man_page_version_and_help() {
         "Examples:",
         "-z 1m",
         "-o -",
+        "[env: ENCBENCH_URL",
         "[env: ENCBENCH_MODEL",
         "[env: AWS_REGION",
     ] {
