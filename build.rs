@@ -4,7 +4,13 @@
 use std::process::Command;
 
 fn git(args: &[&str]) -> Option<String> {
-    let out = Command::new("git").args(args).output().ok()?;
+    // A checkout owned by another user (a CI container's) is still read: git would refuse
+    // it as "dubious ownership" and the version lose its commit.
+    let out = Command::new("git")
+        .args(["-c", "safe.directory=*"])
+        .args(args)
+        .output()
+        .ok()?;
     let text = String::from_utf8(out.stdout).ok()?;
     (out.status.success() && !text.trim().is_empty()).then(|| text.trim().to_string())
 }

@@ -114,6 +114,13 @@ fn encbench_url_names_the_target_only_when_the_command_line_names_none() {
     let out = run_env(&demo, &env);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_ne!(parsed(&out)["config"]["target"]["url"], s.url.as_str());
+    let both = [
+        ("ENCBENCH_URL", s.url.as_str()),
+        ("ENCBENCH_ENDPOINT", "ep"),
+    ];
+    let out = run_env(&quick, &both);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("both set"), "{}", stderr(&out));
 }
 
 #[test]
