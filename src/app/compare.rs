@@ -113,8 +113,14 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
         if let Some(path) = &a.export {
             let interim = compare::interim_export(&s, &entries, v);
             if is_stdout(path) {
-                let json = serde_json::to_string_pretty(&interim).unwrap_or_default();
-                let _ = super::out(&mut std::io::stdout(), &(json + "\n"));
+                let mut out = std::io::stdout();
+                let mut stdout = Stdout {
+                    is_terminal: false,
+                    writer: &mut out,
+                };
+                if let Err(e) = super::json_to_stdout("--export", &interim, &mut stdout) {
+                    crate::failure::say(format_args!("{}", e.line()));
+                }
                 return;
             }
             match write_atomic(path, &interim) {

@@ -180,6 +180,17 @@ fn sagemaker_config(endpoint: &str, s: &SageMakerArgs) -> SageMakerConfig {
     }
 }
 
+/// `-o -`: the export as the file would hold it, on stdout.
+fn json_to_stdout<T: serde::Serialize>(
+    flag: &str,
+    export: &T,
+    stdout: &mut Stdout<'_>,
+) -> Result<(), AppError> {
+    let json = serde_json::to_string_pretty(export)
+        .map_err(|e| AppError::Failed(format!("{flag} -: cannot serialize: {e}")))?;
+    stdout.print(&(json + "\n"))
+}
+
 /// Writes an export, saying where on stderr; `-` is stdout, written with nothing said.
 fn write_export<T: serde::Serialize>(
     flag: &str,
@@ -188,9 +199,7 @@ fn write_export<T: serde::Serialize>(
     stdout: &mut Stdout<'_>,
 ) -> Result<(), AppError> {
     if is_stdout(path) {
-        let json = serde_json::to_string_pretty(export)
-            .map_err(|e| AppError::Failed(format!("{flag} -: cannot serialize: {e}")))?;
-        return stdout.print(&(json + "\n"));
+        return json_to_stdout(flag, export, stdout);
     }
     crate::export::write_atomic(path, export)
         .map_err(|e| AppError::Failed(format!("{flag} {}: cannot write: {e}", path.display())))?;
