@@ -1,6 +1,6 @@
 //! `cold-start`: first-request latency of a SageMaker endpoint after idleness.
 
-use super::{AppError, Stdout, sagemaker_config, usage, write_export};
+use super::{AppError, Stdout, check_export_path, sagemaker_config, write_export};
 use crate::cli::ColdStartArgs;
 use crate::cold_start::{self, ColdStartExport, ColdStartProbe};
 use crate::payload::{Format, HfFormat, Shape};
@@ -29,8 +29,7 @@ pub(super) async fn main(a: ColdStartArgs, stdout: &mut Stdout<'_>) -> Result<()
     // A probe after an idle wait of fifteen minutes must not end with a result that cannot
     // be saved.
     if let Some(p) = &a.export {
-        crate::export::check_writable(p)
-            .map_err(|e| usage("--export", format!("{}: cannot write: {e}", p.display())))?;
+        check_export_path("--export", p)?;
     }
     let shape = Shape {
         pad_to_max: a.pad_to_max,
@@ -56,14 +55,14 @@ pub(super) async fn main(a: ColdStartArgs, stdout: &mut Stdout<'_>) -> Result<()
     let written = a
         .export
         .as_ref()
-        .map_or(Ok(()), |path| write_export("--export", path, &export));
+        .map_or(Ok(()), |path| write_export("--export", path, &export, stdout));
     // The table also when the export failed: it is then all that is left of the attempts.
     let table = render_loaded(
         &[(String::new(), Loaded::ColdStart(export))],
         ReportFormat::Terminal,
     )
     .map_err(AppError::Failed)?;
-    let printed = stdout.print(&table);
+    let printed = stdout.tables(a.export.as_deref(), &table);
     written?;
     if result.first_success.is_none() && !result.stopped_early {
         return Err(AppError::Failed(format!(

@@ -1,10 +1,10 @@
 //! `compare`: prepare every target as a plain run would, check that all are ready before
 //! anything is measured, then drive the comparison from the live screen or headless.
 
-use super::{AppError, Stdout, usage, write_export};
+use super::{AppError, Stdout, check_export_path, is_stdout, usage, write_export};
 use crate::cli::CompareArgs;
 use crate::compare::{self, CompareView, Entry, RowState, Settings, spec};
-use crate::export::{Export, check_writable, write_atomic};
+use crate::export::{Export, write_atomic};
 use crate::report::{ReportFormat, render};
 use crate::serve::{self, ServeConfig, model::ServiceModel};
 use crate::setup::{self, SetupError};
@@ -82,8 +82,7 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
     let specs = spec::targets(demo, &a.targets, [&a.mc, &a.ic, &a.lmi])
         .map_err(|(flag, msg)| usage(&flag, msg))?;
     if let Some(p) = &a.export {
-        check_writable(p)
-            .map_err(|e| usage("--export", format!("{}: cannot write: {e}", p.display())))?;
+        check_export_path("--export", p)?;
     }
     // One seed for all: every target gets the same inputs in the same order.
     let s = Settings {
@@ -113,7 +112,19 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
     // A second interrupt: write the phases finished so far; the front-end then exits at once.
     let abort = |v: &CompareView| {
         if let Some(path) = &a.export {
-            match write_atomic(path, &compare::interim_export(&s, &entries, v)) {
+            let interim = compare::interim_export(&s, &entries, v);
+            if is_stdout(path) {
+                let mut out = std::io::stdout();
+                let mut stdout = Stdout {
+                    is_terminal: false,
+                    writer: &mut out,
+                };
+                if let Err(e) = super::json_to_stdout("--export", &interim, &mut stdout) {
+                    crate::failure::say(format_args!("{}", e.line()));
+                }
+                return;
+            }
+            match write_atomic(path, &interim) {
                 Ok(()) => crate::failure::say(format_args!(
                     "interrupted twice: results so far written to {}",
                     path.display()
@@ -137,15 +148,14 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
     export.error = crate::failure::describe(export.error);
     super::judge_thresholds(&mut export, &a.fail_on);
     let failed = export.error.clone();
-    let written = a
-        .export
-        .as_ref()
-        .map_or(Ok(()), |path| write_export("--export", path, &export));
+    let written = a.export.as_ref().map_or(Ok(()), |path| {
+        write_export("--export", path, &export, stdout)
+    });
     // Also when the export failed: the tables are then all that is left of what was measured.
-    let printed = stdout.print(&render(
-        &[("compare".into(), export.clone())],
-        ReportFormat::Terminal,
-    ));
+    let printed = stdout.tables(
+        a.export.as_deref(),
+        &render(&[("compare".into(), export.clone())], ReportFormat::Terminal),
+    );
     written.and(printed)?;
     match failed {
         Some(e) => Err(AppError::Failed(e)),

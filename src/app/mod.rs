@@ -4,19 +4,20 @@
 
 mod cold_start;
 mod compare;
+mod parse;
 mod report;
 mod run;
 mod serve;
 
+pub use parse::parse;
 pub use serve::config as serve_config;
 
 use crate::cli::{Cli, SageMakerArgs, Sub};
 use crate::setup::SetupError;
 use crate::target::sagemaker::SageMakerConfig;
-use clap::Parser;
-use clap::error::ErrorKind;
-use std::ffi::OsString;
+use clap::CommandFactory;
 use std::io::Write;
+use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
@@ -80,6 +81,30 @@ impl Stdout<'_> {
     fn print(&mut self, text: &str) -> Result<(), AppError> {
         out(self.writer, text)
     }
+
+    /// Prints a run's tables: on stdout, or on stderr when the export took stdout
+    /// (`export_to`, `-o -`), so that stdout holds the JSON alone.
+    fn tables(&mut self, export_to: Option<&Path>, text: &str) -> Result<(), AppError> {
+        if export_to.is_some_and(is_stdout) {
+            crate::failure::say_raw(format_args!("{text}"));
+            return Ok(());
+        }
+        self.print(text)
+    }
+}
+
+/// `-o -`: the export goes to stdout.
+pub(crate) fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Checks up front that an export can be written where `flag` says (stdout always can).
+fn check_export_path(flag: &str, path: &Path) -> Result<(), AppError> {
+    if is_stdout(path) {
+        return Ok(());
+    }
+    crate::export::check_writable(path)
+        .map_err(|e| usage(flag, format!("{}: cannot write: {e}", path.display())))
 }
 
 /// Writes `text` to stdout `w` whole: a closed pipe is `StdoutClosed`, any other failure
@@ -93,25 +118,6 @@ pub fn out(w: &mut dyn Write, text: &str) -> Result<(), AppError> {
         })
 }
 
-/// What the command line asks for, or how the process ends at once: help and version are
-/// printed whole (exit 0), a bad argument is the first line of clap's report (exit 2).
-pub fn parse<I, T>(args: I) -> Result<Cli, (u8, String)>
-where
-    I: IntoIterator<Item = T>,
-    T: Into<OsString> + Clone,
-{
-    Cli::try_parse_from(args).map_err(|e| {
-        if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-            (0, e.to_string())
-        } else {
-            // clap's report spans several lines; the first one names the flag and the problem.
-            let text = e.to_string();
-            let line = text.lines().next().unwrap_or("error: invalid arguments");
-            (2, crate::scrub::text(line))
-        }
-    })
-}
-
 pub async fn main(cli: Cli, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
     remember_url_passwords(&cli);
     match cli.command {
@@ -119,6 +125,18 @@ pub async fn main(cli: Cli, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
         Some(Sub::ColdStart(args)) => cold_start::main(args, stdout).await,
         Some(Sub::Compare(args)) => Box::pin(compare::main(*args, stdout)).await,
         Some(Sub::Report(args)) => report::main(args, stdout),
+        Some(Sub::Completions(args)) => {
+            let mut script = Vec::new();
+            clap_complete::generate(args.shell, &mut Cli::command(), "encbench-tui", &mut script);
+            stdout.print(&String::from_utf8_lossy(&script))
+        }
+        Some(Sub::Man) => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut page)
+                .map_err(|e| AppError::Failed(format!("cannot render the man page: {e}")))?;
+            stdout.print(&String::from_utf8_lossy(&page))
+        }
         None => Box::pin(run::main(cli.run, stdout)).await,
     }
 }
@@ -134,7 +152,7 @@ fn remember_url_passwords(cli: &Cli) {
     urls.extend(env.iter().map(String::as_str));
     match &cli.command {
         None => {
-            urls.push(&cli.run.url);
+            urls.extend(cli.run.url.as_deref());
             urls.extend(cli.run.sagemaker.endpoint_url.as_deref());
         }
         Some(Sub::ColdStart(a)) => urls.extend(a.sagemaker.endpoint_url.as_deref()),
@@ -145,7 +163,7 @@ fn remember_url_passwords(cli: &Cli) {
             let parts = a.targets.iter().flat_map(|t| t.split(','));
             urls.extend(parts.map(|p| p.split_once('=').map_or(p, |(_, v)| v.trim())));
         }
-        Some(Sub::Serve(_) | Sub::Report(_)) => {}
+        Some(Sub::Serve(_) | Sub::Report(_) | Sub::Completions(_) | Sub::Man) => {}
     }
     for u in urls {
         crate::scrub::remember_url(u);
@@ -211,12 +229,27 @@ fn verdict(export: &crate::export::Export) -> Result<(), AppError> {
     )))
 }
 
-/// Writes an export, saying where on stderr.
+/// `-o -`: the export as the file would hold it, on stdout.
+fn json_to_stdout<T: serde::Serialize>(
+    flag: &str,
+    export: &T,
+    stdout: &mut Stdout<'_>,
+) -> Result<(), AppError> {
+    let json = serde_json::to_string_pretty(export)
+        .map_err(|e| AppError::Failed(format!("{flag} -: cannot serialize: {e}")))?;
+    stdout.print(&(json + "\n"))
+}
+
+/// Writes an export, saying where on stderr; `-` is stdout, written with nothing said.
 fn write_export<T: serde::Serialize>(
     flag: &str,
-    path: &std::path::Path,
+    path: &Path,
     export: &T,
+    stdout: &mut Stdout<'_>,
 ) -> Result<(), AppError> {
+    if is_stdout(path) {
+        return json_to_stdout(flag, export, stdout);
+    }
     crate::export::write_atomic(path, export)
         .map_err(|e| AppError::Failed(format!("{flag} {}: cannot write: {e}", path.display())))?;
     crate::failure::say(format_args!("results written to {}", path.display()));

@@ -1,8 +1,8 @@
 //! `report`: render exports, or merge exports of one workload into one.
 
-use super::{AppError, Stdout, usage};
+use super::{AppError, Stdout, check_export_path, is_stdout, usage, write_export};
 use crate::cli::ReportArgs;
-use crate::export::{check_writable, write_atomic};
+use crate::export::write_atomic;
 use crate::report::{load_any, merge::merge, read, render, render_loaded, validate};
 use std::path::Path;
 
@@ -25,8 +25,7 @@ pub(super) fn main(a: ReportArgs, stdout: &mut Stdout<'_>) -> Result<(), AppErro
         return stdout.print(&text);
     }
     let out = a.output.expect("clap requires -o with --merge");
-    check_writable(&out)
-        .map_err(|e| usage("-o", format!("{}: cannot write: {e}", out.display())))?;
+    check_export_path("-o", &out)?;
     let mut sources = Vec::with_capacity(a.files.len());
     for path in &a.files {
         let json = read(path).map_err(|e| usage(&path.display().to_string(), e))?;
@@ -43,13 +42,15 @@ pub(super) fn main(a: ReportArgs, stdout: &mut Stdout<'_>) -> Result<(), AppErro
             format!("the exports add up to one outside the export schema: {why}"),
         ));
     }
-    write_atomic(&out, &merged)
-        .map_err(|e| AppError::Failed(format!("-o {}: cannot write: {e}", out.display())))?;
-    stdout.print(&render(&[(name(&out), merged)], a.format))?;
-    crate::failure::say(format_args!(
-        "merged {} exports into {}",
-        exports.len(),
-        out.display()
-    ));
+    let (shown, to) = if is_stdout(&out) {
+        write_export("-o", &out, &merged, stdout)?;
+        ("merged".to_string(), "stdout".to_string())
+    } else {
+        write_atomic(&out, &merged)
+            .map_err(|e| AppError::Failed(format!("-o {}: cannot write: {e}", out.display())))?;
+        (name(&out), out.display().to_string())
+    };
+    stdout.tables(Some(&out), &render(&[(shown, merged)], a.format))?;
+    crate::failure::say(format_args!("merged {} exports into {to}", exports.len()));
     Ok(())
 }

@@ -1,7 +1,9 @@
 //! A run: the target prepared and checked, the engine driven by the live screen or headless,
 //! the export written, and the tables printed from that export.
 
-use super::{AppError, Stdout, sagemaker_config, usage, write_export};
+use super::{
+    AppError, Stdout, check_export_path, is_stdout, sagemaker_config, usage, write_export,
+};
 use crate::arrival::Pace;
 use crate::cli::RunArgs;
 use crate::engine::{Engine, EngineSetup};
@@ -19,10 +21,11 @@ use std::time::{Duration, SystemTime};
 
 /// What `setup` needs of the command line.
 fn target_settings(a: &RunArgs) -> TargetSettings {
-    let address = match (&a.endpoint, a.demo) {
+    // `app::parse` refuses a run that names none of the three, and clap two of them.
+    let address = match (&a.endpoint, &a.url) {
         (Some(name), _) => Address::SageMaker(sagemaker_config(name, &a.sagemaker)),
-        (None, true) => Address::Demo,
-        (None, false) => Address::Url(a.url.clone()),
+        (None, Some(url)) => Address::Url(url.clone()),
+        (None, None) => Address::Demo,
     };
     let max_concurrency = a
         .concurrency_levels
@@ -119,8 +122,7 @@ fn config_json(a: &RunArgs, p: &PreparedTarget) -> Value {
 pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
     // A run of an hour must not end with results that cannot be saved.
     if let Some(p) = &a.export {
-        crate::export::check_writable(p)
-            .map_err(|e| usage("--export", format!("{}: cannot write: {e}", p.display())))?;
+        check_export_path("--export", p)?;
     }
     super::check_fail_on(&a.fail_on, &a.slo)?;
     if a.slo.find_capacity && a.sweep_concurrency {
@@ -146,12 +148,17 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
             notices: vec![],
         };
         if let Some(path) = &a.export {
-            write_export("--export", path, &Export::new(&report, config))?;
+            write_export("--export", path, &Export::new(&report, config), stdout)?;
         }
         return Err(usage(p.flag, e));
     }
 
     let live = !a.headless && stdout.is_terminal;
+    if !live {
+        for note in &a.notes {
+            crate::failure::say(format_args!("{note}"));
+        }
+    }
     let pace = Pace {
         rate_per_s: a.request_rate.0,
         burstiness: a.burstiness,
@@ -202,7 +209,10 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         }),
     });
     let report = if live {
-        let export_path = a.export.clone().unwrap_or_else(default_export_path);
+        // Key e writes a file: stdout is the screen's while it is open.
+        let export_path = (a.export.clone())
+            .filter(|p| !is_stdout(p))
+            .unwrap_or_else(default_export_path);
         let export_config = config.clone();
         let export_now: tui::ExportNow = Box::new(move |report| {
             write_atomic(&export_path, &Export::new(report, export_config.clone()))
@@ -221,16 +231,15 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
     let failed = report.error.clone();
     let mut export = Export::new(&report, config);
     super::judge_thresholds(&mut export, &a.fail_on);
-    let written = a
-        .export
-        .as_ref()
-        .map_or(Ok(()), |path| write_export("--export", path, &export));
+    let written = a.export.as_ref().map_or(Ok(()), |path| {
+        write_export("--export", path, &export, stdout)
+    });
     // Also after the live screen: the tables stay in the scrollback. Also when the export
     // failed: the tables are then all that is left of what was measured.
-    let printed = stdout.print(&render(
-        &[(export_name(&a), export.clone())],
-        ReportFormat::Terminal,
-    ));
+    let printed = stdout.tables(
+        a.export.as_deref(),
+        &render(&[(export_name(&a), export.clone())], ReportFormat::Terminal),
+    );
     written.and(printed)?;
     // What was measured is saved and shown; the exit code still says the run failed.
     match failed {
@@ -243,6 +252,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
 fn export_name(a: &RunArgs) -> String {
     a.export
         .as_ref()
+        .filter(|p| !is_stdout(p))
         .and_then(|p| p.file_name())
         .map_or("run".into(), |n| n.to_string_lossy().into_owned())
 }
@@ -254,7 +264,17 @@ fn abort_export(a: &RunArgs, config: &Value) -> Abort {
         let Some(path) = &path else {
             return crate::failure::say(format_args!("interrupted twice: exiting without waiting"));
         };
-        match write_export("--export", path, &Export::new(report, config.clone())) {
+        let mut out = std::io::stdout();
+        let mut stdout = Stdout {
+            is_terminal: false,
+            writer: &mut out,
+        };
+        match write_export(
+            "--export",
+            path,
+            &Export::new(report, config.clone()),
+            &mut stdout,
+        ) {
             Ok(()) => {
                 crate::failure::say(format_args!("interrupted twice: exiting without waiting"));
             }
@@ -279,7 +299,14 @@ mod tests {
 
     #[test]
     fn a_plain_run_checks_only_its_own_batch_size_against_the_body_limit() {
-        let cli = crate::app::parse(["encbench-tui", "--batch-size", "4"]).unwrap();
+        let cli = crate::app::parse([
+            "encbench-tui",
+            "--batch-size",
+            "4",
+            "--url",
+            "http://localhost:8080",
+        ])
+        .unwrap();
         let s = target_settings(&cli.run);
         assert_eq!((s.batch_size, s.sweep_batch_sizes.len()), (4, 0));
         assert_eq!(s.address, Address::Url("http://localhost:8080".into()));

@@ -7,6 +7,7 @@ mod common;
 mod accuracy_and_input;
 mod bounds;
 mod capacity;
+mod cli_conventions;
 mod compare;
 mod engine_commands;
 mod export_schema;

@@ -199,7 +199,13 @@ fn vllm_embeddings_are_checked_on_the_retrieval_items() {
 #[test]
 fn model_is_required_for_triton_and_vllm() {
     for engine in ["triton", "vllm"] {
-        let out = common::run(&["--headless", "--engine", engine]);
+        let out = common::run(&[
+            "--headless",
+            "--url",
+            "http://127.0.0.1:9",
+            "--engine",
+            engine,
+        ]);
         assert_eq!(out.status.code(), Some(2));
         assert!(
             common::stderr(&out).contains("--model"),

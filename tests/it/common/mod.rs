@@ -234,13 +234,23 @@ fn ran(code: u8, stdout: String, stderr: String) -> Ran {
     }
 }
 
+/// The variables the command line reads besides AWS_* (see `--help`): a user's own must not
+/// change what a test's binary runs against.
+pub const USER_SETTINGS: &[&str] = &[
+    "ENCBENCH_URL",
+    "ENCBENCH_ENDPOINT",
+    "ENCBENCH_ENGINE",
+    "ENCBENCH_MODEL",
+    "ENCBENCH_INSTANCE_TYPE",
+];
+
 /// The binary, with `env` added, and without any AWS settings from this machine: no AWS_*
-/// variables, no ~/.aws, no instance metadata lookups.
+/// variables, no ~/.aws, no instance metadata lookups; nor the user's ENCBENCH_* settings.
 pub fn run_env(args: &[&str], env: &[(&str, &str)]) -> Ran {
     let _turn = load();
     let mut cmd = Command::new(BIN);
     for (k, _) in std::env::vars() {
-        if k.starts_with("AWS_") {
+        if k.starts_with("AWS_") || USER_SETTINGS.contains(&k.as_str()) {
             cmd.env_remove(k);
         }
     }

@@ -36,7 +36,12 @@ impl Tmux {
     }
 
     pub fn cmd(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
+        let mut tmux = Command::new("tmux");
+        // The server's environment is every pane's: none of the user's settings.
+        for k in super::USER_SETTINGS {
+            tmux.env_remove(k);
+        }
+        let out = tmux
             .arg("-L")
             .arg(&self.socket)
             .args(args)

@@ -1,0 +1,147 @@
+//! From the process's arguments to a `Cli`, or how the process ends at once: help, version,
+//! clap's own report of a bad command line, or how to start when no target was named.
+
+use crate::cli::{Cli, RunArgs};
+use crate::payload::PayloadFormat;
+use clap::error::ErrorKind;
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches};
+use std::ffi::OsString;
+
+/// What a run without a target prints: the ways to name one. Trying a default address
+/// instead would greet a newcomer with "connection refused".
+const HOW_TO_START: &str = "\
+error: no target given; name one of:
+  encbench-tui --demo            the built-in reference endpoint, nothing to set up
+  encbench-tui --url URL         a server with the SageMaker container contract (/ping,
+                                 /invocations), or Triton or vLLM with --engine
+  encbench-tui --endpoint NAME   a SageMaker endpoint (AWS credentials, --region)
+  encbench-tui --help            every option, with examples";
+
+/// What the command line asks for, or how the process ends at once: help and version are
+/// printed whole (exit 0); a bad command line is clap's report whole, with its suggestions,
+/// usage line and pointer to --help (exit 2), except a value our own parsers refused, which
+/// is their one line; no target is `HOW_TO_START` (exit 2).
+pub fn parse<I, T>(args: I) -> Result<Cli, (u8, String)>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let matches = Cli::command()
+        .try_get_matches_from(args)
+        .map_err(|e| clap_report(&e))?;
+    let mut cli = Cli::from_arg_matches(&matches).map_err(|e| clap_report(&e))?;
+    if cli.command.is_none() {
+        let r = &mut cli.run;
+        if !r.demo && r.url.is_none() && r.endpoint.is_none() {
+            (r.url, r.endpoint) = target_from_env()?;
+        }
+        if !r.demo && r.url.is_none() && r.endpoint.is_none() {
+            return Err((2, HOW_TO_START.into()));
+        }
+        overridden(r, &matches)?;
+        r.notes = notes(r, &matches);
+    }
+    Ok(cli)
+}
+
+/// The target `ENCBENCH_URL` or `ENCBENCH_ENDPOINT` names: a default for when the command
+/// line names none, never a conflict with one it names (`--demo` with `ENCBENCH_URL` set
+/// runs the demo), which clap's `env` would make it.
+fn target_from_env() -> Result<(Option<String>, Option<String>), (u8, String)> {
+    let var = |k| {
+        std::env::var(k)
+            .ok()
+            .filter(|v: &String| !v.trim().is_empty())
+    };
+    match (var("ENCBENCH_URL"), var("ENCBENCH_ENDPOINT")) {
+        (Some(_), Some(_)) => Err((
+            2,
+            "error: ENCBENCH_URL and ENCBENCH_ENDPOINT are both set: name the target with --url or --endpoint".into(),
+        )),
+        found => Ok(found),
+    }
+}
+
+fn clap_report(e: &clap::Error) -> (u8, String) {
+    let text = e.to_string();
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => (0, text),
+        // The message is one of `cli`'s value parsers: our own validation, one line.
+        ErrorKind::ValueValidation => {
+            let line = text.lines().next().unwrap_or("error: invalid arguments");
+            (2, crate::scrub::text(line))
+        }
+        // Scrubbed line by line: a line break is a control character to `scrub`.
+        _ => {
+            let lines: Vec<String> = text.trim_end().lines().map(crate::scrub::text).collect();
+            (2, lines.join("\n"))
+        }
+    }
+}
+
+/// A flag given beside the sweep that replaces it is refused: the sweep would silently run
+/// without it. With both sweeps each flag still sets the other sweep's fixed setting.
+fn overridden(r: &RunArgs, m: &ArgMatches) -> Result<(), (u8, String)> {
+    let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
+    let refuse = |why: &str| Err((2, format!("error: {why}")));
+    if given("batch_size") && r.sweep_batch && !r.sweep_concurrency {
+        return refuse(
+            "--batch-size: --sweep-batch sends each of --batch-sizes instead, so it would be ignored; drop one (beside --sweep-concurrency too, it is that sweep's batch)",
+        );
+    }
+    if given("concurrency") && r.sweep_concurrency && !r.sweep_batch {
+        return refuse(
+            "--concurrency: --sweep-concurrency runs each of --concurrency-levels instead, so it would be ignored; drop one (beside --sweep-batch too, it is that sweep's cap)",
+        );
+    }
+    Ok(())
+}
+
+/// One line for each flag given on the command line that this run would not use, naming
+/// what uses it. Said only by a headless run: the live screen's keys use the sweep lists
+/// and change the rate, and a note before the screen opens would vanish under it.
+fn notes(r: &RunArgs, m: &ArgMatches) -> Vec<String> {
+    let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
+    let mut notes = Vec::new();
+    if given("batch_sizes") && !r.sweep_batch {
+        notes.push(format!(
+            "note: --batch-sizes is used by --sweep-batch (and the live screen's key b); this run sends batches of --batch-size {}",
+            r.batch_size
+        ));
+    }
+    if given("concurrency_levels") && !r.sweep_concurrency {
+        notes.push(format!(
+            "note: --concurrency-levels is used by --sweep-concurrency (and the live screen's key s); this run keeps --concurrency {}",
+            r.concurrency
+        ));
+    }
+    // The capacity search offers rates, at this burstiness.
+    if given("burstiness") && r.request_rate.0.is_none() && !r.slo.find_capacity {
+        notes.push(
+            "note: --burstiness shapes open-loop arrivals; with --request-rate inf (closed loop) it has no effect".into(),
+        );
+    }
+    if given("until_stable") && !r.sweep_batch && !r.sweep_concurrency {
+        notes.push(
+            "note: --until-stable applies to sweep phases (--sweep-batch, --sweep-concurrency, the live screen's b and s); this run's phase stops at -n or --duration".into(),
+        );
+    }
+    let triton_only = [
+        ("binary", "--binary"),
+        ("text_input", "--text-input"),
+        ("input_ids_name", "--input-ids-name"),
+        ("attention_mask_name", "--attention-mask-name"),
+        ("token_type_ids_name", "--token-type-ids-name"),
+        ("output_name", "--output-name"),
+    ];
+    if r.engine != PayloadFormat::Triton {
+        for (_, flag) in triton_only.into_iter().filter(|(id, _)| given(id)) {
+            notes.push(format!(
+                "note: {flag} applies to --engine triton; it has no effect with --engine {}",
+                r.engine.name()
+            ));
+        }
+    }
+    notes
+}

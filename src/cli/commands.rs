@@ -1,0 +1,297 @@
+//! The flags of the subcommands: compare, report, cold-start, serve, completions.
+// Doc comments here are `--help` text, read in a terminal: no Markdown in them.
+#![allow(clippy::doc_markdown)]
+
+use super::run::{HttpArgs, SageMakerArgs, SloArgs};
+use super::values::{
+    batch, concurrency, count, non_negative_secs, positive_secs, probability, sim_ms, threads,
+    tokens, warmup_count,
+};
+use crate::export::CompareOrder;
+use crate::payload::PayloadFormat;
+use crate::payload::vllm::VllmApi;
+use crate::report::ReportFormat;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug, Clone)]
+#[command(
+    after_help = "A --target is comma-separated key=value pairs: name, url | endpoint, engine, model, \
+container, component, target-model, variant, endpoint-url, instance, price. Example: \
+--target name=cpu,url=http://127.0.0.1:8080,instance=ml.c6i.2xlarge"
+)]
+pub struct CompareArgs {
+    /// A target to compare (see below); repeat for each.
+    #[arg(long = "target", value_name = "KEY=VALUE,...")]
+    pub targets: Vec<String>,
+    /// Multi-container endpoint, direct invocation of one container.
+    #[arg(long, value_name = "ENDPOINT:CONTAINER[@INSTANCE]")]
+    pub mc: Vec<String>,
+    /// Inference component on a shared endpoint.
+    #[arg(long, value_name = "ENDPOINT:COMPONENT[@INSTANCE]")]
+    pub ic: Vec<String>,
+    /// LMI multi-model endpoint: one target model.
+    #[arg(long, value_name = "ENDPOINT:MODEL[@INSTANCE]")]
+    pub lmi: Vec<String>,
+    /// Compare three simulated endpoints on 127.0.0.1 modelled on measured co-hosting
+    /// deployments (CPU multi-container, GPU inference component, GPU LMI) with their prices.
+    #[arg(long)]
+    pub demo: bool,
+    /// Batch sizes measured closed loop at concurrency 1 (latency and throughput tables).
+    #[arg(long, num_args = 1.., default_values_t = [1usize, 8], value_parser = batch)]
+    pub batch_sizes: Vec<usize>,
+    /// Concurrency levels measured at batch 1 (the concurrency table).
+    #[arg(long, num_args = 1.., default_values_t = [8usize], value_parser = concurrency)]
+    pub concurrency_levels: Vec<usize>,
+    /// Skip the concurrency table.
+    #[arg(long)]
+    pub no_concurrency: bool,
+    /// Measured requests per target and phase.
+    #[arg(short = 'n', long = "requests", default_value_t = 100, value_parser = count)]
+    pub n: u64,
+    /// Requests sent before measuring each phase (excluded from results).
+    #[arg(long, default_value_t = 3, value_parser = warmup_count)]
+    pub warmup: u64,
+    /// Keep inputs at their natural length (compare pads to --max-len by default: the
+    /// production condition for RAG-chunk NLI).
+    #[arg(long)]
+    pub no_pad_to_max: bool,
+    /// Tokens every input is padded to.
+    #[arg(long, default_value_t = 512, value_parser = tokens)]
+    pub max_len: usize,
+    /// Run every target through one phase before the next phase (interleaved), or each
+    /// target through all phases in turn (sequential).
+    #[arg(long, value_enum, default_value_t = CompareOrder::Interleaved)]
+    pub order: CompareOrder,
+    /// Default payload format of targets that do not name one.
+    #[arg(long, value_enum, env = "ENCBENCH_ENGINE", default_value_t = PayloadFormat::Hf)]
+    pub engine: PayloadFormat,
+    /// Default model name (triton, vllm) of targets that do not name one.
+    #[arg(long, env = "ENCBENCH_MODEL")]
+    pub model: Option<String>,
+    /// vLLM targets: which pooling API to call.
+    #[arg(long, value_enum, default_value_t = VllmApi::Classify)]
+    pub vllm_api: VllmApi,
+    /// Default instance type (price) of targets that do not name one.
+    #[arg(long, env = "ENCBENCH_INSTANCE_TYPE")]
+    pub instance_type: Option<String>,
+    /// Input texts: JSONL of {"premise","hypothesis"} pairs or strings (default: shipped samples).
+    #[arg(long)]
+    pub texts: Option<PathBuf>,
+    /// tokenizer.json for token counts and client-side tokenization (default: shipped).
+    #[arg(long)]
+    pub tokenizer: Option<PathBuf>,
+    /// Per-request timeout (70s, 2m; a bare number is seconds).
+    #[arg(long, default_value = "70", value_parser = positive_secs)]
+    pub timeout: f64,
+    /// Per-request timeout of warmup requests (a new batch shape can compile first); units
+    /// accepted, a bare number is seconds.
+    #[arg(long, default_value = "600", value_parser = positive_secs)]
+    pub warmup_timeout: f64,
+    /// How long to wait for each local target's /ping to say healthy (units accepted; a
+    /// bare number is seconds).
+    #[arg(long, default_value = "60", value_parser = positive_secs)]
+    pub ready_timeout: f64,
+    /// Seed shared by every target (default: random, recorded in the export).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// NLI samples every target answers before and after its load (the verdict diff).
+    #[arg(long)]
+    pub accuracy_samples: Option<PathBuf>,
+    /// Skip the known-answer check and the verdict diff.
+    #[arg(long)]
+    pub no_accuracy: bool,
+    /// Class names in id order, for LABEL_n responses.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "entailment,neutral,contradiction"
+    )]
+    pub labels: Vec<String>,
+    /// AWS region of SageMaker targets.
+    #[arg(long, env = "AWS_REGION")]
+    pub region: Option<String>,
+    /// Named AWS profile of SageMaker targets.
+    #[arg(long, env = "AWS_PROFILE")]
+    pub profile: Option<String>,
+    /// Runtime API URL of SageMaker targets that do not name one.
+    #[arg(long)]
+    pub endpoint_url: Option<String>,
+    /// With --slo: each target's capacity is searched too, at the highest
+    /// --concurrency-levels cap over --batch-sizes, and the cheapest meeting the SLO named.
+    #[command(flatten)]
+    pub slo: SloArgs,
+    #[command(flatten)]
+    pub fail_on: crate::thresholds::FailOnArgs,
+    #[command(flatten)]
+    pub http: HttpArgs,
+    /// Write the comparison as JSON here (also on Ctrl-C); - writes it to stdout, and the
+    /// tables to stderr.
+    #[arg(long, short = 'o')]
+    pub export: Option<PathBuf>,
+    /// Print tables instead of the live screen (automatic when stdout is not a terminal).
+    #[arg(long)]
+    pub headless: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ReportArgs {
+    /// Exports written with --export (runs or comparisons).
+    #[arg(required = true, num_args = 1..)]
+    pub files: Vec<PathBuf>,
+    /// Terminal tables, Markdown pipe tables, or CSV (one row per phase of every file).
+    #[arg(long, value_enum, default_value_t = ReportFormat::Terminal)]
+    pub format: ReportFormat,
+    /// Merge exports of one workload (for example from several hosts) into one, with exact
+    /// combined percentiles; needs -o.
+    #[arg(long, requires = "output")]
+    pub merge: bool,
+    /// Where --merge writes the merged export; - writes it to stdout, and the tables to
+    /// stderr. Only with --merge: the tables of a plain report are its output.
+    #[arg(long, short = 'o', requires = "merge")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ColdStartArgs {
+    /// SageMaker endpoint to probe.
+    #[arg(long, env = "ENCBENCH_ENDPOINT")]
+    pub endpoint: String,
+    #[command(flatten)]
+    pub sagemaker: SageMakerArgs,
+    /// How long to leave the endpoint idle before the first request (scale-to-zero needs
+    /// its idle period to pass): 15m, 90s; a bare number is seconds.
+    #[arg(long, default_value = "0", value_parser = non_negative_secs)]
+    pub idle_wait: f64,
+    /// Time between attempts while the endpoint is not ready (units accepted; a bare
+    /// number is seconds).
+    #[arg(long, default_value = "5", value_parser = positive_secs)]
+    pub retry_interval: f64,
+    /// Stop retrying after this long (15m; a bare number is seconds).
+    #[arg(long, default_value = "900", value_parser = positive_secs)]
+    pub give_up: f64,
+    /// Requests after the first success that give the steady-state p50.
+    #[arg(short = 'n', long = "requests", default_value_t = 20, value_parser = count)]
+    pub n: u64,
+    /// Per-request timeout (a cold start can take minutes): 70s, 5m; a bare number is
+    /// seconds.
+    #[arg(long, default_value = "70", value_parser = positive_secs)]
+    pub timeout: f64,
+    /// Ask the endpoint to pad the input to --max-len tokens.
+    #[arg(long)]
+    pub pad_to_max: bool,
+    /// Tokens the input is padded (and truncated) to with --pad-to-max.
+    #[arg(long, default_value_t = 512, value_parser = tokens)]
+    pub max_len: usize,
+    /// Write the result as JSON here; - writes it to stdout, and the table to stderr.
+    #[arg(long, short = 'o')]
+    pub export: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// Port on 127.0.0.1; 0 picks a free one and prints it.
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    /// Requests served at once, like container workers; the rest queue.
+    #[arg(long, default_value_t = 1, value_parser = threads)]
+    pub workers: usize,
+    /// Each worker loads the model on its first request, one worker after another, taking
+    /// this long (units accepted; a bare number is milliseconds).
+    #[arg(long, default_value = "0", value_parser = sim_ms)]
+    pub model_load_ms: f64,
+    /// Service time = base + per-token × max(batch × len, saturation); this is the base
+    /// (units accepted; a bare number is milliseconds).
+    #[arg(long, default_value = "14.8", value_parser = sim_ms)]
+    pub base_ms: f64,
+    /// Service time added per token of the batch (batch × padded length) past the
+    /// saturation point (units accepted; a bare number is milliseconds).
+    #[arg(long, default_value = "0.0215", value_parser = sim_ms)]
+    pub per_token_ms: f64,
+    /// Tokens per forward pass below which the simulated accelerator is not yet busy: a
+    /// smaller batch costs as much as this many tokens.
+    #[arg(long, default_value_t = 512)]
+    pub saturation_tokens: usize,
+    /// fixed: every request takes the service time; exp: drawn from an exponential with
+    /// that mean (with one worker and Poisson arrivals an M/M/1 queue).
+    #[arg(long, value_enum, default_value_t = crate::serve::ServiceDist::Fixed)]
+    pub service_dist: crate::serve::ServiceDist,
+    /// per-worker: a queue at each worker, requests dealt round-robin; shared: one queue,
+    /// served by the first worker free (with --service-dist exp an M/M/c queue).
+    #[arg(long, value_enum, default_value_t = crate::serve::Queue::PerWorker)]
+    pub queue: crate::serve::Queue,
+    /// Independent copies of the --workers, each request routed to one at random, as
+    /// SageMaker routes across instances.
+    #[arg(long, default_value_t = 1, value_parser = threads)]
+    pub replicas: usize,
+    /// Refuse with 401 any request without this header, as 'Name: value' (an API gateway,
+    /// a server started with --api-key: 'Authorization: Bearer TOKEN'); repeatable.
+    #[arg(long = "require-header", value_name = "NAME: VALUE", value_parser = crate::target::headers::parse_header)]
+    pub require_headers: Vec<(String, String)>,
+    /// Fraction of requests that fail with a 500 ModelError.
+    #[arg(long, default_value = "0", value_parser = probability)]
+    pub error_rate: f64,
+    /// Requests beyond this many in flight get ThrottlingException.
+    #[arg(long, value_parser = concurrency)]
+    pub throttle_above: Option<usize>,
+    /// How long after the first request the server freezes once (units accepted; a bare
+    /// number is seconds).
+    #[arg(long, value_parser = non_negative_secs, requires = "stall_ms")]
+    pub stall_at: Option<f64>,
+    /// How long the freeze lasts (units accepted; a bare number is milliseconds).
+    #[arg(long, value_parser = sim_ms, requires = "stall_at")]
+    pub stall_ms: Option<f64>,
+    /// How long after the first request every request starts failing with a 500
+    /// ModelError for --error-burst-ms, a model reload (units accepted; a bare number is
+    /// seconds).
+    #[arg(long, value_parser = non_negative_secs, requires = "error_burst_ms")]
+    pub error_burst_at: Option<f64>,
+    /// How long the error burst lasts (units accepted; a bare number is milliseconds).
+    #[arg(long, value_parser = sim_ms, requires = "error_burst_at")]
+    pub error_burst_ms: Option<f64>,
+    /// Fraction of successful replies cut off half-way, the connection closed.
+    #[arg(long, default_value = "0", value_parser = probability)]
+    pub reset_rate: f64,
+    /// Fraction of successful replies whose 200 body is not a response: plain text,
+    /// truncated JSON or an HTML page, in turn.
+    #[arg(long, default_value = "0", value_parser = probability)]
+    pub garbage_rate: f64,
+    /// Successful replies carry Content-Type text/html (the body stays JSON).
+    #[arg(long)]
+    pub wrong_content_type: bool,
+    /// /ping answers 200 {"status": "Unhealthy"} for this long after start, as
+    /// multi-model-server does while its workers come up (units accepted; a bare number is
+    /// milliseconds).
+    #[arg(long, default_value = "0", value_parser = sim_ms)]
+    pub unhealthy_for_ms: f64,
+    /// Give wrong verdicts, to show an accuracy mismatch.
+    #[arg(long)]
+    pub flip_labels: bool,
+    /// Answer LABEL_n instead of class names.
+    #[arg(long)]
+    pub label_ids: bool,
+    /// tokenizer.json for token counts (default: shipped).
+    #[arg(long)]
+    pub tokenizer: Option<PathBuf>,
+    /// Access key id SageMaker-API requests must be signed with (SigV4 is then verified).
+    #[arg(long, requires = "secret_key", env = "ENCBENCH_SERVE_ACCESS_KEY")]
+    pub access_key: Option<String>,
+    /// The secret that goes with --access-key.
+    #[arg(
+        long,
+        requires = "access_key",
+        env = "ENCBENCH_SERVE_SECRET_KEY",
+        hide_env_values = true
+    )]
+    pub secret_key: Option<String>,
+    /// Seed for the error-rate draws.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}

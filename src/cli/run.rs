@@ -1,0 +1,284 @@
+//! A run's flags (the command line without a subcommand), and the groups of flags that
+//! `compare` and `cold-start` share with it.
+// Doc comments here are `--help` text, read in a terminal: no Markdown in them.
+#![allow(clippy::doc_markdown)]
+
+use super::values::{
+    Rate, batch, concurrency, count, objective, parse_burstiness, parse_rate, positive,
+    positive_secs, screen_setting, share, threads, tokens, warmup_count, window_secs,
+};
+use crate::payload::vllm::VllmApi;
+use crate::payload::{PayloadFormat, Pooling};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    // Target selection
+    /// SageMaker endpoint to invoke through the AWS SDK (standard credential chain)
+    /// [env: ENCBENCH_ENDPOINT, read when the command line names no target]
+    #[arg(long, conflicts_with_all = ["demo", "url"], help_heading = "Target")]
+    pub endpoint: Option<String>,
+    /// Server speaking the SageMaker container contract (GET /ping, POST /invocations),
+    /// such as http://localhost:8080; a Triton or vLLM server with --engine
+    /// [env: ENCBENCH_URL, read when the command line names no target]
+    #[arg(long, conflicts_with = "demo", help_heading = "Target")]
+    pub url: Option<String>,
+    #[command(flatten)]
+    pub sagemaker: SageMakerArgs,
+    #[command(flatten)]
+    pub http: HttpArgs,
+    /// Model name (triton: the KServe model; vllm: the served model).
+    #[arg(long, env = "ENCBENCH_MODEL", help_heading = "Target")]
+    pub model: Option<String>,
+    /// Triton: send tensors with the binary tensor extension instead of JSON.
+    #[arg(long, help_heading = "Target")]
+    pub binary: bool,
+    /// Triton: send raw text as one BYTES tensor of this name (a model that tokenizes on
+    /// the server, such as an ensemble) instead of client-side token tensors.
+    #[arg(long, help_heading = "Target")]
+    pub text_input: Option<String>,
+    /// Triton: the token ids input's name, when the server does not offer /config
+    /// (default: input_ids).
+    #[arg(long, help_heading = "Target")]
+    pub input_ids_name: Option<String>,
+    /// Triton: the attention mask input's name, when the server does not offer /config
+    /// (default: attention_mask).
+    #[arg(long, help_heading = "Target")]
+    pub attention_mask_name: Option<String>,
+    /// Triton: the model takes token type ids under this name.
+    #[arg(long, help_heading = "Target")]
+    pub token_type_ids_name: Option<String>,
+    /// Triton: the output tensor to read, when the server does not offer /config
+    /// (default: logits).
+    #[arg(long, help_heading = "Target")]
+    pub output_name: Option<String>,
+    /// vLLM: which pooling API to call.
+    #[arg(long, value_enum, default_value_t = VllmApi::Classify, help_heading = "Target")]
+    pub vllm_api: VllmApi,
+    /// Payload format: hf (SageMaker and Hugging Face containers), triton (KServe v2),
+    /// vllm (its pooling APIs).
+    #[arg(long, value_enum, env = "ENCBENCH_ENGINE", default_value_t = PayloadFormat::Hf, help_heading = "Target")]
+    pub engine: PayloadFormat,
+    /// Start the built-in reference endpoint on 127.0.0.1 and run against it.
+    #[arg(long, help_heading = "Target")]
+    pub demo: bool,
+
+    // Workload
+    /// Measured requests per phase.
+    #[arg(short = 'n', long = "requests", default_value_t = 100, value_parser = count, help_heading = "Workload")]
+    pub n: u64,
+    /// Requests sent before measuring, per phase (excluded from results).
+    #[arg(long, default_value_t = 3, value_parser = warmup_count, help_heading = "Workload")]
+    pub warmup: u64,
+    /// Per-request timeout of warmup requests: a new batch shape can take long the first
+    /// time (TensorRT compiles it).
+    /// Units accepted (10m, 90s); a bare number is seconds.
+    #[arg(long, default_value = "600", value_parser = positive_secs, help_heading = "Workload")]
+    pub warmup_timeout: f64,
+    /// Measure each phase for this long instead of -n requests (30s, 5m, 1h; a bare number
+    /// is seconds).
+    #[arg(short = 'z', long, value_parser = positive_secs, conflicts_with = "n", help_heading = "Workload")]
+    pub duration: Option<f64>,
+    /// Inputs per request (with --sweep-batch alone: refused, the sweep sends each of
+    /// --batch-sizes).
+    #[arg(long, default_value_t = 1, value_parser = batch, help_heading = "Workload")]
+    pub batch_size: usize,
+    /// Run one phase per --batch-sizes entry.
+    #[arg(long, help_heading = "Workload")]
+    pub sweep_batch: bool,
+    /// Batch sizes of --sweep-batch, of the live screen's batch sweep (key b) and of
+    /// --find-capacity.
+    #[arg(long, num_args = 1.., default_values_t = [1usize, 8, 32], value_parser = batch, help_heading = "Workload")]
+    pub batch_sizes: Vec<usize>,
+    /// Most requests in flight at once (with --sweep-concurrency alone: refused, the sweep
+    /// runs each of --concurrency-levels).
+    #[arg(short = 'c', long, default_value_t = 1, value_parser = concurrency, help_heading = "Workload")]
+    pub concurrency: usize,
+    /// Run one phase per --concurrency-levels entry.
+    #[arg(long, help_heading = "Workload")]
+    pub sweep_concurrency: bool,
+    /// Concurrency caps of --sweep-concurrency and of the live screen's concurrency sweep
+    /// (key s).
+    #[arg(long, num_args = 1.., default_values_t = [1usize, 2, 4, 8, 16], value_parser = concurrency, help_heading = "Workload")]
+    pub concurrency_levels: Vec<usize>,
+    /// Requests per second; inf means closed loop at the concurrency cap.
+    #[arg(short = 'q', long, default_value = "inf", value_parser = parse_rate, help_heading = "Workload")]
+    pub request_rate: Rate,
+    /// Gamma shape of the gaps between sends: 1.0 Poisson, <1 burstier, inf fixed interval.
+    #[arg(long, default_value = "1.0", value_parser = parse_burstiness, help_heading = "Workload")]
+    pub burstiness: f64,
+    /// Ask the endpoint to pad every input to --max-len tokens (the RAG-chunk condition).
+    #[arg(long, help_heading = "Workload")]
+    pub pad_to_max: bool,
+    /// Tokens every input is padded (and truncated) to with --pad-to-max; at most the
+    /// tokenizer's model length.
+    #[arg(long, default_value_t = 512, value_parser = tokens, help_heading = "Workload")]
+    pub max_len: usize,
+    /// Input texts: JSONL of {"premise","hypothesis"} pairs or strings (default: shipped samples).
+    #[arg(long, help_heading = "Workload")]
+    pub texts: Option<PathBuf>,
+    /// tokenizer.json for token counts (default: shipped BERT WordPiece).
+    #[arg(long, help_heading = "Workload")]
+    pub tokenizer: Option<PathBuf>,
+    /// Per-request timeout (70s, 2m; a bare number is seconds).
+    #[arg(long, default_value = "70", value_parser = positive_secs, help_heading = "Workload")]
+    pub timeout: f64,
+    /// How long to wait for a local server's /ping to say healthy before giving up (units
+    /// accepted; a bare number is seconds).
+    #[arg(long, default_value = "60", value_parser = positive_secs, help_heading = "Workload")]
+    pub ready_timeout: f64,
+    /// Seed for the arrival process (default: random, recorded in the export).
+    #[arg(long, help_heading = "Workload")]
+    pub seed: Option<u64>,
+    /// Threads that send requests (default: one per core). One dispatcher keeps the
+    /// schedule whatever the count; 1 runs everything on one thread.
+    #[arg(long, value_parser = threads, help_heading = "Workload")]
+    pub client_threads: Option<usize>,
+
+    // Accuracy, cost, output
+    /// NLI samples checked before and after the load (default: shipped samples).
+    #[arg(long, help_heading = "Accuracy, cost, output")]
+    pub accuracy_samples: Option<PathBuf>,
+    /// Skip the accuracy check (endpoints that are not NLI classifiers).
+    #[arg(long, help_heading = "Accuracy, cost, output")]
+    pub no_accuracy: bool,
+    /// Class names in id order, for LABEL_n responses.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "entailment,neutral,contradiction",
+        help_heading = "Accuracy, cost, output"
+    )]
+    pub labels: Vec<String>,
+    /// Price the run with this SageMaker instance type's hourly price.
+    #[arg(
+        long,
+        env = "ENCBENCH_INSTANCE_TYPE",
+        help_heading = "Accuracy, cost, output"
+    )]
+    pub instance_type: Option<String>,
+    /// Hourly price in USD (overrides --instance-type's).
+    #[arg(long, value_parser = positive, help_heading = "Accuracy, cost, output")]
+    pub price_per_hour: Option<f64>,
+    /// Write results as JSON here on exit (also on Ctrl-C and errors); - writes them to
+    /// stdout, and the tables to stderr.
+    #[arg(long, short = 'o', help_heading = "Accuracy, cost, output")]
+    pub export: Option<PathBuf>,
+    /// Print tables instead of the live screen (automatic when stdout is not a terminal).
+    #[arg(long, help_heading = "Accuracy, cost, output")]
+    pub headless: bool,
+    /// Batch efficiency under which a batch size counts as past the knee.
+    #[arg(long, default_value = "0.8", value_parser = positive, help_heading = "Accuracy, cost, output")]
+    pub knee: f64,
+
+    #[command(flatten)]
+    pub slo: SloArgs,
+    #[command(flatten)]
+    pub fail_on: crate::thresholds::FailOnArgs,
+
+    // Live screen
+    /// Screen refreshes per second.
+    #[arg(long, default_value_t = 10, value_parser = screen_setting, help_heading = "Live screen")]
+    pub fps: u64,
+    /// Seconds of history in the latency histogram's recent view.
+    #[arg(long, default_value_t = 10, value_parser = window_secs, help_heading = "Live screen")]
+    pub window: usize,
+
+    /// Flags given that this run does not use, one "note:" line each (set by `app`).
+    #[arg(skip)]
+    pub notes: Vec<String>,
+}
+
+/// What every HTTP request to a target carries, and how an embedder's replies are read.
+#[derive(Args, Debug, Clone, Default)]
+pub struct HttpArgs {
+    /// A header for every request to a URL target (an API gateway's key, a Triton access
+    /// token), as 'Name: value'; repeat for more. Values never reach the screen, a log or
+    /// the export.
+    #[arg(long = "header", value_name = "NAME: VALUE", value_parser = crate::target::headers::parse_header, help_heading = "Target")]
+    pub headers: Vec<(String, String)>,
+    /// Send 'Authorization: Bearer TOKEN' with the token read from this environment
+    /// variable (a vLLM or TEI server started with --api-key), keeping it off the command
+    /// line.
+    #[arg(long, value_name = "VAR", help_heading = "Target")]
+    pub bearer_token_env: Option<String>,
+    /// How an embedder's vectors per token become one per input, where a reply holds them
+    /// (mean: over the real tokens, as sentence-transformers pools).
+    #[arg(long, value_enum, default_value_t = Pooling::Mean, help_heading = "Target")]
+    pub pooling: Pooling,
+}
+
+/// Service-level objectives and the capacity search (see `crate::slo`, `crate::capacity`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct SloArgs {
+    /// An objective every phase is judged against, on scheduled latency: p50, p90, p95, p99
+    /// or p999 = a time (p99=100ms, p999=1.5s), or errors = a share (errors=0.1%).
+    /// Repeatable; an error or a request never sent counts as a latency miss.
+    #[arg(long = "slo", value_name = "OBJECTIVE", value_parser = objective, help_heading = "SLO and capacity")]
+    pub objectives: Vec<crate::slo::Objective>,
+    /// Search the highest offered rate that meets the SLO, per batch size (--batch-sizes
+    /// with --sweep-batch), at the concurrency cap. The live screen's key f does the same.
+    #[arg(long, requires = "objectives", help_heading = "SLO and capacity")]
+    pub find_capacity: bool,
+    /// The search stops when the highest rate that met and the lowest that did not are
+    /// this close (5% or 0.05).
+    #[arg(long, default_value = "5%", value_parser = share, help_heading = "SLO and capacity")]
+    pub capacity_precision: f64,
+    /// Requests a probe (or an --until-stable phase) measures at least.
+    #[arg(long, default_value_t = 200, value_parser = count, help_heading = "SLO and capacity")]
+    pub min_probe_requests: u64,
+    /// Stable: the thirds of a probe agree on p99 and throughput within this (10% or 0.1).
+    #[arg(long, default_value = "10%", value_parser = share, help_heading = "SLO and capacity")]
+    pub stability: f64,
+    /// How long a probe may run before it is judged unstable, on what it measured (units
+    /// accepted; a bare number is seconds).
+    #[arg(long, default_value = "30", value_parser = positive_secs, help_heading = "SLO and capacity")]
+    pub max_probe_secs: f64,
+    /// Sweep phases run until stable (or --max-probe-secs) instead of a fixed -n.
+    #[arg(long, help_heading = "SLO and capacity")]
+    pub until_stable: bool,
+}
+
+impl SloArgs {
+    pub fn slo(&self) -> crate::slo::Slo {
+        crate::slo::Slo {
+            objectives: self.objectives.clone(),
+        }
+    }
+
+    pub fn probe_rule(&self) -> crate::sweep::ProbeRule {
+        crate::sweep::ProbeRule {
+            min_requests: self.min_probe_requests,
+            stability: self.stability,
+            max: std::time::Duration::from_secs_f64(self.max_probe_secs),
+            throughput_only: false,
+        }
+    }
+}
+
+/// Where a SageMaker endpoint is and how requests are routed inside it.
+#[derive(Args, Debug, Clone, Default)]
+pub struct SageMakerArgs {
+    /// AWS region (default: from the profile).
+    #[arg(long, env = "AWS_REGION", help_heading = "SageMaker")]
+    pub region: Option<String>,
+    /// Named profile from ~/.aws/config.
+    #[arg(long, env = "AWS_PROFILE", help_heading = "SageMaker")]
+    pub profile: Option<String>,
+    /// Runtime API URL override (also AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME).
+    #[arg(long, help_heading = "SageMaker")]
+    pub endpoint_url: Option<String>,
+    /// Multi-container endpoint with direct invocation: the container's hostname.
+    #[arg(long, help_heading = "SageMaker")]
+    pub target_container: Option<String>,
+    /// Inference component to invoke.
+    #[arg(long, help_heading = "SageMaker")]
+    pub inference_component: Option<String>,
+    /// Multi-model endpoint: the model artefact to invoke.
+    #[arg(long, help_heading = "SageMaker")]
+    pub target_model: Option<String>,
+    /// Production variant to invoke.
+    #[arg(long, help_heading = "SageMaker")]
+    pub target_variant: Option<String>,
+}
