@@ -1,6 +1,6 @@
 //! `cold-start`: first-request latency of a SageMaker endpoint after idleness.
 
-use super::{AppError, Stdout, check_export_path, sagemaker_config, write_export};
+use super::{AppError, Stdout, check_export_path, sagemaker_config, usage, write_export};
 use crate::cli::ColdStartArgs;
 use crate::cold_start::{self, ColdStartExport, ColdStartProbe};
 use crate::payload::{Format, HfFormat, Shape};
@@ -44,6 +44,12 @@ pub(super) async fn main(a: ColdStartArgs, stdout: &mut Stdout<'_>) -> Result<()
         body.clone(),
     )
     .await;
+    // A missing region or credentials would fail every attempt until --give-up, in the
+    // SDK's words; said now, it is one line naming the fix.
+    target
+        .check_config()
+        .await
+        .map_err(|e| usage("--endpoint", e))?;
     let probe = ColdStartProbe {
         idle_wait: Duration::from_secs_f64(a.idle_wait),
         retry_interval: Duration::from_secs_f64(a.retry_interval),
@@ -52,10 +58,9 @@ pub(super) async fn main(a: ColdStartArgs, stdout: &mut Stdout<'_>) -> Result<()
     };
     let result = cold_start::run(&target, body, &probe, stop()).await;
     let export = ColdStartExport::new(&target.describe(), &probe, &result);
-    let written = a
-        .export
-        .as_ref()
-        .map_or(Ok(()), |path| write_export("--export", path, &export, stdout));
+    let written = a.export.as_ref().map_or(Ok(()), |path| {
+        write_export("--export", path, &export, stdout)
+    });
     // The table also when the export failed: it is then all that is left of the attempts.
     let table = render_loaded(
         &[(String::new(), Loaded::ColdStart(export))],

@@ -154,7 +154,10 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
     // Also when the export failed: the tables are then all that is left of what was measured.
     let printed = stdout.tables(
         a.export.as_deref(),
-        &render(&[("compare".into(), export.clone())], ReportFormat::Terminal),
+        &render(
+            &[("compare".into(), export.clone())],
+            ReportFormat::Terminal,
+        ),
     );
     written.and(printed)?;
     match failed {

@@ -262,6 +262,47 @@ fn xml_error_code(body: &[u8]) -> Option<String> {
     Some(text[start..end].trim().to_string()).filter(|c| !c.is_empty())
 }
 
+impl SageMakerTarget {
+    /// A region and credentials, before anything is sent: the SDK's own words for their
+    /// absence ("missing signing region") name neither the cause nor the fix. `cold-start`
+    /// needs this without the probe request, which would spoil the cold first request.
+    pub async fn check_config(&self) -> Result<(), TargetError> {
+        use aws_credential_types::provider::{ProvideCredentials, error::CredentialsError};
+        let target = self.name();
+        if self.region.is_none() {
+            return Err(TargetError::Config {
+                target,
+                reason: no_region(&self.cfg),
+            });
+        }
+        let found = match &self.credentials {
+            Some(p) => p.provide_credentials().await.map(|_| ()),
+            None => Err(CredentialsError::not_loaded("no credentials provider")),
+        };
+        match found {
+            Ok(()) => {}
+            Err(CredentialsError::CredentialsNotLoaded(_)) => {
+                return Err(TargetError::Config {
+                    target,
+                    reason: no_credentials(&self.cfg),
+                });
+            }
+            // A source was found and failed (an expired SSO token, a profile that is not
+            // defined): the SDK's own words name it.
+            Err(e) => {
+                return Err(TargetError::Auth {
+                    target,
+                    reason: format!(
+                        "AWS credentials: {}",
+                        aws_smithy_types::error::display::DisplayErrorContext(&e)
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Target for SageMakerTarget {
     fn describe(&self) -> String {
         self.name()
@@ -271,38 +312,8 @@ impl Target for SageMakerTarget {
     /// starts; any other answer means the endpoint is there (its errors will be counted).
     fn check_ready(&self) -> BoxFuture<'_, Result<String, TargetError>> {
         Box::pin(async move {
-            use aws_credential_types::provider::{ProvideCredentials, error::CredentialsError};
+            self.check_config().await?;
             let target = self.name();
-            if self.region.is_none() {
-                return Err(TargetError::Config {
-                    target,
-                    reason: no_region(&self.cfg),
-                });
-            }
-            let found = match &self.credentials {
-                Some(p) => p.provide_credentials().await.map(|_| ()),
-                None => Err(CredentialsError::not_loaded("no credentials provider")),
-            };
-            match found {
-                Ok(()) => {}
-                Err(CredentialsError::CredentialsNotLoaded(_)) => {
-                    return Err(TargetError::Config {
-                        target,
-                        reason: no_credentials(&self.cfg),
-                    });
-                }
-                // A source was found and failed (an expired SSO token, a profile that is not
-                // defined): the SDK's own words name it.
-                Err(e) => {
-                    return Err(TargetError::Auth {
-                        target,
-                        reason: format!(
-                            "AWS credentials: {}",
-                            aws_smithy_types::error::display::DisplayErrorContext(&e)
-                        ),
-                    });
-                }
-            }
             match self.call(&self.probe).await {
                 Ok(_) => Ok("invoked".into()),
                 Err((ErrorKind::Auth, reason)) => Err(TargetError::Auth { target, reason }),

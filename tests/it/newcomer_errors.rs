@@ -100,6 +100,24 @@ fn no_aws_credentials_names_every_source_tried() {
     assert!(err.contains("profile 'ci'"), "{err}");
 }
 
+/// `cold-start` says the same before its first attempt, instead of retrying in the SDK's
+/// words until --give-up.
+#[test]
+fn cold_start_names_a_missing_region_or_credentials_before_its_first_attempt() {
+    let s = Serve::one_ms(&[]);
+    let keys = [
+        ("AWS_ACCESS_KEY_ID", "AKIDNEWCOMER"),
+        ("AWS_SECRET_ACCESS_KEY", "newcomer-secret"),
+    ];
+    let args = ["cold-start", "--endpoint", "x", "--endpoint-url", &s.url];
+    let err = refused_before_sending(&run_env(&args, &keys), &s);
+    assert!(err.contains("no AWS region found"), "{err}");
+    let mut with_region = args.to_vec();
+    with_region.extend(["--region", "us-east-1"]);
+    let err = refused_before_sending(&run_env(&with_region, &[]), &s);
+    assert!(err.contains("no AWS credentials found"), "{err}");
+}
+
 #[test]
 fn an_unpriced_instance_type_is_one_line_naming_what_is_priced_and_the_flag() {
     for (t, known) in [
