@@ -47,6 +47,8 @@ pub fn read(path: &Path) -> Result<Value, String> {
 
 /// What `report` reads: a run's or a comparison's export, or a cold-start probe's.
 #[derive(Debug, Clone)]
+// One per file `report` reads, a handful at most: boxing would buy nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Loaded {
     Run(Export),
     ColdStart(ColdStartExport),
