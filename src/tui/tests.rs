@@ -265,9 +265,8 @@ fn latencies_over_a_second_keep_one_unit() {
     insta::assert_snapshot!("histogram_over_a_second", hist.backend());
 }
 
-/// An open loop the endpoint cannot keep up with says so first, before the pace.
-#[test]
-fn panel_header_when_the_endpoint_falls_behind() {
+/// The fixture's open loop, offering 74.6 req/s to an endpoint that achieves 38.2.
+fn overloaded() -> crate::engine::Snapshot {
     let mut snap = fixtures::snapshot();
     snap.schedule = Some(crate::engine::ScheduleStatus {
         offered_per_s: 74.6,
@@ -276,6 +275,13 @@ fn panel_header_when_the_endpoint_falls_behind() {
         overloaded: true,
     });
     snap.current.req_per_s = 38.2;
+    snap
+}
+
+/// An open loop the endpoint cannot keep up with says so first, before the pace.
+#[test]
+fn panel_header_when_the_endpoint_falls_behind() {
+    let snap = overloaded();
     let a = App::new(fixtures::info(), Arc::new(snap));
     let t = render(160, 2, &a, panels::header::render);
     assert!(
@@ -447,13 +453,7 @@ fn the_status_line_is_whole_at_80_columns() {
         p.index = 7;
         p.planned = Some(12);
     }
-    let mut behind = fixtures::snapshot();
-    behind.schedule = Some(crate::engine::ScheduleStatus {
-        offered_per_s: 74.6,
-        backlog: 512,
-        lag: std::time::Duration::from_millis(2600),
-        overloaded: true,
-    });
+    let behind = overloaded();
     for (snap, want) in [
         (
             base,
@@ -514,4 +514,20 @@ fn advice_wraps_instead_of_being_cut() {
         "{text}"
     );
     assert!(text.contains("│  16: 575.5 req/s "), "{text}");
+}
+
+/// A status message wider than the footer keeps its start and its end (the file's name).
+#[test]
+fn a_long_footer_message_keeps_its_end() {
+    let mut a = app();
+    let path = format!("/home/someone/{}/run-2026-12-02.json", "results/".repeat(8));
+    a.status = Some(format!("exported to {path}"));
+    let t = render(80, 1, &a, panels::footer::render);
+    let line = format!("{}", t.backend());
+    assert!(
+        line.contains(" exported to /home/")
+            && line.contains("…")
+            && line.contains("/run-2026-12-02.json"),
+        "{line}"
+    );
 }
