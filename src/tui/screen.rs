@@ -61,7 +61,7 @@ pub fn layout(area: Rect, app: &App) -> Areas {
     // Right: lined up with the left where each panel fits there, else by need, the
     // percentiles first.
     let want = [
-        panels::percentiles::height(app),
+        panels::percentiles::height(app, right.width),
         panels::errors::height(app),
         panels::accuracy::height(app),
     ];

@@ -531,3 +531,29 @@ fn a_long_footer_message_keeps_its_end() {
         "{line}"
     );
 }
+
+/// Before any sweep the histogram takes the room, and every other panel still shows all it
+/// has.
+#[test]
+fn before_any_sweep_the_histogram_takes_the_room() {
+    let mut snap = fixtures::snapshot();
+    snap.phases = Arc::new(Vec::new());
+    let a = App::new(fixtures::info(), Arc::new(snap));
+    let t = render(80, 24, &a, |f, _, a| screen::draw(f, a));
+    let text = format!("{}", t.backend());
+    assert!(
+        text.contains("no sweep yet: b batch sizes, s concurrency"),
+        "{text}"
+    );
+    assert!(
+        text.contains("n 1000  ok 996  errors 4") && text.contains("ModelError(500)"),
+        "{text}"
+    );
+    assert_eq!(text.matches("│✓ ").count(), 4, "{text}");
+    let buckets = text
+        .lines()
+        .filter(|l| l.contains(" ms█") || l.contains(" ms "))
+        .count();
+    assert!(buckets >= 8, "{buckets} buckets: {text}");
+    assert!(!text.contains(" more"), "{text}");
+}

@@ -15,13 +15,36 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let b = block(format!(" phase percentiles · n {} ", app.snap.current.n));
     let inner = b.inner(area);
     f.render_widget(b, area);
-    let (lines, _) = fit(lines(app), inner.height as usize, 0, "");
+    let rows = split_wide(lines(app), inner.width as usize);
+    let (lines, _) = fit(rows, inner.height as usize, 0, "");
     f.render_widget(Paragraph::new(lines), inner);
 }
 
-/// The rows the panel needs to show every line, borders included.
-pub fn height(app: &App) -> u16 {
-    u16::try_from(lines(app).len() + 2).unwrap_or(u16::MAX)
+/// The rows the panel needs to show every line in `width` columns, borders included.
+pub fn height(app: &App, width: u16) -> u16 {
+    let rows = split_wide(lines(app), usize::from(width.saturating_sub(2)));
+    u16::try_from(rows.len() + 2).unwrap_or(u16::MAX)
+}
+
+/// Lines wider than the panel broken at their " · " into more lines, rather than cut.
+fn split_wide(rows: Vec<(Keep, Line<'static>)>, width: usize) -> Vec<(Keep, Line<'static>)> {
+    let mut out = Vec::with_capacity(rows.len());
+    for (keep, line) in rows {
+        if line.width() <= width || line.spans.len() != 1 {
+            out.push((keep, line));
+            continue;
+        }
+        let style = line.spans[0].style;
+        for (i, part) in line.spans[0].content.split(" · ").enumerate() {
+            let text = if i == 0 {
+                part.to_string()
+            } else {
+                format!("  · {part}")
+            };
+            out.push((keep, Line::styled(text, style)));
+        }
+    }
+    out
 }
 
 fn lines(app: &App) -> Vec<(Keep, Line<'static>)> {

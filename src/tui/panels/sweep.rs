@@ -239,7 +239,7 @@ fn content(app: &App) -> (String, Rows, Vec<String>) {
     if lines.is_empty() {
         lines.push((
             Keep::Always,
-            Line::raw("no sweep yet: b batch sizes, s concurrency levels"),
+            Line::raw("no sweep yet: b batch sizes, s concurrency"),
         ));
     }
     (title, lines, advice)
