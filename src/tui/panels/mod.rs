@@ -59,8 +59,9 @@ pub fn fit(
     let window = room.saturating_sub(always);
     let max_scroll = scrolled.saturating_sub(window);
     let from = scroll.min(max_scroll);
+    let total = rows.len();
     let (mut shown, mut nth, mut kept) = (Vec::with_capacity(height), 0, 0);
-    for (keep, line) in rows.iter().cloned() {
+    for (keep, line) in rows {
         let show = match keep {
             Keep::Always => {
                 kept += 1;
@@ -76,7 +77,7 @@ pub fn fit(
         }
     }
     if height > 0 {
-        let more = rows.len() - shown.len();
+        let more = total - shown.len();
         let text = if hint.is_empty() || max_scroll == 0 {
             format!("+{more} more")
         } else {
