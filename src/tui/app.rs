@@ -1,9 +1,10 @@
 //! The TUI's state (what to show) and its key bindings (what each key asks of the engine).
 //! Rendering never mutates this; keys never draw.
 
-use super::keys::{self, Press};
+use super::keys::{self, Press, Scroll};
 use crate::engine::{Command, Snapshot};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::layout::Rect;
 use std::sync::Arc;
 
 /// What does not change during a run.
@@ -33,6 +34,11 @@ pub struct App {
     pub whole_run: bool,
     /// A short message in the footer (export written, stopping…).
     pub status: Option<String>,
+    /// How many of the sweep panel's scrollable rows are scrolled past.
+    pub sweep_scroll: usize,
+    /// The terminal's size at the last draw: how far the sweep rows can scroll depends on
+    /// the room the layout gives them.
+    pub screen: Rect,
 }
 
 /// Ctrl-C as a key press: the raw-mode terminal delivers it as a key, not as SIGINT.
@@ -50,6 +56,8 @@ impl App {
             show_help: false,
             whole_run: false,
             status: None,
+            sweep_scroll: 0,
+            screen: Rect::default(),
         }
     }
 
@@ -75,8 +83,26 @@ impl App {
                 self.whole_run = !self.whole_run;
                 Action::None
             }
+            Some(Press::Scroll(by)) => {
+                self.scroll(*by);
+                Action::None
+            }
             None => Action::None,
         }
+    }
+
+    /// Moves the sweep rows, never past either end: a key pressed at the end does nothing,
+    /// rather than having to be undone by as many presses the other way.
+    fn scroll(&mut self, by: Scroll) {
+        let (max, page) = super::screen::sweep_scroll(self);
+        let now = self.sweep_scroll.min(max);
+        self.sweep_scroll = match by {
+            Scroll::Up => now.saturating_sub(1),
+            Scroll::Down => now + 1,
+            Scroll::PageUp => now.saturating_sub(page),
+            Scroll::PageDown => now + page,
+        }
+        .min(max);
     }
 }
 
@@ -183,7 +209,7 @@ mod tests {
                     Press::Engine(c) => Action::Engine(c.clone()),
                     Press::ExportNow => Action::ExportNow,
                     Press::Quit => Action::Quit,
-                    Press::ToggleHelp | Press::ToggleWindow => Action::None,
+                    Press::ToggleHelp | Press::ToggleWindow | Press::Scroll(_) => Action::None,
                 };
                 assert_eq!(
                     a.on_key(KeyEvent::new(*code, *modifiers)),

@@ -17,6 +17,16 @@ pub enum Press {
     Quit,
     ToggleHelp,
     ToggleWindow,
+    Scroll(Scroll),
+}
+
+/// Moves the sweep panel's rows when they do not all fit: a row, or a page.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scroll {
+    Up,
+    Down,
+    PageUp,
+    PageDown,
 }
 
 /// One row of the table: one or a few keys with one meaning.
@@ -57,7 +67,7 @@ fn engine(c: Command) -> Press {
 }
 
 pub static KEYS: LazyLock<Vec<Binding>> = LazyLock::new(|| {
-    use KeyCode::{Char, Down, Esc, Left, Right, Up};
+    use KeyCode::{Char, Down, Esc, Left, PageDown, PageUp, Right, Up};
     let mut quit = binding(
         "q Esc ^C",
         "quit (exports with --export)",
@@ -164,6 +174,18 @@ pub static KEYS: LazyLock<Vec<Binding>> = LazyLock::new(|| {
             "w window",
             None,
             vec![(Char('w'), Press::ToggleWindow)],
+        ),
+        binding(
+            "[ ] PgUp PgDn",
+            "scroll the sweep tables: a row / a page",
+            "[ ] scroll",
+            None,
+            vec![
+                (Char('['), Press::Scroll(Scroll::Up)),
+                (Char(']'), Press::Scroll(Scroll::Down)),
+                (PageUp, Press::Scroll(Scroll::PageUp)),
+                (PageDown, Press::Scroll(Scroll::PageDown)),
+            ],
         ),
         binding(
             "?",

@@ -104,6 +104,9 @@ pub async fn run(
     };
 
     loop {
+        if let Ok(size) = terminal.size() {
+            app.screen = ratatui::layout::Rect::new(0, 0, size.width, size.height);
+        }
         let drawing = Instant::now();
         let cpu_before = crate::timing::thread_cpu_time();
         // A bug in a panel must not lose the run: stop drawing, keep the measurements.

@@ -1,4 +1,5 @@
-//! The whole screen, assembled from the panels:
+//! The whole screen, assembled from the panels in two columns whose panels take the rows
+//! they need:
 //!
 //! ```text
 //! ┌ header: target · engine · loop · phase · state · elapsed (2 lines) ─────────────┐
@@ -7,17 +8,97 @@
 //! ├─ sweep tables, knee, advice ──────────────┼─ accuracy verdicts ─────────────────┤
 //! └ footer: keys or status (1 line) ────────────────────────────────────────────────┘
 //! ```
-//! `?` draws the help overlay on top. Below 80×24 only a message is drawn.
+//! After a sweep its table and advice are what a user reads, so the sweep panel is served
+//! first and the histogram and sparklines shrink for it; the percentiles keep every count.
+//! Where the columns' needs allow, the panels line up as bands. `?` draws the help overlay
+//! on top. Below 80×24 only a message is drawn.
 
 use crate::tui::app::App;
 use crate::tui::panels;
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Wrap};
 
 pub const MIN_WIDTH: u16 = 80;
 pub const MIN_HEIGHT: u16 = 24;
+
+/// The smallest a panel gets: its borders and two lines.
+const SMALLEST: u16 = 4;
+/// Histogram buckets past this many are not worth rows a table could use, nor their cost: a
+/// bar row is the dearest thing on the screen (16 buckets instead of 13 made a 160×48 frame
+/// 40 % dearer in `benches/frame_render.rs`).
+const MOST_BUCKETS: u16 = 13;
+
+/// Where each panel goes.
+pub struct Areas {
+    pub header: Rect,
+    pub histogram: Rect,
+    pub percentiles: Rect,
+    pub throughput: Rect,
+    pub errors: Rect,
+    pub sweep: Rect,
+    pub accuracy: Rect,
+    pub footer: Rect,
+}
+
+pub fn layout(area: Rect, app: &App) -> Areas {
+    let [header, body, footer] = Layout::vertical([
+        Constraint::Length(2),
+        Constraint::Fill(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let [left, right] =
+        Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(body);
+    let rows = body.height;
+
+    // Left: the sweep panel first, then the sparklines, then the histogram.
+    let sweep = panels::sweep::height(app, left.width).min(rows.saturating_sub(2 * SMALLEST));
+    let rest = rows - sweep;
+    let throughput = (if rows >= 37 { 10 } else { 6 }).min(rest.saturating_sub(SMALLEST));
+    let histogram = (rest - throughput).min(MOST_BUCKETS + 2);
+    let sweep = rows - throughput - histogram;
+
+    // Right: lined up with the left where each panel fits there, else by need, the
+    // percentiles first.
+    let want = [
+        panels::percentiles::height(app, right.width),
+        panels::errors::height(app),
+        panels::accuracy::height(app),
+    ];
+    let beside = [histogram, throughput, sweep];
+    let [pct, err, acc] = if want.iter().zip(&beside).all(|(w, b)| w <= b) {
+        beside
+    } else {
+        let pct = want[0].min(rows.saturating_sub(2 * 3));
+        let err = want[1].min(rows.saturating_sub(pct + 3));
+        [pct, err, rows - pct - err]
+    };
+
+    let column = |heights: [u16; 3], area| {
+        Layout::vertical(heights.map(Constraint::Length)).areas::<3>(area)
+    };
+    let [histogram, throughput, sweep] = column([histogram, throughput, sweep], left);
+    let [percentiles, errors, accuracy] = column([pct, err, acc], right);
+    Areas {
+        header,
+        histogram,
+        percentiles,
+        throughput,
+        errors,
+        sweep,
+        accuracy,
+        footer,
+    }
+}
+
+/// How far the sweep rows can scroll on the screen last drawn, and a page of them.
+pub fn sweep_scroll(app: &App) -> (usize, usize) {
+    let area = layout(app.screen, app).sweep;
+    let page = usize::from(area.height.saturating_sub(4)).max(1);
+    (panels::sweep::max_scroll(app, area), page)
+}
 
 pub fn draw(f: &mut Frame, app: &App) {
     let area = f.area();
@@ -32,28 +113,15 @@ pub fn draw(f: &mut Frame, app: &App) {
         );
         return;
     }
-    let middle = if area.height >= 40 { 10 } else { 6 };
-    let [header, top, mid, bottom, footer] = Layout::vertical([
-        Constraint::Length(2),
-        Constraint::Fill(3),
-        Constraint::Length(middle),
-        Constraint::Fill(4),
-        Constraint::Length(1),
-    ])
-    .areas(area);
-    let columns = || Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)]);
-    let [hist, pct] = columns().areas(top);
-    let [thr, err] = columns().areas(mid);
-    let [sweep, acc] = columns().areas(bottom);
-
-    panels::header::render(f, header, app);
-    panels::histogram::render(f, hist, app);
-    panels::percentiles::render(f, pct, app);
-    panels::throughput::render(f, thr, app);
-    panels::errors::render(f, err, app);
-    panels::sweep::render(f, sweep, app);
-    panels::accuracy::render(f, acc, app);
-    panels::footer::render(f, footer, app);
+    let a = layout(area, app);
+    panels::header::render(f, a.header, app);
+    panels::histogram::render(f, a.histogram, app);
+    panels::percentiles::render(f, a.percentiles, app);
+    panels::throughput::render(f, a.throughput, app);
+    panels::errors::render(f, a.errors, app);
+    panels::sweep::render(f, a.sweep, app);
+    panels::accuracy::render(f, a.accuracy, app);
+    panels::footer::render(f, a.footer, app);
     if app.show_help {
         panels::help::render(f, area);
     }

@@ -1,5 +1,7 @@
 //! Screen snapshots from a fixed engine snapshot (ratatui `TestBackend` + insta).
 
+mod small_terminal;
+
 use super::app::App;
 use super::{panels, screen};
 use crate::fixtures;
@@ -265,9 +267,8 @@ fn latencies_over_a_second_keep_one_unit() {
     insta::assert_snapshot!("histogram_over_a_second", hist.backend());
 }
 
-/// An open loop the endpoint cannot keep up with says so first, before the pace.
-#[test]
-fn panel_header_when_the_endpoint_falls_behind() {
+/// The fixture's open loop, offering 74.6 req/s to an endpoint that achieves 38.2.
+fn overloaded() -> crate::engine::Snapshot {
     let mut snap = fixtures::snapshot();
     snap.schedule = Some(crate::engine::ScheduleStatus {
         offered_per_s: 74.6,
@@ -276,8 +277,15 @@ fn panel_header_when_the_endpoint_falls_behind() {
         overloaded: true,
     });
     snap.current.req_per_s = 38.2;
+    snap
+}
+
+/// An open loop the endpoint cannot keep up with says so first, before the pace.
+#[test]
+fn panel_header_when_the_endpoint_falls_behind() {
+    let snap = overloaded();
     let a = App::new(fixtures::info(), Arc::new(snap));
-    let t = render(100, 2, &a, panels::header::render);
+    let t = render(160, 2, &a, panels::header::render);
     assert!(
         format!("{}", t.backend())
             .contains("OVERLOADED: offered 74.6, achieved 38.2 req/s, backlog 512, lag 2.6 s"),
@@ -285,4 +293,11 @@ fn panel_header_when_the_endpoint_falls_behind() {
         t.backend()
     );
     insta::assert_snapshot!(t.backend());
+    // Narrower, the figures that matter most stay, and the line stays whole.
+    let t = render(100, 2, &a, panels::header::render);
+    let text = format!("{}", t.backend());
+    assert!(
+        text.contains("running · OVERLOADED: lag 2.6 s, backlog 512 · 1:23") && !text.contains('…'),
+        "{text}"
+    );
 }

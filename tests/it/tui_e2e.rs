@@ -237,3 +237,71 @@ fn compare_shows_a_live_row_per_target() {
     assert_eq!(targets, ["fast", "slow"], "fast's b=1 done, slow's stopped");
     assert!(e["phases"][1]["n"].as_u64().unwrap() < 400);
 }
+
+/// The sweep rows a small terminal can show: the header, the batch rows (b = 1, 8, 32) and the
+/// concurrency rows (1, 2, 4, 8, 16), each by its first column after the panel's border.
+fn sweep_rows(screen: &str) -> Vec<&'static str> {
+    [
+        "│  1 ", "│  8 ", "│ 32 ", "│   1 ", "│   2 ", "│   4 ", "│   8 ", "│  16 ",
+    ]
+    .into_iter()
+    .filter(|r| screen.contains(r))
+    .collect()
+}
+
+/// Both sweeps on an 80×24 terminal, against one worker (saturated from two in flight on):
+/// the knee and saturation rows stay, the panel says how many rows it cut, `PgDn` brings
+/// them into view and `[` scrolls back; the percentiles keep their counts and the status
+/// line is whole.
+#[test]
+fn a_small_terminal_keeps_the_rows_that_matter() {
+    let _t = common::timed();
+    let server = Serve::start(&[]);
+    let command = format!(
+        "{BIN} --url {} --pad-to-max --request-rate 20 --concurrency 1 --batch-sizes 1 8 32 \
+         --concurrency-levels 1 2 4 8 16 -n 40 --warmup 2 --no-accuracy",
+        server.url
+    );
+    let tmux = Tmux::start("small", 80, 24, &command);
+    tmux.wait_for("live numbers", 20, |s| phase_n(s) >= 3);
+    tmux.keys("b");
+    tmux.wait_for("the batch sweep", 90, |s| {
+        s.contains("◀ knee") && s.contains("#5 live")
+    });
+    tmux.keys("s");
+    let s = tmux.wait_for("the concurrency sweep", 90, |s| {
+        s.contains("#11 live") && s.contains("» concurrency")
+    });
+    assert!(s.contains("◀ knee") && s.contains("◀ saturated"), "{s}");
+    let shown = sweep_rows(&s);
+    let cut = 8 - shown.len();
+    assert!(cut > 0, "at 80×24 the two tables do not fit: {s}");
+    assert!(s.contains(&format!("+{cut} more · [ ] scroll")), "{s}");
+    assert!(s.contains("» batch cap 1"), "{s}");
+    let percentiles = s
+        .lines()
+        .any(|l| l.contains("n ") && l.contains("  ok ") && l.contains("  errors "));
+    assert!(percentiles, "{s}");
+    let status = s.lines().nth(1).unwrap_or_default();
+    assert!(
+        status
+            .trim_end()
+            .rsplit_once(" · in flight ")
+            .is_some_and(|(_, n)| n.parse::<u32>().is_ok())
+            && status.contains("conc 1"),
+        "{status}"
+    );
+
+    tmux.keys("NPage");
+    let scrolled = tmux.wait_for("the cut rows in view", 5, |now| sweep_rows(now) != shown);
+    assert!(
+        scrolled.contains("◀ knee") && scrolled.contains("◀ saturated"),
+        "{scrolled}"
+    );
+    tmux.keys("[");
+    tmux.keys("[");
+    tmux.keys("[");
+    tmux.wait_for("back at the top", 5, |now| sweep_rows(now) == shown);
+    tmux.keys("q");
+    assert_eq!(tmux.wait_exit(15), 0);
+}

@@ -1,8 +1,9 @@
-//! Each verdict of the latest accuracy check, against the one before the load.
+//! Each verdict of the latest accuracy check, against the one before the load; when they do
+//! not all fit, the wrong ones stay and the rest are counted (`+3 more`).
 
 use crate::fmt::truncate;
 use crate::tui::app::App;
-use crate::tui::panels::block;
+use crate::tui::panels::{Keep, block, fit};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
@@ -46,46 +47,63 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         return;
     }
     let width = inner.width as usize;
-    let lines: Vec<Line> = report
+    let rows: Vec<(Keep, Line<'static>)> = report
         .samples
         .iter()
         .map(|v| {
-            // A retrieval item: its query, and the candidate put nearest.
-            if !v.candidates.is_empty() {
-                let got = v
-                    .predicted
-                    .clone()
-                    .or(v.error.clone())
-                    .unwrap_or_else(|| "-".into());
-                let (mark, colour) = if v.ok {
-                    ("✓", Color::Green)
-                } else {
-                    ("✗", Color::Red)
-                };
-                let text = format!("{mark} {} → {got}", v.premise);
-                return Line::styled(truncate(&shown(&text), width), Style::default().fg(colour));
-            }
-            if v.ok {
-                let text = format!("✓ {:<13} {}", v.expected, v.hypothesis);
-                Line::styled(
-                    truncate(&shown(&text), width),
-                    Style::default().fg(Color::Green),
-                )
-            } else {
-                let got = v
-                    .predicted
-                    .clone()
-                    .or(v.error.clone())
-                    .unwrap_or_else(|| "-".into());
-                let text = format!("✗ expected {} got {} · {}", v.expected, got, v.hypothesis);
-                Line::styled(
-                    truncate(&shown(&text), width),
-                    Style::default().fg(Color::Red),
-                )
-            }
+            let keep = if v.ok { Keep::Scroll } else { Keep::Always };
+            (keep, verdict(v, width))
         })
         .collect();
+    let (lines, _) = fit(rows, inner.height as usize, 0, "");
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The rows the panel needs to show every verdict, borders included.
+pub fn height(app: &App) -> u16 {
+    let lines = match &app.snap.accuracy_latest {
+        Some(r) if !r.samples.is_empty() => r.samples.len(),
+        // A note wraps: a few lines.
+        Some(r) if r.note.is_some() => 3,
+        _ => 1,
+    };
+    u16::try_from(lines + 2).unwrap_or(u16::MAX)
+}
+
+fn verdict(v: &crate::accuracy::Verdict, width: usize) -> Line<'static> {
+    // A retrieval item: its query, and the candidate put nearest.
+    if !v.candidates.is_empty() {
+        let got = v
+            .predicted
+            .clone()
+            .or(v.error.clone())
+            .unwrap_or_else(|| "-".into());
+        let (mark, colour) = if v.ok {
+            ("✓", Color::Green)
+        } else {
+            ("✗", Color::Red)
+        };
+        let text = format!("{mark} {} → {got}", v.premise);
+        return Line::styled(truncate(&shown(&text), width), Style::default().fg(colour));
+    }
+    if v.ok {
+        let text = format!("✓ {:<13} {}", v.expected, v.hypothesis);
+        Line::styled(
+            truncate(&shown(&text), width),
+            Style::default().fg(Color::Green),
+        )
+    } else {
+        let got = v
+            .predicted
+            .clone()
+            .or(v.error.clone())
+            .unwrap_or_else(|| "-".into());
+        let text = format!("✗ expected {} got {} · {}", v.expected, got, v.hypothesis);
+        Line::styled(
+            truncate(&shown(&text), width),
+            Style::default().fg(Color::Red),
+        )
+    }
 }
 
 /// Samples come from a file: their control characters are shown escaped, as the tables

@@ -1,8 +1,9 @@
-//! Errors of the current phase, by kind.
+//! Errors of the current phase, by kind, the most frequent first; kinds past the panel's
+//! room are counted (`+2 more`).
 
 use crate::fmt::truncate;
 use crate::tui::app::App;
-use crate::tui::panels::block;
+use crate::tui::panels::{Keep, block, fit};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
@@ -35,5 +36,12 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
             })
             .collect()
     };
+    let rows = lines.into_iter().map(|l| (Keep::Scroll, l)).collect();
+    let (lines, _) = fit(rows, inner.height as usize, 0, "");
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The rows the panel needs to list every kind, borders included.
+pub fn height(app: &App) -> u16 {
+    u16::try_from(app.snap.current.errors.len().max(1) + 2).unwrap_or(u16::MAX)
 }

@@ -1,7 +1,9 @@
-//! Target, engine, loop, phase, state and elapsed time.
+//! Target, engine, loop, phase, state and elapsed time. A narrow terminal gets shorter words
+//! for them (`50.0 Poisson` for `open loop 50.0 req/s Poisson`), never a line cut mid-word.
 
-use crate::engine::RunState;
+use crate::engine::{RunState, Snapshot};
 use crate::fmt;
+use crate::sweep::PhaseKind;
 use crate::tui::app::App;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -9,33 +11,108 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+/// One field of a line: its wordings from the longest, the last possibly empty (left out).
+struct Field {
+    forms: Vec<String>,
+    style: Style,
+}
+
+fn field(forms: Vec<String>, style: Style) -> Field {
+    Field { forms, style }
+}
+
+/// The fields joined by " · " in `width` columns: the fields named by `order` take their
+/// next shorter wording, one step at a time, until the line fits; if even the shortest do
+/// not, the end is cut with an ellipsis.
+fn fit(lead: Vec<Span<'static>>, fields: &[Field], order: &[usize], width: usize) -> Line<'static> {
+    let mut level = vec![0; fields.len()];
+    let form = |level: &[usize], i: usize| fields[i].forms[level[i]].as_str();
+    let length = |level: &[usize]| {
+        let shown = (0..fields.len()).filter(|&i| !form(level, i).is_empty());
+        lead.iter().map(Span::width).sum::<usize>()
+            + shown
+                .enumerate()
+                .map(|(n, i)| form(level, i).chars().count() + if n > 0 { 3 } else { 0 })
+                .sum::<usize>()
+    };
+    let mut steps = order.iter();
+    while length(&level) > width {
+        let Some(&i) = steps.find(|&&i| level[i] + 1 < fields[i].forms.len()) else {
+            break;
+        };
+        level[i] += 1;
+    }
+    let mut spans = lead;
+    let mut shown = 0;
+    for (i, f) in fields.iter().enumerate() {
+        let text = form(&level, i);
+        if text.is_empty() {
+            continue;
+        }
+        if shown > 0 {
+            spans.push(Span::raw(" · "));
+        }
+        shown += 1;
+        spans.push(Span::styled(text.to_string(), f.style));
+    }
+    cut(Line::from(spans), width)
+}
+
+/// The line's end replaced by an ellipsis if it is wider than `width`.
+fn cut(line: Line<'static>, width: usize) -> Line<'static> {
+    if line.width() <= width {
+        return line;
+    }
+    let mut room = width.saturating_sub(1);
+    let mut spans = Vec::new();
+    for s in line.spans {
+        if room == 0 {
+            break;
+        }
+        let text = fmt::truncate(&s.content, room + 1);
+        let text = text.strip_suffix('…').unwrap_or(&text).to_string();
+        room -= text.chars().count().min(room);
+        spans.push(Span::styled(text, s.style));
+    }
+    spans.push(Span::raw("…"));
+    Line::from(spans)
+}
+
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
+    let width = area.width as usize;
+    f.render_widget(
+        Paragraph::new(vec![first(app, width), second(&app.snap, width)]),
+        area,
+    );
+}
+
+fn first(app: &App, width: usize) -> Line<'static> {
     let s = &app.snap;
-    let mut first = vec![
-        Span::styled(
-            " encbench-tui ",
-            Style::default()
-                .add_modifier(Modifier::BOLD)
-                .fg(Color::Cyan),
-        ),
-        Span::raw(format!("{} · {}", s.target, app.info.format)),
+    let name = Span::styled(
+        " encbench-tui ",
+        Style::default()
+            .add_modifier(Modifier::BOLD)
+            .fg(Color::Cyan),
+    );
+    let mut fields = vec![
+        field(vec![s.target.clone()], Style::default()),
+        field(vec![app.info.format.clone()], Style::default()),
     ];
     if let Some(o) = s.accuracy_before.as_ref().and_then(|a| a.output) {
-        first.push(Span::raw(format!(" · {o}")));
+        fields.push(field(vec![o.to_string()], Style::default()));
     }
     if app.info.simulated {
-        first.push(Span::styled(
-            " · simulated endpoint",
+        fields.push(field(
+            vec!["simulated endpoint".into(), "simulated".into()],
             Style::default().fg(Color::Yellow),
         ));
     }
-    let phase = match &s.phase {
-        Some(p) => {
-            let of = p.planned.map(|n| format!("/{n}")).unwrap_or_default();
-            format!("phase {}{of} {}", p.index, p.kind.name())
-        }
-        None => "starting".into(),
-    };
+    let last = fields.len() - 1;
+    fit(vec![name], &fields, &[last], width)
+}
+
+/// State, how far behind the schedule, elapsed, phase, pace, concurrency, batch, in flight.
+fn second(s: &Snapshot, width: usize) -> Line<'static> {
     let state_style = match s.state {
         RunState::Running => Style::default().fg(Color::Green),
         RunState::Paused => Style::default()
@@ -44,37 +121,89 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         RunState::Warming | RunState::CheckingAccuracy => Style::default().fg(Color::Cyan),
         _ => Style::default(),
     };
-    // State, how far behind the schedule and elapsed time first: a narrow terminal cuts the
-    // end of the line.
-    let mut second = vec![Span::raw(" "), Span::styled(s.state.label(), state_style)];
-    if let Some(text) = s.schedule.and_then(|q| {
-        fmt::behind(
-            q.offered_per_s,
-            s.current.req_per_s,
-            q.backlog,
-            q.lag,
-            q.overloaded,
-        )
-        .map(|t| (t, q.overloaded))
-    }) {
-        let style = if text.1 {
-            Style::default().fg(Color::Red).add_modifier(Modifier::BOLD)
-        } else {
-            Style::default().fg(Color::Yellow)
-        };
-        second.push(Span::raw(" · "));
-        second.push(Span::styled(text.0, style));
+    let plain = Style::default();
+    let mut fields = vec![field(vec![s.state.label().into()], state_style)];
+    if let Some(q) = s.schedule {
+        let achieved = s.current.req_per_s;
+        if let Some(full) = fmt::behind(q.offered_per_s, achieved, q.backlog, q.lag, q.overloaded) {
+            let word = if q.overloaded { "OVERLOADED" } else { "behind" };
+            let lag = fmt::lag(q.lag);
+            let style = if q.overloaded {
+                Style::default().fg(Color::Red).add_modifier(Modifier::BOLD)
+            } else {
+                Style::default().fg(Color::Yellow)
+            };
+            fields.push(field(
+                vec![
+                    full,
+                    format!(
+                        "{word}: {} of {} req/s, backlog {}, lag {lag}",
+                        fmt::rate(Some(achieved)),
+                        fmt::rate(Some(q.offered_per_s)),
+                        q.backlog
+                    ),
+                    format!("{word}: lag {lag}, backlog {}", q.backlog),
+                    format!("{word}: lag {lag}"),
+                ],
+                style,
+            ));
+        }
     }
-    second.push(Span::raw(format!(
-        " · {} · {phase} · {} · conc {} · batch {} · in flight {}",
-        fmt::elapsed(s.elapsed),
-        fmt::pace(&s.pace),
-        s.concurrency,
-        s.batch_size,
-        s.in_flight
-    )));
-    f.render_widget(
-        Paragraph::new(vec![Line::from(first), Line::from(second)]),
-        area,
-    );
+    let behind = fields.len() - 1;
+    let secs = s.elapsed.as_secs();
+    let compact = if secs < 3600 {
+        format!("{}:{:02}", secs / 60, secs % 60)
+    } else {
+        fmt::elapsed(s.elapsed)
+    };
+    fields.push(field(vec![fmt::elapsed(s.elapsed), compact], plain));
+    let phase = match &s.phase {
+        Some(p) => {
+            let of = p.planned.map(|n| format!("/{n}")).unwrap_or_default();
+            let short = match p.kind {
+                PhaseKind::Concurrency => "conc",
+                k => k.name(),
+            };
+            vec![
+                format!("phase {}{of} {}", p.index, p.kind.name()),
+                format!("#{}{of} {short}", p.index),
+            ]
+        }
+        None => vec!["starting".into()],
+    };
+    fields.push(field(phase, plain));
+    let pace = &s.pace;
+    let medium = match pace.rate_per_s {
+        None => "closed loop".into(),
+        Some(r) => format!(
+            "{} req/s {}",
+            fmt::rate(Some(r)),
+            fmt::arrivals(pace.burstiness)
+        ),
+    };
+    fields.push(field(
+        vec![fmt::pace(pace), medium, fmt::pace_short(pace)],
+        plain,
+    ));
+    fields.push(field(vec![format!("conc {}", s.concurrency)], plain));
+    fields.push(field(
+        vec![
+            format!("batch {}", s.batch_size),
+            format!("b {}", s.batch_size),
+        ],
+        plain,
+    ));
+    fields.push(field(
+        vec![format!("in flight {}", s.in_flight), String::new()],
+        plain,
+    ));
+    let (elapsed, phase, pace, batch, in_flight) =
+        (behind + 1, behind + 2, behind + 3, behind + 5, behind + 6);
+    // What goes first is what a reader misses least; the state and the concurrency cap keep
+    // their words, and an endpoint falling behind keeps its figures longest (in flight is
+    // then the cap anyway).
+    let order = [
+        pace, elapsed, phase, batch, pace, in_flight, behind, behind, behind,
+    ];
+    fit(vec![Span::raw(" ")], &fields, &order, width)
 }

@@ -11,6 +11,7 @@ pub mod sweep;
 pub mod throughput;
 
 use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::Line;
 use ratatui::widgets::{Block, BorderType};
 
 /// The bordered block every panel sits in.
@@ -20,4 +21,69 @@ pub fn block(title: String) -> Block<'static> {
         .border_style(Style::default().fg(Color::DarkGray))
         .title(title)
         .title_style(Style::default().add_modifier(Modifier::BOLD))
+}
+
+/// How a line of a panel fares when the panel is too short for all of them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Keep {
+    /// Always shown: a table's header, the knee, the saturation point, a failed verdict.
+    Always,
+    /// Shown while there is room; where the panel scrolls, in a window the keys move.
+    Scroll,
+    /// A blank between tables: the first to go.
+    Spacer,
+}
+
+/// A panel's lines cut to `height`, and how far the scrollable ones can move (0 when
+/// everything fits). Lines keep their order; when any is left out the last line says how
+/// many (`+3 more`) and, if the panel scrolls, with which keys (`hint`).
+pub fn fit(
+    rows: Vec<(Keep, Line<'static>)>,
+    height: usize,
+    scroll: usize,
+    hint: &str,
+) -> (Vec<Line<'static>>, usize) {
+    if rows.len() <= height {
+        return (rows.into_iter().map(|(_, l)| l).collect(), 0);
+    }
+    let rows: Vec<_> = rows
+        .into_iter()
+        .filter(|(k, _)| *k != Keep::Spacer)
+        .collect();
+    if rows.len() <= height {
+        return (rows.into_iter().map(|(_, l)| l).collect(), 0);
+    }
+    let room = height.saturating_sub(1);
+    let always = rows.iter().filter(|(k, _)| *k == Keep::Always).count();
+    let scrolled = rows.len() - always;
+    let window = room.saturating_sub(always);
+    let max_scroll = scrolled.saturating_sub(window);
+    let from = scroll.min(max_scroll);
+    let total = rows.len();
+    let (mut shown, mut nth, mut kept) = (Vec::with_capacity(height), 0, 0);
+    for (keep, line) in rows {
+        let show = match keep {
+            Keep::Always => {
+                kept += 1;
+                kept <= room
+            }
+            _ => {
+                nth += 1;
+                (from..from + window).contains(&(nth - 1))
+            }
+        };
+        if show {
+            shown.push(line);
+        }
+    }
+    if height > 0 {
+        let more = total - shown.len();
+        let text = if hint.is_empty() || max_scroll == 0 {
+            format!("+{more} more")
+        } else {
+            format!("+{more} more · {hint}")
+        };
+        shown.push(Line::styled(text, Style::default().fg(Color::DarkGray)));
+    }
+    (shown, max_scroll)
 }

@@ -1,9 +1,10 @@
 //! The current phase's percentiles, tail ratio, mean and max, always with n beside them;
-//! warmup requests excluded, as everywhere.
+//! warmup requests excluded, as everywhere. A short panel keeps the percentiles, the counts
+//! and the SLO verdict, and says how many other lines it left out.
 
 use crate::fmt::{ms, num};
 use crate::tui::app::App;
-use crate::tui::panels::block;
+use crate::tui::panels::{Keep, block, fit};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
@@ -11,40 +12,77 @@ use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
-    let c = &app.snap.current;
-    let l = &c.latency;
-    let b = block(format!(" phase percentiles · n {} ", c.n));
+    let b = block(format!(" phase percentiles · n {} ", app.snap.current.n));
     let inner = b.inner(area);
     f.render_widget(b, area);
+    let rows = split_wide(lines(app), inner.width as usize);
+    let (lines, _) = fit(rows, inner.height as usize, 0, "");
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The rows the panel needs to show every line in `width` columns, borders included.
+pub fn height(app: &App, width: u16) -> u16 {
+    let rows = split_wide(lines(app), usize::from(width.saturating_sub(2)));
+    u16::try_from(rows.len() + 2).unwrap_or(u16::MAX)
+}
+
+/// Lines wider than the panel broken at their " · " into more lines, rather than cut.
+fn split_wide(rows: Vec<(Keep, Line<'static>)>, width: usize) -> Vec<(Keep, Line<'static>)> {
+    let mut out = Vec::with_capacity(rows.len());
+    for (keep, line) in rows {
+        if line.width() <= width || line.spans.len() != 1 {
+            out.push((keep, line));
+            continue;
+        }
+        let style = line.spans[0].style;
+        for (i, part) in line.spans[0].content.split(" · ").enumerate() {
+            let text = if i == 0 {
+                part.to_string()
+            } else {
+                format!("  · {part}")
+            };
+            out.push((keep, Line::styled(text, style)));
+        }
+    }
+    out
+}
+
+fn lines(app: &App) -> Vec<(Keep, Line<'static>)> {
+    let c = &app.snap.current;
+    let l = &c.latency;
     let tail = (l.p50 > 0.0).then(|| l.p99 / l.p50);
     let pair = |a: &str, x: String, b: &str, y: String| {
         Line::from(format!("{a:<5}{x:>6} ms  {b:<7}{y:>7}"))
     };
-    let mut lines = vec![
+    let mut lines: Vec<(Keep, Line<'static>)> = [
         pair("p50", ms(l.p50), "p99.9", format!("{} ms", ms(l.p999))),
         pair("p90", ms(l.p90), "max", format!("{} ms", ms(l.max))),
         pair("p95", ms(l.p95), "mean", format!("{} ms", ms(l.mean))),
         pair("p99", ms(l.p99), "p99/p50", num(tail, 2)),
-    ];
+    ]
+    .into_iter()
+    .map(|l| (Keep::Always, l))
+    .collect();
     let errors = c.error_count();
-    lines.push(Line::from(format!(
-        "n {}  ok {}  errors {}",
-        c.n, c.ok, errors
-    )));
-    lines.push(Line::from(format!(
+    lines.push((
+        Keep::Always,
+        Line::from(format!("n {}  ok {}  errors {}", c.n, c.ok, errors)),
+    ));
+    let mut more = |line| lines.push((Keep::Scroll, line));
+    more(Line::from(format!(
         "ms: service p50 {} · dispatch p99 {}",
         ms(c.service.p50),
         ms(c.dispatch_delay.p99)
     )));
     if let Some(t) = &c.tokenize {
-        lines.push(Line::from(format!(
+        more(Line::from(format!(
             "client tokenize p50 {} · p99 {} ms",
             ms(t.p50),
             ms(t.p99)
         )));
     }
     if let Some(s) = app.snap.phases.iter().rev().find_map(|p| p.server) {
-        lines.push(Line::from(format!(
+        more(Line::from(format!(
             "server: queue {} · infer {} ms · batch ×{}",
             ms(s.queue_ms),
             ms(s.compute_infer_ms),
@@ -57,7 +95,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         .iter()
         .any(|n| n.starts_with("server statistics refused"))
     {
-        lines.push(Line::styled(
+        more(Line::styled(
             "server statistics refused: see --header",
             Style::default().fg(Color::Yellow),
         ));
@@ -68,13 +106,16 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
             Some(why) => format!("SLO missed: {why}"),
         };
         let colour = if j.met { Color::Green } else { Color::Red };
-        lines.push(Line::styled(text, Style::default().fg(colour)));
+        lines.push((
+            Keep::Always,
+            Line::styled(text, Style::default().fg(colour)),
+        ));
     }
     if c.n > 0 && c.n < 100 {
-        lines.push(Line::from(format!(
-            "n={}: p99 is close to the maximum",
-            c.n
-        )));
+        lines.push((
+            Keep::Scroll,
+            Line::from(format!("n={}: p99 is close to the maximum", c.n)),
+        ));
     }
-    f.render_widget(Paragraph::new(lines), inner);
+    lines
 }

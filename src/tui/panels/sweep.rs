@@ -5,21 +5,29 @@ use crate::fmt::{ms, num};
 use crate::results::{PhaseResult, analysis};
 use crate::sweep::PhaseKind;
 use crate::tui::app::App;
-use crate::tui::panels::block;
+use crate::tui::panels::{Keep, block, fit};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
-fn batch_lines(rows: &[&PhaseResult], knee_at: f64) -> Vec<Line<'static>> {
+/// The keys that scroll this panel, as its `+N more` line names them.
+pub const SCROLL_HINT: &str = "[ ] scroll";
+
+type Rows = Vec<(Keep, Line<'static>)>;
+
+fn batch_lines(rows: &[&PhaseResult], knee_at: f64) -> Rows {
     let knee = analysis::knee(rows, knee_at);
-    let mut out = vec![Line::styled(
-        format!(
-            "{:>3} {:>5} {:>5} {:>7} {:>4} {:>4} {:>5}",
-            "b", "p50", "p99", "smp/s", "×b=1", "eff", "$/1M"
+    let mut out = vec![(
+        Keep::Always,
+        Line::styled(
+            format!(
+                "{:>3} {:>5} {:>5} {:>7} {:>4} {:>4} {:>5}",
+                "b", "p50", "p99", "smp/s", "×b=1", "eff", "$/1M"
+            ),
+            Style::default().add_modifier(Modifier::BOLD),
         ),
-        Style::default().add_modifier(Modifier::BOLD),
     )];
     for (i, p) in rows.iter().enumerate() {
         let text = format!(
@@ -33,22 +41,28 @@ fn batch_lines(rows: &[&PhaseResult], knee_at: f64) -> Vec<Line<'static>> {
             num(p.cost_per_1m_usd, 2),
         );
         out.push(if knee == Some(i) {
-            Line::styled(format!("{text} ◀ knee"), Style::default().fg(Color::Yellow))
+            (
+                Keep::Always,
+                Line::styled(format!("{text} ◀ knee"), Style::default().fg(Color::Yellow)),
+            )
         } else {
-            Line::from(text)
+            (Keep::Scroll, Line::from(text))
         });
     }
     out
 }
 
-fn concurrency_lines(rows: &[&PhaseResult]) -> Vec<Line<'static>> {
+fn concurrency_lines(rows: &[&PhaseResult]) -> Rows {
     let saturated = analysis::saturation(rows);
-    let mut out = vec![Line::styled(
-        format!(
-            "{:>4} {:>6} {:>6} {:>7} {:>7}",
-            "conc", "p50", "p99", "req/s", "p99/p50"
+    let mut out = vec![(
+        Keep::Always,
+        Line::styled(
+            format!(
+                "{:>4} {:>6} {:>6} {:>7} {:>7}",
+                "conc", "p50", "p99", "req/s", "p99/p50"
+            ),
+            Style::default().add_modifier(Modifier::BOLD),
         ),
-        Style::default().add_modifier(Modifier::BOLD),
     )];
     for (i, p) in rows.iter().enumerate() {
         let text = format!(
@@ -60,19 +74,23 @@ fn concurrency_lines(rows: &[&PhaseResult]) -> Vec<Line<'static>> {
             num(p.p99_over_p50, 2)
         );
         out.push(if saturated == Some(i) {
-            Line::styled(
-                format!("{text} ◀ saturated"),
-                Style::default().fg(Color::Yellow),
+            (
+                Keep::Always,
+                Line::styled(
+                    format!("{text} ◀ saturated"),
+                    Style::default().fg(Color::Yellow),
+                ),
             )
         } else {
-            Line::from(text)
+            (Keep::Scroll, Line::from(text))
         });
     }
     out
 }
 
-/// The capacity search under way (its probes and bracket), then the answers found.
-fn capacity_lines(s: &crate::engine::Snapshot) -> Vec<Line<'static>> {
+/// The capacity search under way (its probes and bracket), then the answers found: the
+/// answers and the headings always stay, the probes scroll.
+fn capacity_lines(s: &crate::engine::Snapshot) -> Rows {
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let mut out = Vec::new();
     if let Some(c) = &s.searching {
@@ -84,16 +102,22 @@ fn capacity_lines(s: &crate::engine::Snapshot) -> Vec<Line<'static>> {
             ),
             _ => " · closed-loop ceiling first".into(),
         };
-        out.push(Line::styled(
-            format!("capacity {} · b={}{bracket}", c.slo, c.batch_size),
-            bold,
-        ));
-        out.push(Line::styled(
-            format!(
-                "{:>7} {:>6} {:>6} {:>5} {:<10}",
-                "req/s", "n", "p99", "SLO", "stable"
+        out.push((
+            Keep::Always,
+            Line::styled(
+                format!("capacity {} · b={}{bracket}", c.slo, c.batch_size),
+                bold,
             ),
-            bold,
+        ));
+        out.push((
+            Keep::Always,
+            Line::styled(
+                format!(
+                    "{:>7} {:>6} {:>6} {:>5} {:<10}",
+                    "req/s", "n", "p99", "SLO", "stable"
+                ),
+                bold,
+            ),
         ));
         for p in &c.probes {
             let text = format!(
@@ -109,36 +133,46 @@ fn capacity_lines(s: &crate::engine::Snapshot) -> Vec<Line<'static>> {
                 }
             );
             let colour = if p.meets { Color::Green } else { Color::Red };
-            out.push(Line::styled(text, Style::default().fg(colour)));
+            out.push((
+                Keep::Scroll,
+                Line::styled(text, Style::default().fg(colour)),
+            ));
         }
     }
     if !s.capacity.is_empty() {
         if !out.is_empty() {
-            out.push(Line::raw(""));
+            out.push((Keep::Spacer, Line::raw("")));
         }
-        out.push(Line::styled(
-            format!(
-                "{:>3} {:>9} {:>7} {:>6} {:>7} {:>6}",
-                "b", "max req/s", "smp/s", "p99", "$/1M", "probes"
+        out.push((
+            Keep::Always,
+            Line::styled(
+                format!(
+                    "{:>3} {:>9} {:>7} {:>6} {:>7} {:>6}",
+                    "b", "max req/s", "smp/s", "p99", "$/1M", "probes"
+                ),
+                bold,
             ),
-            bold,
         ));
         for c in &s.capacity {
-            out.push(Line::from(format!(
-                "{:>3} {:>9} {:>7} {:>6} {:>7} {:>6}",
-                c.batch_size,
-                num(c.max_rate_per_s, 1),
-                num(c.samples_per_s, 1),
-                c.latency_ms.map_or("-".into(), |l| ms(l.p99)),
-                num(c.cost_per_1m_usd, 4),
-                c.probes.len()
-            )));
+            out.push((
+                Keep::Always,
+                Line::from(format!(
+                    "{:>3} {:>9} {:>7} {:>6} {:>7} {:>6}",
+                    c.batch_size,
+                    num(c.max_rate_per_s, 1),
+                    num(c.samples_per_s, 1),
+                    c.latency_ms.map_or("-".into(), |l| ms(l.p99)),
+                    num(c.cost_per_1m_usd, 4),
+                    c.probes.len()
+                )),
+            ));
         }
     }
     out
 }
 
-pub fn render(f: &mut Frame, area: Rect, app: &App) {
+/// The panel's title, its table lines and its advice.
+fn content(app: &App) -> (String, Rows, Vec<String>) {
     let s = &app.snap;
     let running = s
         .phase
@@ -148,12 +182,10 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
             let of = p.planned.map(|n| format!("/{n}")).unwrap_or_default();
             format!(" · running {}{of}", p.index)
         });
-    let b = block(format!(
+    let title = format!(
         " sweeps, capacity{} (b, s, f) ",
         running.unwrap_or_default()
-    ));
-    let inner = b.inner(area);
-    f.render_widget(b, area);
+    );
 
     let batch = analysis::latest_sweep(&s.phases, PhaseKind::Batch);
     let conc = analysis::latest_sweep(&s.phases, PhaseKind::Concurrency);
@@ -166,7 +198,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         .rev()
         .find(|p| p.kind != PhaseKind::Live)
         .is_none_or(|p| p.kind == PhaseKind::Batch);
-    let mut parts: Vec<(bool, Vec<Line>)> = Vec::new();
+    let mut parts: Vec<(bool, Rows)> = Vec::new();
     if !batch.is_empty() {
         parts.push((true, batch_lines(&batch, app.info.knee)));
         advice.extend(analysis::batch_advice(&batch, app.info.knee).filter(|_| batch.len() > 1));
@@ -200,23 +232,71 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     }
     for (_, part) in parts {
         if !lines.is_empty() {
-            lines.push(Line::raw(""));
+            lines.push((Keep::Spacer, Line::raw("")));
         }
         lines.extend(part);
     }
     if lines.is_empty() {
-        lines.push(Line::raw(
-            "no sweep yet: b batch sizes, s concurrency levels",
+        lines.push((
+            Keep::Always,
+            Line::raw("no sweep yet: b batch sizes, s concurrency"),
         ));
     }
-    // Advice stays visible at the bottom, whatever the table's length.
-    let room = (inner.height as usize).saturating_sub(advice.len());
-    lines.truncate(room);
+    (title, lines, advice)
+}
+
+/// The rows the panel needs to show everything in `width` columns, borders included.
+pub fn height(app: &App, width: u16) -> u16 {
+    let (_, lines, advice) = content(app);
+    let advice = advice_lines(&advice, usize::from(width.saturating_sub(2)));
+    u16::try_from(lines.len() + advice.len() + 2).unwrap_or(u16::MAX)
+}
+
+/// How far the tables can scroll in a panel of `area`.
+pub fn max_scroll(app: &App, area: Rect) -> usize {
+    let (title, lines, advice) = content(app);
+    let inner = block(title).inner(area);
+    let advice = advice_lines(&advice, inner.width as usize);
+    fit(lines, table_room(inner, advice.len()), 0, SCROLL_HINT).1
+}
+
+/// Advice stays visible at the bottom, whatever the tables' length.
+fn table_room(inner: Rect, advice: usize) -> usize {
+    (inner.height as usize).saturating_sub(advice)
+}
+
+/// Each piece of advice after `»`, wrapped at word boundaries to `width` rather than cut.
+fn advice_lines(advice: &[String], width: usize) -> Vec<Line<'static>> {
+    let style = Style::default().fg(Color::Cyan);
+    let mut out = Vec::new();
     for a in advice {
-        lines.push(Line::styled(
-            format!("» {a}"),
-            Style::default().fg(Color::Cyan),
-        ));
+        let mut line = String::from("»");
+        let mut words = 0;
+        for word in a.split_whitespace() {
+            if words > 0 && line.chars().count() + 1 + word.chars().count() > width {
+                out.push(Line::styled(
+                    std::mem::replace(&mut line, " ".into()),
+                    style,
+                ));
+                words = 0;
+            }
+            line.push(' ');
+            line.push_str(word);
+            words += 1;
+        }
+        out.push(Line::styled(line, style));
     }
+    out
+}
+
+pub fn render(f: &mut Frame, area: Rect, app: &App) {
+    let (title, lines, advice) = content(app);
+    let b = block(title);
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    let advice = advice_lines(&advice, inner.width as usize);
+    let room = table_room(inner, advice.len());
+    let (mut lines, _) = fit(lines, room, app.sweep_scroll, SCROLL_HINT);
+    lines.extend(advice);
     f.render_widget(Paragraph::new(lines), inner);
 }

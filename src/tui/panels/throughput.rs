@@ -1,4 +1,5 @@
-//! Sparklines of req/s and samples/s per second, with the target rate.
+//! Sparklines of req/s and samples/s per second, with the target rate. Squeezed (under four
+//! lines) it keeps both figures on one line over the req/s sparkline.
 
 use crate::fmt;
 use crate::stats::TimelineEntry;
@@ -37,6 +38,26 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let req: Vec<u64> = recent.iter().map(|p| p.0.round() as u64).collect();
     let samples: Vec<u64> = recent.iter().map(|p| p.1.round() as u64).collect();
     let last = recent.last().copied().unwrap_or((0.0, 0.0));
+    if inner.height < 4 {
+        let [l1, s1] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(inner);
+        let both = format!(
+            "req/s {:.1} now, {:.1} avg · smp/s {:.1}, {:.1}",
+            last.0, s.current.req_per_s, last.1, s.current.samples_per_s
+        );
+        let text = if both.chars().count() <= width {
+            both
+        } else {
+            format!("req/s {:.1} · samples/s {:.1} now", last.0, last.1)
+        };
+        f.render_widget(Paragraph::new(text), l1);
+        f.render_widget(
+            Sparkline::default()
+                .data(&req)
+                .style(Style::default().fg(Color::Green)),
+            s1,
+        );
+        return;
+    }
     let spark_h = inner.height.saturating_sub(2) / 2;
     let [l1, s1, l2, s2] = Layout::vertical([
         Constraint::Length(1),

@@ -1,0 +1,276 @@
+//! What a small terminal keeps: the screen after each sweep at 80×24, 100×32 and 160×48,
+//! scrolling the rows that did not fit, and lines that shorten or wrap instead of being cut.
+
+use super::{app, overloaded, render};
+use crate::fixtures;
+use crate::tui::app::App;
+use crate::tui::{panels, screen};
+use ratatui::layout::Rect;
+use std::sync::Arc;
+
+/// The snapshots sit with the other screens'.
+fn snapshots(check: impl FnOnce()) {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../snapshots");
+    settings.bind(check);
+}
+
+/// After both sweeps, `last` the one that ran last: three batch sizes with the knee at 8 and
+/// five concurrency levels saturating at 8, then the live phase again.
+fn after_sweeps(last: crate::sweep::PhaseKind) -> App {
+    use crate::fixtures::phase_row;
+    use crate::sweep::PhaseKind::{Batch, Concurrency};
+    let batch = vec![
+        phase_row(Batch, 1, 1, 38.3, 26.1, 26.3, None),
+        phase_row(Batch, 8, 1, 9.7, 103.3, 103.4, None),
+        phase_row(Batch, 32, 1, 2.7, 367.6, 367.9, None),
+    ];
+    let conc = vec![
+        phase_row(Concurrency, 1, 1, 38.0, 26.1, 26.4, None),
+        phase_row(Concurrency, 1, 2, 75.1, 26.2, 26.9, None),
+        phase_row(Concurrency, 1, 4, 148.0, 26.9, 28.0, None),
+        phase_row(Concurrency, 1, 8, 151.0, 52.0, 55.0, None),
+        phase_row(Concurrency, 1, 16, 150.2, 104.1, 109.0, None),
+    ];
+    let mut phases = if last == Batch {
+        [conc, batch].concat()
+    } else {
+        [batch, conc].concat()
+    };
+    crate::results::derive(&mut phases, Some(5.752));
+    let mut snap = fixtures::snapshot();
+    snap.phases = Arc::new(phases);
+    App::new(fixtures::info(), Arc::new(snap))
+}
+
+/// The sweep rows as the panel starts them (`│` and the first column), batch then
+/// concurrency.
+const SWEEP_ROWS: [&str; 8] = [
+    "│  1 ", "│  8 ", "│ 32 ", "│   1 ", "│   2 ", "│   4 ", "│   8 ", "│  16 ",
+];
+
+/// What must hold on every screen after the sweeps: the knee and the saturation rows, and
+/// `+N more` naming exactly the rows cut; the percentiles' counts; a whole status line.
+fn check_after_sweeps(text: &str, w: u16) {
+    let knee = "  8   103   103    77.6  2.0  .25 20.59 ◀ knee";
+    let saturated = "   8   52.0   55.0   151.0    1.06 ◀ saturated";
+    assert!(
+        text.lines()
+            .any(|l| l.contains(knee) && l.contains("◀ knee")),
+        "{w}: {text}"
+    );
+    assert!(text.contains(saturated), "{w}: {text}");
+    let shown = SWEEP_ROWS.iter().filter(|r| text.contains(*r)).count();
+    let cut = SWEEP_ROWS.len() - shown;
+    if cut > 0 {
+        assert!(
+            text.contains(&format!("+{cut} more · [ ] scroll")),
+            "{w}: {text}"
+        );
+    } else {
+        assert!(!text.contains(" more"), "{w}: {text}");
+    }
+    assert!(text.contains("n 1000  ok 996  errors 4"), "{w}: {text}");
+    let status = text.lines().nth(1).unwrap();
+    assert!(
+        status.trim_matches('"').trim_end().ends_with("in flight 1")
+            && status.contains("running")
+            && status.contains("conc 2"),
+        "{w}: {status}"
+    );
+    assert!(
+        text.contains("» batch cap 1: efficiency 1.00 → 0.25 at 8"),
+        "{w}: {text}"
+    );
+    assert!(
+        text.contains("» concurrency cap 4: at 8 req/s +2%, p99 ×2.0"),
+        "{w}: {text}"
+    );
+}
+
+#[test]
+fn whole_screen_after_sweeps_at_three_sizes() {
+    use crate::sweep::PhaseKind::{Batch, Concurrency};
+    for (last, name) in [(Batch, "batch"), (Concurrency, "concurrency")] {
+        let a = after_sweeps(last);
+        for (w, h) in [(80, 24), (100, 32), (160, 48)] {
+            let t = render(w, h, &a, |f, _, a| screen::draw(f, a));
+            let text = format!("{}", t.backend());
+            check_after_sweeps(&text, w);
+            if (w, h) == (80, 24) {
+                assert!(
+                    text.contains(" more · [ ] scroll"),
+                    "rows are cut at 80×24: {text}"
+                );
+            } else {
+                assert!(!text.contains(" more"), "{w}×{h} has room for all: {text}");
+            }
+            snapshots(|| {
+                insta::assert_snapshot!(format!("after_{name}_sweep_{w}x{h}"), t.backend());
+            });
+        }
+    }
+}
+
+/// `]` and `PgDn` bring the cut rows into view, the knee and saturation rows stay, and a key
+/// pressed at the end does nothing (`[` then moves back at once).
+#[test]
+fn sweep_rows_scroll_and_stop_at_the_ends() {
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut a = after_sweeps(crate::sweep::PhaseKind::Concurrency);
+    a.screen = Rect::new(0, 0, 80, 24);
+    let press = |a: &mut App, code| a.on_key(KeyEvent::new(code, KeyModifiers::NONE));
+    let screen = |a: &App| {
+        format!(
+            "{}",
+            render(80, 24, a, |f, _, a| screen::draw(f, a)).backend()
+        )
+    };
+    let shown = |text: &str| -> Vec<&str> {
+        SWEEP_ROWS
+            .iter()
+            .copied()
+            .filter(|r| text.contains(*r))
+            .collect()
+    };
+    let top = screen(&a);
+    let (max, _) = screen::sweep_scroll(&a);
+    assert!(max > 0, "{top}");
+    for _ in 0..max + 3 {
+        press(&mut a, KeyCode::Char(']'));
+    }
+    assert_eq!(a.sweep_scroll, max);
+    let bottom = screen(&a);
+    check_after_sweeps(&bottom, 80);
+    assert_ne!(shown(&top), shown(&bottom), "{top}\n{bottom}");
+    assert!(
+        bottom.contains("│  32 ") || bottom.contains("│ 32 "),
+        "the last batch row: {bottom}"
+    );
+    press(&mut a, KeyCode::Char('['));
+    assert_eq!(a.sweep_scroll, max - 1);
+    press(&mut a, KeyCode::PageUp);
+    assert_eq!(a.sweep_scroll, 0);
+    assert_eq!(screen(&a), top, "scrolled back to the top");
+    press(&mut a, KeyCode::PageDown);
+    assert!(a.sweep_scroll > 1, "a page is more than a row");
+}
+
+/// At 80 columns the status line takes shorter words, whatever the state: open loop, a
+/// sweep phase in closed loop, an endpoint falling behind.
+#[test]
+fn the_status_line_is_whole_at_80_columns() {
+    let base = fixtures::snapshot();
+    let mut sweep = fixtures::snapshot();
+    sweep.pace.rate_per_s = None;
+    sweep.concurrency = 16;
+    sweep.in_flight = 16;
+    if let Some(p) = sweep.phase.as_mut() {
+        p.kind = crate::sweep::PhaseKind::Concurrency;
+        p.index = 7;
+        p.planned = Some(12);
+    }
+    let behind = overloaded();
+    for (snap, want) in [
+        (
+            base,
+            vec![
+                "running",
+                "1:23",
+                "#9 live",
+                "50.0 req/s Poisson",
+                "conc 2",
+                "in flight 1",
+            ],
+        ),
+        (
+            sweep,
+            vec!["running", "#7/12 conc", "closed", "conc 16", "in flight 16"],
+        ),
+        (
+            behind,
+            vec![
+                "running",
+                "OVERLOADED: lag 2.6 s",
+                "1:23",
+                "#9 live",
+                "conc 2",
+            ],
+        ),
+    ] {
+        let a = App::new(fixtures::info(), Arc::new(snap));
+        let t = render(80, 2, &a, panels::header::render);
+        let line = format!("{}", t.backend())
+            .lines()
+            .nth(1)
+            .unwrap()
+            .to_string();
+        assert!(!line.contains('…'), "{line}");
+        for w in want {
+            assert!(line.contains(w), "{w:?} in {line}");
+        }
+    }
+}
+
+/// Advice wider than the panel wraps at a word, under its `»`, rather than being cut.
+#[test]
+fn advice_wraps_instead_of_being_cut() {
+    use crate::sweep::PhaseKind::Concurrency;
+    let mut phases: Vec<_> = [(1, 38.0), (2, 75.0), (4, 148.0), (8, 290.0), (16, 575.5)]
+        .into_iter()
+        .map(|(c, rps)| fixtures::phase_row(Concurrency, 1, c, rps, 26.0, 27.0, None))
+        .collect();
+    crate::results::derive(&mut phases, None);
+    let mut snap = fixtures::snapshot();
+    snap.phases = Arc::new(phases);
+    let a = App::new(fixtures::info(), Arc::new(snap));
+    let t = render(36, 10, &a, panels::sweep::render);
+    let text = format!("{}", t.backend());
+    assert!(
+        text.contains("│» no saturation up to concurrency │"),
+        "{text}"
+    );
+    assert!(text.contains("│  16: 575.5 req/s "), "{text}");
+}
+
+/// A status message wider than the footer keeps its start and its end (the file's name).
+#[test]
+fn a_long_footer_message_keeps_its_end() {
+    let mut a = app();
+    let path = format!("/home/someone/{}/run-2026-12-02.json", "results/".repeat(8));
+    a.status = Some(format!("exported to {path}"));
+    let t = render(80, 1, &a, panels::footer::render);
+    let line = format!("{}", t.backend());
+    assert!(
+        line.contains(" exported to /home/")
+            && line.contains("…")
+            && line.contains("/run-2026-12-02.json"),
+        "{line}"
+    );
+}
+
+/// Before any sweep the histogram takes the room, and every other panel still shows all it
+/// has.
+#[test]
+fn before_any_sweep_the_histogram_takes_the_room() {
+    let mut snap = fixtures::snapshot();
+    snap.phases = Arc::new(Vec::new());
+    let a = App::new(fixtures::info(), Arc::new(snap));
+    let t = render(80, 24, &a, |f, _, a| screen::draw(f, a));
+    let text = format!("{}", t.backend());
+    assert!(
+        text.contains("no sweep yet: b batch sizes, s concurrency"),
+        "{text}"
+    );
+    assert!(
+        text.contains("n 1000  ok 996  errors 4") && text.contains("ModelError(500)"),
+        "{text}"
+    );
+    assert_eq!(text.matches("│✓ ").count(), 4, "{text}");
+    let buckets = text
+        .lines()
+        .filter(|l| l.contains(" ms█") || l.contains(" ms "))
+        .count();
+    assert!(buckets >= 8, "{buckets} buckets: {text}");
+    assert!(!text.contains(" more"), "{text}");
+}
