@@ -128,6 +128,7 @@ pub fn live_snapshot(l: Live) -> Snapshot {
         current: l.current,
         recent_latency: l.recent_latency,
         run_latency: l.run_latency,
+        run_errors: 0,
         timeline_tail: l.timeline_tail,
         phases: Arc::new(l.phases),
         accuracy_before: Some(accuracy.clone()),

@@ -87,6 +87,9 @@ pub(crate) struct Live {
     generation: u64,
     recorder: PhaseRecorder,
     run_latency: Histogram<u64>,
+    /// Measured requests that failed since the start or the last reset (beside
+    /// `run_latency`, which holds the successful ones).
+    run_errors: u64,
     timeline: Timeline,
     results: Arc<Vec<PhaseResult>>,
     accuracy_before: Option<AccuracyReport>,
@@ -138,6 +141,8 @@ impl Shared {
             if c.measured && c.error.is_none() {
                 live.run_latency
                     .saturating_record((c.done - c.intended).as_micros().max(1) as u64);
+            } else if c.measured {
+                live.run_errors += 1;
             }
         }
     }
@@ -230,6 +235,7 @@ impl Shared {
             current,
             recent_latency: live.timeline.recent(),
             run_latency: live.run_latency.clone(),
+            run_errors: live.run_errors,
             timeline_tail: tail,
             phases: live.results.clone(),
             accuracy_before: live.accuracy_before.clone(),
@@ -378,6 +384,7 @@ impl Engine {
                 generation: 0,
                 recorder: PhaseRecorder::default(),
                 run_latency: view_histogram(),
+                run_errors: 0,
                 timeline: Timeline::new(started, setup.window_s),
                 results: Arc::new(Vec::new()),
                 accuracy_before: None,

@@ -106,6 +106,8 @@ pub struct Snapshot {
     pub recent_latency: Histogram<u64>,
     /// Scheduled latency (µs) of every measured request since the start or the last reset.
     pub run_latency: Histogram<u64>,
+    /// Measured requests that failed over the same span as `run_latency`.
+    pub run_errors: u64,
     pub timeline_tail: Vec<TimelineEntry>,
     pub phases: Arc<Vec<PhaseResult>>,
     pub accuracy_before: Option<AccuracyReport>,

@@ -97,6 +97,7 @@ pub(super) async fn apply(
             live.generation += 1;
             live.recorder = PhaseRecorder::keeping_samples(matches!(spec.stop, StopAt::Stable(_)));
             live.run_latency.reset();
+            live.run_errors = 0;
             live.timeline.restart_recent();
             live.timeline.event(Instant::now(), "statistics reset");
             Flow::Reset(live.generation)

@@ -88,7 +88,7 @@ pub static KEYS: LazyLock<Vec<Binding>> = LazyLock::new(|| {
         ),
         binding(
             "↑ / ↓",
-            format!("request rate × / ÷ {RATE_STEP}"),
+            format!("request rate × / ÷ {RATE_STEP} (from inf: last rate)"),
             format!("↑↓ rate ×÷{RATE_STEP}"),
             Some("↑↓ rate"),
             vec![
@@ -170,7 +170,7 @@ pub static KEYS: LazyLock<Vec<Binding>> = LazyLock::new(|| {
         ),
         binding(
             "w",
-            "histogram: recent window ⇄ whole run",
+            "histogram, percentiles: segment ⇄ run",
             "w window",
             None,
             vec![(Char('w'), Press::ToggleWindow)],

@@ -91,6 +91,37 @@ fn panel_percentiles() {
     insta::assert_snapshot!(render(44, 9, &app(), panels::percentiles::render).backend());
 }
 
+/// `w`: the percentiles of every phase and segment pooled, counted from the engine's
+/// whole-run figures; again `w`: the segment under way.
+#[test]
+fn percentiles_of_the_whole_run_after_w() {
+    let mut a = app();
+    let mut snap = fixtures::snapshot();
+    snap.run_errors = 7;
+    let ok = snap.run_latency.len();
+    a.snap = Arc::new(snap);
+    let text = |a: &App| {
+        format!(
+            "{:?}",
+            render(44, 9, a, panels::percentiles::render).backend()
+        )
+    };
+    let segment = text(&a);
+    assert!(
+        segment.contains(&format!("percentiles · n {}", a.snap.current.n)),
+        "{segment}"
+    );
+    a.whole_run = true;
+    let whole = text(&a);
+    assert!(
+        whole.contains(&format!("run percentiles · n {}", ok + 7)),
+        "{whole}"
+    );
+    assert!(whole.contains(&format!("ok {ok}  errors 7")), "{whole}");
+    let p99 = crate::fmt::ms(crate::stats::LatencySummary::of(&a.snap.run_latency).p99);
+    assert!(whole.contains(&format!("p99  {p99:>6} ms")), "{whole}");
+}
+
 #[test]
 fn panel_throughput() {
     insta::assert_snapshot!(render(60, 8, &app(), panels::throughput::render).backend());

@@ -2,19 +2,9 @@
 //! closes the segment under way and opens one with its own statistics, and the export, the
 //! tables printed on exit and `report` all list the same segments with their settings.
 
-use crate::common::tmux::Tmux;
+use crate::common::tmux::{Tmux, percentiles_n as panel_n};
 use crate::common::{self, BIN, Serve, tmp_path};
 use serde_json::Value;
-
-/// The `n` of the percentiles panel's title: the segment under way.
-fn panel_n(screen: &str) -> u64 {
-    screen
-        .split("percentiles · n ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
 
 /// The Live table's rows of a printed report: (pace, n).
 fn live_rows(report: &str) -> Vec<(String, u64)> {

@@ -7,14 +7,7 @@ use crate::common::tmux::Tmux;
 use crate::common::{BIN, Serve, tmp_path};
 use serde_json::Value;
 
-fn phase_n(screen: &str) -> u64 {
-    screen
-        .split("percentiles · n ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
+use crate::common::tmux::percentiles_n as phase_n;
 
 /// The events of an export's timeline.
 fn events(e: &Value) -> Vec<&str> {

@@ -1,8 +1,10 @@
-//! The current phase's percentiles, tail ratio, mean and max, always with n beside them;
-//! warmup requests excluded, as everywhere. A short panel keeps the percentiles, the counts
+//! The percentiles of the segment under way (a live change opens a new one), tail ratio,
+//! mean and max, always with n beside them; warmup requests excluded, as everywhere. `w`
+//! shows the whole run instead, as it does for the histogram. A short panel keeps the percentiles, the counts
 //! and the SLO verdict, and says how many other lines it left out.
 
 use crate::fmt::{ms, num};
+use crate::stats::LatencySummary;
 use crate::tui::app::App;
 use crate::tui::panels::{Keep, block, fit};
 use ratatui::Frame;
@@ -12,7 +14,12 @@ use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
-    let b = block(format!(" phase percentiles · n {} ", app.snap.current.n));
+    let title = if app.whole_run {
+        format!(" run percentiles · n {} ", whole_run_n(app))
+    } else {
+        format!(" percentiles · n {} ", app.snap.current.n)
+    };
+    let b = block(title);
     let inner = b.inner(area);
     f.render_widget(b, area);
     let rows = split_wide(lines(app), inner.width as usize);
@@ -47,22 +54,55 @@ fn split_wide(rows: Vec<(Keep, Line<'static>)>, width: usize) -> Vec<(Keep, Line
     out
 }
 
-fn lines(app: &App) -> Vec<(Keep, Line<'static>)> {
-    let c = &app.snap.current;
-    let l = &c.latency;
+/// Measured requests of the whole run (since the start or the last reset).
+fn whole_run_n(app: &App) -> u64 {
+    app.snap.run_latency.len() + app.snap.run_errors
+}
+
+fn pair(a: &str, x: &str, b: &str, y: &str) -> Line<'static> {
+    Line::from(format!("{a:<5}{x:>6} ms  {b:<7}{y:>7}"))
+}
+
+fn percentile_lines(l: &LatencySummary) -> Vec<(Keep, Line<'static>)> {
     let tail = (l.p50 > 0.0).then(|| l.p99 / l.p50);
-    let pair = |a: &str, x: String, b: &str, y: String| {
-        Line::from(format!("{a:<5}{x:>6} ms  {b:<7}{y:>7}"))
-    };
-    let mut lines: Vec<(Keep, Line<'static>)> = [
-        pair("p50", ms(l.p50), "p99.9", format!("{} ms", ms(l.p999))),
-        pair("p90", ms(l.p90), "max", format!("{} ms", ms(l.max))),
-        pair("p95", ms(l.p95), "mean", format!("{} ms", ms(l.mean))),
-        pair("p99", ms(l.p99), "p99/p50", num(tail, 2)),
+    [
+        pair("p50", &ms(l.p50), "p99.9", &format!("{} ms", ms(l.p999))),
+        pair("p90", &ms(l.p90), "max", &format!("{} ms", ms(l.max))),
+        pair("p95", &ms(l.p95), "mean", &format!("{} ms", ms(l.mean))),
+        pair("p99", &ms(l.p99), "p99/p50", &num(tail, 2)),
     ]
     .into_iter()
     .map(|l| (Keep::Always, l))
-    .collect();
+    .collect()
+}
+
+/// Every phase and segment so far pooled: the figures to compare with an overall SLO, not
+/// with any one setting.
+fn whole_run_lines(app: &App) -> Vec<(Keep, Line<'static>)> {
+    let s = &app.snap;
+    let mut lines = percentile_lines(&LatencySummary::of(&s.run_latency));
+    lines.push((
+        Keep::Always,
+        Line::from(format!(
+            "n {}  ok {}  errors {}",
+            whole_run_n(app),
+            s.run_latency.len(),
+            s.run_errors
+        )),
+    ));
+    lines.push((
+        Keep::Scroll,
+        Line::from("all settings pooled · w: this segment"),
+    ));
+    lines
+}
+
+fn lines(app: &App) -> Vec<(Keep, Line<'static>)> {
+    if app.whole_run {
+        return whole_run_lines(app);
+    }
+    let c = &app.snap.current;
+    let mut lines = percentile_lines(&c.latency);
     let errors = c.error_count();
     lines.push((
         Keep::Always,

@@ -119,3 +119,13 @@ impl Drop for Tmux {
         self.cmd(&["kill-server"]);
     }
 }
+
+/// The `n` in the percentiles panel's title: the segment under way (the whole run after `w`).
+pub fn percentiles_n(screen: &str) -> u64 {
+    screen
+        .split("percentiles · n ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
