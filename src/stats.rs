@@ -102,6 +102,11 @@ pub struct PhaseRecorder {
     pub variants: BTreeMap<String, u64>,
     first_intended: Option<Instant>,
     last_done: Option<Instant>,
+    /// The phase's first completion, warmup included: in a closed loop, the first send a
+    /// completion drove rather than the slots' fill.
+    first_done: Option<Instant>,
+    /// Closed loop: measured requests sent in the slots' fill (a warmup under the cap).
+    pub fill_measured: u64,
     /// Time spent paused inside the measured interval, which throughput must not count.
     paused: Duration,
     /// Closed loop only: when the request after the last measured one would have been sent
@@ -227,6 +232,8 @@ impl Default for PhaseRecorder {
             variants: BTreeMap::new(),
             first_intended: None,
             last_done: None,
+            first_done: None,
+            fill_measured: 0,
             paused: Duration::ZERO,
             pipeline_end: None,
             slots: None,
@@ -248,6 +255,7 @@ impl PhaseRecorder {
 
     /// Records a measured completion; warmup ones count nowhere in the phase.
     pub fn record(&mut self, c: &Completion) {
+        self.first_done = Some(self.first_done.map_or(c.done, |t| t.min(c.done)));
         if !c.measured {
             return;
         }
@@ -307,10 +315,25 @@ impl PhaseRecorder {
             (None, Some(s)) => Some(self.last_done.map_or(s, |d| d.max(s))),
             (None, None) => self.last_done,
         };
-        let span = match (self.first_intended, end) {
+        let mut span = match (self.first_intended, end) {
             (Some(a), Some(b)) => b.saturating_duration_since(a).saturating_sub(self.paused),
             _ => Duration::ZERO,
         };
+        // A warmup under a closed loop's cap leaves measured requests in the slots' fill,
+        // sent at once and not at the rate the server completes them (16 slots on 4 workers
+        // read 193 req/s of 155). The rate is then the requests sent after the fill, each
+        // driven by a completion, over the span from the first completion; the interval is
+        // scaled so that ok over it is that rate.
+        if let (Some(first), Some(b), Some(_)) = (self.first_done, end, self.slots)
+            && self.fill_measured > 0
+            && self.ok > self.fill_measured
+        {
+            let driven = b
+                .saturating_duration_since(first)
+                .saturating_sub(self.paused);
+            let scale = self.ok as f64 / (self.ok - self.fill_measured) as f64;
+            span = span.max(driven.mul_f64(scale));
+        }
         // `slots` slots cannot serve `ok` requests of this mean latency in less time
         // (Little's law: what is in flight never exceeds the slots). The span rule alone
         // reads a partial last round of a server that answers in step as a whole one: 50

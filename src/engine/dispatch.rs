@@ -191,20 +191,6 @@ pub(crate) async fn run_phase(
     cmds: &mut UnboundedReceiver<Command>,
 ) -> PhaseEnd {
     let shared = &ctx.shared;
-    // A closed loop's first `concurrency` requests go out at once as its slots fill, not at
-    // the rate the server completes them, and meet a queue that is still filling (on 4
-    // workers the 16 of a cap of 16 wait 1 to 4 service times, all later ones 4). Counted as
-    // measured they lower the percentiles and put the fill inside the throughput interval
-    // (16 slots on a server of 155 req/s read 193 with a warmup of 3). So they are warmup,
-    // whatever --warmup asked for.
-    let spec = if shared.lock().pace.is_closed_loop() {
-        PhaseSpec {
-            warmup: spec.warmup.max(spec.concurrency as u64),
-            ..spec
-        }
-    } else {
-        spec
-    };
     let requester = Requester::new(ctx, spec.batch_size);
     let progress = Arc::new(Progress::new(&spec));
     let stats_before = server_stats(ctx).await;
@@ -644,6 +630,11 @@ fn finish(
         .pipeline_end
         .is_some()
         .then_some(settings.concurrency as u64);
+    // The slots' first `concurrency` requests went out together; those past the warmup were
+    // measured (see `PhaseRecorder::measured_interval`).
+    rec.fill_measured = (settings.concurrency as u64)
+        .min(spec.warmup + sent)
+        .saturating_sub(spec.warmup);
     rec.schedule_end = endings.schedule_end;
     rec.schedule = endings.schedule;
     let spec = PhaseSpec {

@@ -211,10 +211,6 @@ fn goodput_is_what_the_servers_failures_leave() {
             "400",
             "--warmup",
             "0",
-            // Open loop, far under the 2,000 req/s of 4 workers of 2 ms: a closed loop would
-            // raise the warmup to the cap, and the server's count would include its errors.
-            "--request-rate",
-            "400",
             "--concurrency",
             "4",
             "--slo",

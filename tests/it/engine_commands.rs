@@ -254,8 +254,7 @@ async fn live_commands_take_effect_and_are_logged() {
     );
     let batch = &s.phases[live_segments..];
     assert!(batch[1].batch_efficiency.is_some() && batch[1].cost_per_1m_usd.is_some());
-    // --warmup 2, raised to the cap of 4 the sweep runs closed loop at: the slots' fill.
-    assert!(batch.iter().all(|p| p.n == 100 && p.warmup == 4));
+    assert!(batch.iter().all(|p| p.n == 100 && p.warmup == 2));
 
     wait_for(&engine, "live traffic again", |s| s.current.ok >= 3).await;
     engine.send(Command::Stop);

