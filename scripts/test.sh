@@ -10,6 +10,7 @@
 #                 model) go into venvs under target/peers, from PyPI: about 1.3 GB and 3
 #                 minutes the first time (scripts/peers/install.sh)
 #   java 11+      multi-model-server's frontend (install.sh gets openjdk-17 through apt)
+#   chromium      renders the HTML report headless and screenshots it
 # What is missing is installed with apt-get when this runs as root or with sudo that needs no
 # password; otherwise, or with --no-apt, one line says what to install and no test runs.
 # The peers (into target/, no root needed) install while the tests compile.
@@ -39,6 +40,8 @@ elif ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
     missing+=(python3-venv)
 fi
 command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+# The HTML report is rendered by a real browser (tests/it/html_report.rs).
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 
 apt=()
 if [[ $(id -u) == 0 ]]; then

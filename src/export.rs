@@ -4,7 +4,7 @@
 
 mod write;
 
-pub use write::{check_writable, write_atomic};
+pub use write::{check_writable, write_atomic, write_text_atomic};
 
 use crate::accuracy::AccuracyReport;
 use crate::accuracy::diff::Disagreement;

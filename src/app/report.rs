@@ -2,8 +2,8 @@
 
 use super::{AppError, Stdout, check_export_path, is_stdout, usage, write_export};
 use crate::cli::ReportArgs;
-use crate::export::write_atomic;
-use crate::report::{load_any, merge::merge, read, render, render_loaded, validate};
+use crate::export::{write_atomic, write_text_atomic};
+use crate::report::{ReportFormat, load_any, merge::merge, read, render, render_loaded, validate};
 use std::path::Path;
 
 /// The file name alone: reports of the same exports read the same wherever they lie.
@@ -15,6 +15,18 @@ fn name(path: &Path) -> String {
 }
 
 pub(super) fn main(a: ReportArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
+    if a.format == ReportFormat::Html && !a.merge {
+        return page(&a, stdout);
+    }
+    if a.output.is_some() && !a.merge {
+        return Err(usage(
+            "-o",
+            "names where --merge writes its export or --format html its page; a report's tables go to stdout",
+        ));
+    }
+    if !a.labels.is_empty() {
+        return Err(usage("--label", "names curves: only with --format html"));
+    }
     if !a.merge {
         let mut exports = Vec::with_capacity(a.files.len());
         for path in &a.files {
@@ -53,4 +65,40 @@ pub(super) fn main(a: ReportArgs, stdout: &mut Stdout<'_>) -> Result<(), AppErro
     stdout.tables(Some(&out), &render(&[(shown, merged)], a.format))?;
     crate::failure::say(format_args!("merged {} exports into {to}", exports.len()));
     Ok(())
+}
+
+/// `--format html`: one page of every file, each named by its `--label` or its file name,
+/// written atomically to `-o` (or to stdout).
+fn page(a: &ReportArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
+    if a.labels.len() > a.files.len() {
+        return Err(usage(
+            "--label",
+            format!(
+                "{} labels for {} files: one per file, in their order",
+                a.labels.len(),
+                a.files.len()
+            ),
+        ));
+    }
+    if let Some(out) = &a.output {
+        check_export_path("-o", out)?;
+    }
+    let mut files = Vec::with_capacity(a.files.len());
+    for (i, path) in a.files.iter().enumerate() {
+        let shown = path.display().to_string();
+        let export = load_any(path).map_err(|e| usage(&shown, e))?;
+        let label = a.labels.get(i).cloned().unwrap_or_else(|| name(path));
+        files.push((label, export));
+    }
+    let html = render_loaded(&files, ReportFormat::Html).map_err(|e| usage("--format", e))?;
+    match &a.output {
+        Some(out) if !is_stdout(out) => {
+            write_text_atomic(out, &html).map_err(|e| {
+                AppError::Failed(format!("-o {}: cannot write: {e}", out.display()))
+            })?;
+            crate::failure::say(format_args!("report written to {}", out.display()));
+            Ok(())
+        }
+        _ => stdout.print(&html),
+    }
 }

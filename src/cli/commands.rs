@@ -139,16 +139,22 @@ pub struct ReportArgs {
     /// Exports written with --export (runs or comparisons).
     #[arg(required = true, num_args = 1..)]
     pub files: Vec<PathBuf>,
-    /// Terminal tables, Markdown pipe tables, or CSV (one row per phase of every file).
+    /// Terminal tables, Markdown pipe tables, CSV (one row per phase of every file), or one
+    /// self-contained HTML page with charts (the files' curves overlaid; -o names the page).
     #[arg(long, value_enum, default_value_t = ReportFormat::Terminal)]
     pub format: ReportFormat,
+    /// With --format html: the name of each file's curves, in the order of the files
+    /// (default: the file's name); repeat for each.
+    #[arg(long = "label", value_name = "NAME")]
+    pub labels: Vec<String>,
     /// Merge exports of one workload (for example from several hosts) into one, with exact
     /// combined percentiles; needs -o.
     #[arg(long, requires = "output")]
     pub merge: bool,
-    /// Where --merge writes the merged export; - writes it to stdout, and the tables to
-    /// stderr. Only with --merge: the tables of a plain report are its output.
-    #[arg(long, short = 'o', requires = "merge")]
+    /// Where --merge writes the merged export (- writes it to stdout, and the tables to
+    /// stderr), or where --format html writes its page (written atomically). Only with one
+    /// of those: the tables of a plain report are its output.
+    #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
 }
 

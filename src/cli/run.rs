@@ -165,6 +165,10 @@ pub struct RunArgs {
     /// stdout, and the tables to stderr.
     #[arg(long, short = 'o', help_heading = "Accuracy, cost, output")]
     pub export: Option<PathBuf>,
+    /// Write an HTML report (charts and tables, one self-contained file) here on exit, as
+    /// --export is written (also on Ctrl-C and errors).
+    #[arg(long, value_name = "FILE", help_heading = "Accuracy, cost, output")]
+    pub report: Option<PathBuf>,
     /// Print tables instead of the live screen (automatic when stdout is not a terminal).
     #[arg(long, help_heading = "Accuracy, cost, output")]
     pub headless: bool,

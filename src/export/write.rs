@@ -108,10 +108,11 @@ fn write_json<T: Serialize>(f: File, value: &T) -> io::Result<File> {
     w.into_inner().map_err(io::IntoInnerError::into_error)
 }
 
-fn replace<T: Serialize>(path: &Path, value: &T) -> io::Result<()> {
+/// Replaces `path` by a file that `fill` writes, renamed over it once synced.
+fn replace(path: &Path, fill: impl FnOnce(File) -> io::Result<File>) -> io::Result<()> {
     let (tmp, f) = temp_beside(path)?;
     let result = (|| {
-        let f = write_json(f, value)?;
+        let f = fill(f)?;
         // The old file's mode stays: a rename must not widen who can read the results.
         if let Ok(old) = std::fs::metadata(path) {
             f.set_permissions(old.permissions())?;
@@ -125,17 +126,29 @@ fn replace<T: Serialize>(path: &Path, value: &T) -> io::Result<()> {
     result
 }
 
-/// Writes `value` as pretty JSON to `path`: atomically when it is (or will be) a regular
-/// file, through it when it is a FIFO or a character device.
-pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> io::Result<()> {
+/// What `fill` writes, atomically into a regular file, through a FIFO or character device.
+fn write_with(path: &Path, fill: impl FnOnce(File) -> io::Result<File>) -> io::Result<()> {
     match resolve(path)? {
-        Dest::File(p) => replace(&p, value),
+        Dest::File(p) => replace(&p, fill),
         Dest::Stream(p) => {
-            let f = write_json(OpenOptions::new().write(true).open(&p)?, value)?;
-            drop(f);
+            drop(fill(OpenOptions::new().write(true).open(&p)?)?);
             Ok(())
         }
     }
+}
+
+/// Writes `value` as pretty JSON to `path`: atomically when it is (or will be) a regular
+/// file, through it when it is a FIFO or a character device.
+pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> io::Result<()> {
+    write_with(path, |f| write_json(f, value))
+}
+
+/// Writes `text` (an HTML report) to `path` as [`write_atomic`] writes an export.
+pub fn write_text_atomic(path: &Path, text: &str) -> io::Result<()> {
+    write_with(path, |mut f| {
+        f.write_all(text.as_bytes())?;
+        Ok(f)
+    })
 }
 
 #[cfg(test)]

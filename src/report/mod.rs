@@ -7,6 +7,7 @@
 
 pub mod cold_start;
 pub mod compare;
+pub mod html;
 pub mod merge;
 mod run;
 pub mod table;
@@ -28,6 +29,9 @@ pub enum ReportFormat {
     Markdown,
     /// One row per phase of every export, for spreadsheets.
     Csv,
+    /// One self-contained page: charts (inline SVG) over the Markdown tables; the curves
+    /// of several exports overlaid.
+    Html,
 }
 
 /// Largest export read: a day-long run with a timeline entry per second is tens of MiB.
@@ -195,8 +199,10 @@ pub fn csv_table(exports: &[(String, Export)]) -> Table {
 /// Every export rendered in `format`, each under its heading (CSV: one table for all). With
 /// more than one export each heading starts with the export's name.
 pub fn render(exports: &[(String, Export)], format: ReportFormat) -> String {
-    if format == ReportFormat::Csv {
-        return csv_table(exports).csv();
+    match format {
+        ReportFormat::Csv => return csv_table(exports).csv(),
+        ReportFormat::Html => return html::render(exports),
+        ReportFormat::Terminal | ReportFormat::Markdown => {}
     }
     sections(
         exports
@@ -214,6 +220,13 @@ pub fn render_loaded(files: &[(String, Loaded)], format: ReportFormat) -> Result
             Loaded::Run(e) => runs.push((source.clone(), e.clone())),
             Loaded::ColdStart(e) => colds.push((source.clone(), e)),
         }
+    }
+    if format == ReportFormat::Html {
+        return if colds.is_empty() {
+            Ok(html::render(&runs))
+        } else {
+            Err("html draws runs and comparisons: a cold-start export has no curves (use --format markdown)".into())
+        };
     }
     if format == ReportFormat::Csv {
         return match (runs.is_empty(), colds.is_empty()) {

@@ -54,10 +54,10 @@ fn a_missing_argument_is_named_with_the_usage_line() {
         &["report", "--merge", "a.json"],
         &["--output <OUTPUT>", "Usage: encbench-tui report"],
     );
-    // -o without --merge would be ignored: a report's output is its tables.
+    // -o without --merge or a page would be ignored: a report's output is its tables.
     refused(
         &["report", "a.json", "-o", "b.json"],
-        &["required arguments were not provided", "--merge"],
+        &["-o", "--merge", "--format html"],
     );
     for flag in ["--batch-sizes", "--concurrency-levels"] {
         refused(

@@ -15,6 +15,7 @@ mod faults;
 mod fresh_machine;
 mod hostile_files;
 mod hostile_text;
+mod html_report;
 mod known_answers;
 mod layers;
 mod live_segments;
