@@ -11,7 +11,8 @@
 //! compare           several targets on one workload, each (target, phase) one engine run
 //! cold_start        first-request latency after idleness
 //! setup             settings to a prepared target: inputs, samples, price, format, client
-//! report            exports to tables (terminal, Markdown, CSV), and merging exports
+//! report            exports to tables (terminal, Markdown, CSV) and to an HTML page of
+//!                   charts, and merging exports
 //! export            the versioned JSON export, written atomically
 //! thresholds        --fail-on limits for CI (exit code 3), and the warning when most failed
 //! engine            the load engine: one dispatch loop, closed-loop slots, client threads

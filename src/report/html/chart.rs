@@ -242,7 +242,7 @@ fn trim(v: f64) -> String {
 }
 
 fn desc_font() -> TextStyle<'static> {
-    ("sans-serif", 15).into_font().color(&BLACK)
+    ("sans-serif", 17).into_font().color(&BLACK)
 }
 
 /// The chart as an `<svg>` element. Texts are the chart's own (labels come from exports,
@@ -283,8 +283,10 @@ fn draw(c: &Chart, out: &mut String) -> Result<(), Failed> {
     let (x0, x1) = (xr.start, xr.end);
     let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(&c.title, ("sans-serif", 18).into_font().color(&BLACK))
+    let root = root.titled(&c.title, ("sans-serif", 21).into_font().color(&BLACK))?;
+    // The legend beside the plot, not over it: curves fill any corner a legend could take.
+    let (plot, side) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+    let mut chart = ChartBuilder::on(&plot)
         .margin(12)
         .x_label_area_size(48)
         .y_label_area_size(70)
@@ -300,7 +302,7 @@ fn draw(c: &Chart, out: &mut String) -> Result<(), Failed> {
         .x_desc(&c.x.desc)
         .y_desc(&c.y.desc)
         .axis_desc_style(desc_font())
-        .label_style(("sans-serif", 13).into_font().color(&BLACK))
+        .label_style(("sans-serif", 15).into_font().color(&BLACK))
         .light_line_style(TRANSPARENT)
         .bold_line_style(RGBColor(0xE4, 0xE4, 0xE4))
         .x_label_formatter(&|v| tick_label(xs, *v))
@@ -311,17 +313,14 @@ fn draw(c: &Chart, out: &mut String) -> Result<(), Failed> {
             .configure_secondary_axes()
             .y_desc(&a.desc)
             .axis_desc_style(desc_font())
-            .label_style(("sans-serif", 13).into_font().color(&BLACK))
+            .label_style(("sans-serif", 15).into_font().color(&BLACK))
             .y_label_formatter(&|v| tick_label(y2_scale, *v))
             .draw()?;
     }
     for l in &c.levels {
         let style = ShapeStyle::from(GREY).stroke_width(1);
         let pts = [(x0, l.y), (x1, l.y)];
-        chart
-            .draw_series(DashedLineSeries::new(pts, 8, 5, style))?
-            .label(&l.label)
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], ShapeStyle::from(GREY)));
+        chart.draw_series(DashedLineSeries::new(pts, 8, 5, style))?;
     }
     for s in &c.series {
         let pts: Vec<(f64, f64)> = s
@@ -332,7 +331,7 @@ fn draw(c: &Chart, out: &mut String) -> Result<(), Failed> {
             .collect();
         let col = colour(s.colour);
         let line = ShapeStyle::from(col).stroke_width(2);
-        let drawn = match (s.style, s.right) {
+        match (s.style, s.right) {
             (Style::Line, false) => chart.draw_series(LineSeries::new(pts, line))?,
             (Style::Line, true) => chart.draw_secondary_series(LineSeries::new(pts, line))?,
             (Style::Dashed, false) => chart.draw_series(DashedLineSeries::new(pts, 7, 4, line))?,
@@ -354,15 +353,6 @@ fn draw(c: &Chart, out: &mut String) -> Result<(), Failed> {
                 pts.into_iter().map(|p| Cross::new(p, 6, line).into_dyn()),
             )?,
         };
-        let style = s.style;
-        drawn.label(&s.label).legend(move |(x, y)| {
-            let (a, b, dot) = glyph(style);
-            let stroke = ShapeStyle::from(col).stroke_width(2);
-            EmptyElement::at((x, y))
-                + PathElement::new(a.to_vec(), stroke)
-                + PathElement::new(b.to_vec(), stroke)
-                + Circle::new((10, 0), dot, col.filled())
-        });
     }
     let (top, bottom) = (yr.end, yr.start);
     for m in &c.marks {
@@ -385,16 +375,50 @@ fn draw(c: &Chart, out: &mut String) -> Result<(), Failed> {
             EmptyElement::at((x, top)) + Text::new(m.label.clone(), (gap, 2), font),
         ))?;
     }
-    if !(c.series.is_empty() && c.levels.is_empty()) {
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font(("sans-serif", 13).into_font().color(&BLACK))
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(0xBB, 0xBB, 0xBB))
-            .draw()?;
-    }
+    legend(c, &side)?;
     root.present()?;
+    Ok(())
+}
+
+/// Room for the legend at the right of every chart, in SVG units.
+const LEGEND_WIDTH: u32 = 200;
+
+/// One entry per series (and per level line), top down: its sample and its label.
+fn legend(
+    c: &Chart,
+    area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+) -> Result<(), Failed> {
+    let entries: Vec<(Style, RGBColor, &str)> = c
+        .levels
+        .iter()
+        .map(|l| (Style::Dashed, GREY, l.label.as_str()))
+        .chain(
+            c.series
+                .iter()
+                .map(|s| (s.style, colour(s.colour), s.label.as_str())),
+        )
+        .collect();
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let n = i32::try_from(entries.len()).unwrap_or(i32::MAX);
+    let step = ((i32::try_from(HEIGHT).unwrap_or(0) - 90) / n).clamp(10, 20);
+    let font = ("sans-serif", 15)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    for (i, (style, col, label)) in (0..).zip(entries) {
+        let (a, b, dot) = glyph(style);
+        let stroke = ShapeStyle::from(col).stroke_width(2);
+        let at = (4, 30 + i * step);
+        area.draw(
+            &(EmptyElement::at(at)
+                + PathElement::new(a.to_vec(), stroke)
+                + PathElement::new(b.to_vec(), stroke)
+                + Circle::new((10, 0), dot, col.filled())
+                + Text::new(label.to_string(), (28, 0), font.clone())),
+        )?;
+    }
     Ok(())
 }
 
