@@ -13,16 +13,24 @@ const WRONG: &str = "wrong-secret-5d1b0e-MUST-NOT-LEAK";
 const PASSWORD: &str = "url-password-91af4c-MUST-NOT-LEAK";
 
 /// Runs the binary with backtraces on (what a panic would print, it prints) and returns
-/// everything it wrote: stdout, stderr and the export if there is one.
+/// everything it wrote: stdout, stderr, and the export and HTML report if there are any.
 fn everything(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
     let export = tmp_path("security.json");
-    let mut all = vec!["--headless", "--export", export.to_str().unwrap()];
+    let report = tmp_path("security.html");
+    let mut all = vec![
+        "--headless",
+        "--export",
+        export.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+    ];
     all.extend_from_slice(args);
     let mut env = env.to_vec();
     env.push(("RUST_BACKTRACE", "1"));
     let out = run_env(&all, &env);
     let written = std::fs::read_to_string(&export).unwrap_or_default();
-    let text = format!("{}\n{}\n{written}", stdout(&out), stderr(&out));
+    let page = std::fs::read_to_string(&report).unwrap_or_default();
+    let text = format!("{}\n{}\n{written}\n{page}", stdout(&out), stderr(&out));
     (out.status.code(), text)
 }
 
