@@ -84,6 +84,9 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
     if let Some(p) = &a.export {
         check_export_path("--export", p)?;
     }
+    if let Some(p) = &a.report {
+        super::check_report_path(p)?;
+    }
     // One seed for all: every target gets the same inputs in the same order.
     let s = Settings {
         seed: Some(a.seed.unwrap_or_else(rand::random)),
@@ -111,6 +114,12 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
     let (stop_tx, stop_rx) = watch::channel(false);
     // A second interrupt: write the phases finished so far; the front-end then exits at once.
     let abort = |v: &CompareView| {
+        if a.report.is_some() {
+            let interim = compare::interim_export(&s, &entries, v);
+            if let Err(e) = super::write_report(a.report.as_deref(), "compare", &interim) {
+                crate::failure::say(format_args!("{}", e.line()));
+            }
+        }
         if let Some(path) = &a.export {
             let interim = compare::interim_export(&s, &entries, v);
             if is_stdout(path) {
@@ -148,9 +157,13 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
     export.error = crate::failure::describe(export.error);
     super::judge_thresholds(&mut export, &a.fail_on);
     let failed = export.error.clone();
-    let written = a.export.as_ref().map_or(Ok(()), |path| {
-        write_export("--export", path, &export, stdout)
-    });
+    let written = a
+        .export
+        .as_ref()
+        .map_or(Ok(()), |path| {
+            write_export("--export", path, &export, stdout)
+        })
+        .and(super::write_report(a.report.as_deref(), "compare", &export));
     // Also when the export failed: the tables are then all that is left of what was measured.
     let printed = stdout.tables(
         a.export.as_deref(),

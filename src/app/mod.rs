@@ -99,6 +99,34 @@ pub(crate) fn is_stdout(path: &Path) -> bool {
 }
 
 /// Checks up front that an export can be written where `flag` says (stdout always can).
+/// `--report` must be a file that can be written (not stdout: that is the export's or the
+/// tables').
+pub(super) fn check_report_path(path: &std::path::Path) -> Result<(), AppError> {
+    if is_stdout(path) {
+        return Err(usage(
+            "--report",
+            "writes a file: give a name (report --format html prints a page to stdout)",
+        ));
+    }
+    check_export_path("--report", path)
+}
+
+/// The run's HTML report, when `--report` asked for one: written atomically, like the export.
+pub(super) fn write_report(
+    path: Option<&std::path::Path>,
+    name: &str,
+    export: &crate::export::Export,
+) -> Result<(), AppError> {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    let page = crate::report::html::render(&[(name.to_string(), export.clone())]);
+    crate::export::write_text_atomic(path, &page)
+        .map_err(|e| AppError::Failed(format!("--report {}: cannot write: {e}", path.display())))?;
+    crate::failure::say(format_args!("report written to {}", path.display()));
+    Ok(())
+}
+
 fn check_export_path(flag: &str, path: &Path) -> Result<(), AppError> {
     if is_stdout(path) {
         return Ok(());

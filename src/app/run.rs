@@ -125,7 +125,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         check_export_path("--export", p)?;
     }
     if let Some(p) = &a.report {
-        check_report_path(p)?;
+        super::check_report_path(p)?;
     }
     super::check_fail_on(&a.fail_on, &a.slo)?;
     if a.slo.find_capacity && a.sweep_concurrency {
@@ -151,7 +151,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
             notices: vec![],
         };
         let export = Export::new(&report, config);
-        write_report(a.report.as_deref(), &export_name(&a), &export)?;
+        super::write_report(a.report.as_deref(), &export_name(&a), &export)?;
         if let Some(path) = &a.export {
             write_export("--export", path, &export, stdout)?;
         }
@@ -242,7 +242,11 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         .map_or(Ok(()), |path| {
             write_export("--export", path, &export, stdout)
         })
-        .and(write_report(a.report.as_deref(), &export_name(&a), &export));
+        .and(super::write_report(
+            a.report.as_deref(),
+            &export_name(&a),
+            &export,
+        ));
     // Also after the live screen: the tables stay in the scrollback. Also when the export
     // failed: the tables are then all that is left of what was measured.
     let printed = stdout.tables(
@@ -271,7 +275,9 @@ fn abort_export(a: &RunArgs, config: &Value) -> Abort {
     let (path, config) = (a.export.clone(), config.clone());
     let (page, name) = (a.report.clone(), export_name(a));
     Box::new(move |report| {
-        if let Err(e) = write_report(page.as_deref(), &name, &Export::new(report, config.clone())) {
+        if let Err(e) =
+            super::write_report(page.as_deref(), &name, &Export::new(report, config.clone()))
+        {
             crate::failure::say(format_args!("{}", e.line()));
         }
         let Some(path) = &path else {
@@ -294,34 +300,6 @@ fn abort_export(a: &RunArgs, config: &Value) -> Abort {
             Err(e) => crate::failure::say(format_args!("{}", e.line())),
         }
     })
-}
-
-/// `--report` must be a file that can be written (not stdout: that is the export's or the
-/// tables').
-fn check_report_path(path: &std::path::Path) -> Result<(), AppError> {
-    if is_stdout(path) {
-        return Err(usage(
-            "--report",
-            "writes a file: give a name (report --format html prints a page to stdout)",
-        ));
-    }
-    check_export_path("--report", path)
-}
-
-/// The run's HTML report, when `--report` asked for one: written atomically, like the export.
-fn write_report(
-    path: Option<&std::path::Path>,
-    name: &str,
-    export: &Export,
-) -> Result<(), AppError> {
-    let Some(path) = path else {
-        return Ok(());
-    };
-    let page = crate::report::html::render(&[(name.to_string(), export.clone())]);
-    crate::export::write_text_atomic(path, &page)
-        .map_err(|e| AppError::Failed(format!("--report {}: cannot write: {e}", path.display())))?;
-    crate::failure::say(format_args!("report written to {}", path.display()));
-    Ok(())
 }
 
 /// Where `e` writes when no `--export` was given.

@@ -129,6 +129,10 @@ pub struct CompareArgs {
     /// tables to stderr.
     #[arg(long, short = 'o')]
     pub export: Option<PathBuf>,
+    /// Write an HTML report (the targets' curves side by side, and the tables) here on exit,
+    /// as --export is written.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
     /// Print tables instead of the live screen (automatic when stdout is not a terminal).
     #[arg(long)]
     pub headless: bool,

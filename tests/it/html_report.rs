@@ -575,3 +575,40 @@ fn a_ctrl_c_d_run_still_writes_its_report() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--report"), "{}", stderr(&out));
 }
+
+#[test]
+fn compare_writes_its_report_with_the_targets_side_by_side() {
+    let (a, b) = (Serve::one_ms(&[]), Serve::fixed(5, 1, &[]));
+    let report = tmp_path("compare.html");
+    let out = run(&[
+        "compare",
+        "--headless",
+        "--target",
+        &format!("name=fast,url={}", a.url),
+        "--target",
+        &format!("name=slow,url={}", b.url),
+        "-n",
+        "10",
+        "--warmup",
+        "1",
+        "--no-concurrency",
+        "--no-accuracy",
+        "--batch-sizes",
+        "1",
+        "2",
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let figs = figures(&std::fs::read_to_string(&report).unwrap());
+    let latency = figs
+        .iter()
+        .find(|f| f.texts.iter().any(|t| t == "Batch sweep — latency"))
+        .unwrap_or_else(|| panic!("{figs:#?}"));
+    for series in ["fast · p50", "fast · p99", "slow · p50", "slow · p99"] {
+        assert!(
+            latency.texts.iter().any(|t| t == series),
+            "{series}: {latency:?}"
+        );
+    }
+}
