@@ -49,6 +49,8 @@ pub struct FormatSettings {
     pub output_name: Option<String>,
     /// How an embedder's vectors per token become one per input.
     pub pooling: Pooling,
+    /// Encodings prepared before each phase, not in each request (`--pretokenize`).
+    pub pretokenize: bool,
 }
 
 impl FormatSettings {
@@ -64,6 +66,7 @@ impl FormatSettings {
             token_type_ids_name: None,
             output_name: None,
             pooling: Pooling::Mean,
+            pretokenize: false,
         }
     }
 }
@@ -351,7 +354,7 @@ async fn build_format(
             .encoder(shape.max_len)
             .map_err(|e| usage("--tokenizer", e))
     };
-    Ok(match f.format {
+    let format: Arc<dyn Format> = match f.format {
         PayloadFormat::Hf => Arc::new(HfFormat {
             shape,
             pooling: f.pooling,
@@ -388,6 +391,11 @@ async fn build_format(
                 pooling: f.pooling,
             })
         }
+    };
+    Ok(if f.pretokenize && format.tokenizes() {
+        Arc::new(crate::payload::pretokenized::Pretokenized(format))
+    } else {
+        format
     })
 }
 

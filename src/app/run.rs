@@ -47,6 +47,7 @@ fn target_settings(a: &RunArgs) -> TargetSettings {
             token_type_ids_name: a.token_type_ids_name.clone(),
             output_name: a.output_name.clone(),
             pooling: a.http.pooling,
+            pretokenize: a.pretokenize,
         },
         tokenizer: a.tokenizer.clone(),
         shape: Shape {
@@ -96,6 +97,7 @@ fn config_json(a: &RunArgs, p: &PreparedTarget) -> Value {
         "closed_loop": a.request_rate.0.is_none(),
         "pad_to_max": a.pad_to_max,
         "max_len": a.max_len,
+        "pretokenize": a.pretokenize,
         "natural_tokens_per_input": (p.natural_tokens * 10.0).round() / 10.0,
         "texts": path(&a.texts),
         "tokenizer": path(&a.tokenizer),

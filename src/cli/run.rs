@@ -34,6 +34,10 @@ pub struct RunArgs {
     /// Triton: send tensors with the binary tensor extension instead of JSON.
     #[arg(long, help_heading = "Target")]
     pub binary: bool,
+    /// Triton and vLLM engines: tokenize each phase's inputs before the phase starts, so
+    /// the client's tokenization is not in the latency (the server's capacity alone).
+    #[arg(long, help_heading = "Target")]
+    pub pretokenize: bool,
     /// Triton: send raw text as one BYTES tensor of this name (a model that tokenizes on
     /// the server, such as an ensemble) instead of client-side token tensors.
     #[arg(long, help_heading = "Target")]

@@ -8,6 +8,7 @@
 pub mod hf;
 pub mod kserve;
 pub mod labels;
+pub mod pretokenized;
 pub mod vectors;
 pub mod vllm;
 

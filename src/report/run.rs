@@ -67,6 +67,11 @@ pub fn heading(e: &Export) -> Vec<String> {
         )
     };
     lines.push(format!("{how} — {shape}"));
+    if c["pretokenize"].as_bool() == Some(true) {
+        lines.push(
+            "client tokenization done before each phase (--pretokenize): not in the latency".into(),
+        );
+    }
     if let (Some(name), Some(price)) = (
         c["instance_type"].as_str(),
         c["price_per_hour_usd"].as_f64(),

@@ -220,10 +220,15 @@ fn a_flag_this_run_ignores_is_one_note() {
         "--until-stable",
         "--output-name",
         "logits",
+        "--pretokenize",
     ]);
     let err = stderr(&out);
     let notes = err.lines().filter(|l| l.starts_with("note: ")).count();
-    assert_eq!(notes, 4, "one line per flag: {err}");
+    assert_eq!(notes, 5, "one line per flag: {err}");
+    assert!(
+        err.contains("note: --pretokenize applies to token ids tokenized on the client"),
+        "{err}"
+    );
     assert!(
         err.contains("note: --batch-sizes is used by --sweep-batch"),
         "{err}"

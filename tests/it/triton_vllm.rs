@@ -59,6 +59,41 @@ fn triton_json_tensors_arrive_with_names_dtype_and_shape() {
 }
 
 #[test]
+fn pretokenize_sends_the_same_tensors_with_no_tokenization_in_the_requests() {
+    let s = Serve::one_ms(&[]);
+    let (ran, e) = run_export(
+        &s.url,
+        &args()
+            .engine("triton", "encoder")
+            .arg("--pad-to-max")
+            .opt("--batch-size", 8)
+            .n(12)
+            .opt("--warmup", 2)
+            .arg("--pretokenize")
+            .strs(),
+    );
+    let p = &e["phases"][0];
+    assert_eq!(p["ok"], 12, "{p}");
+    assert!(
+        p.get("tokenize_ms").is_none(),
+        "tokenized before the phase: {p}"
+    );
+    assert_eq!(e["config"]["pretokenize"], true);
+    // The same requests as without it: 8 × 512 token ids, the model's verdicts.
+    assert_eq!(p["server"]["inference_count"], 14 * 8, "{p}");
+    let tensors = counters(&s)["last_tensors"]["tensors"].clone();
+    assert_eq!(tensors[0]["name"], "input_ids");
+    assert_eq!(tensors[0]["datatype"], "INT64");
+    assert_eq!(e["accuracy"]["passed"], 4);
+    assert!(
+        common::stdout(&ran).contains("before each phase (--pretokenize)"),
+        "the header says so: {}",
+        common::stdout(&ran)
+    );
+    assert_eq!(common::schema_violations(&e), Vec::<String>::new());
+}
+
+#[test]
 fn triton_stats_diff_and_batch_factor_match_what_the_endpoint_counted() {
     let s = Serve::one_ms(&[]);
     let e = triton_run(&s, &["--no-accuracy"]);
