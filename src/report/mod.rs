@@ -9,6 +9,7 @@ pub mod cold_start;
 pub mod compare;
 pub mod merge;
 mod run;
+pub mod shards;
 pub mod table;
 pub mod validate;
 
