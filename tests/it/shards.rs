@@ -1,0 +1,402 @@
+//! One endpoint loaded from several hosts as one run (`--shard`, `--start-at`): the union of
+//! the hosts' sends is the arrival process asked for, which independent hosts' is not; the
+//! merged export adds up to one run; `report --merge` takes every shard of a run once, or
+//! refuses naming the shard.
+
+use crate::common::{self, BIN, Serve, USER_SETTINGS, f, tmp_path};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, SystemTime};
+
+/// `encbench-tui ARGS` as a process of its own, started at once: the hosts of a run must
+/// run together. No shared turn is taken: the caller holds the machine (`common::timed`).
+fn start_host(args: &[String]) -> Child {
+    let mut cmd = Command::new(BIN);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("AWS_")
+            || USER_SETTINGS.contains(&k.as_str())
+            || k == "JOB_COMPLETION_INDEX"
+        {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("AWS_EC2_METADATA_DISABLED", "true")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start encbench-tui")
+}
+
+/// Four hosts against `url`, host `i` with `host_args(i)`, all started together; their
+/// exports once every one has finished.
+fn four_hosts(url: &str, host_args: impl Fn(u32) -> Vec<String>) -> Vec<(PathBuf, Value)> {
+    let runs: Vec<(PathBuf, Child)> = (0..4)
+        .map(|i| {
+            let path = tmp_path(&format!("host-{i}.json"));
+            let mut args: Vec<String> = [
+                "--headless",
+                "--url",
+                url,
+                "--no-accuracy",
+                "--warmup",
+                "0",
+                "--client-threads",
+                "1",
+                "-o",
+                path.to_str().unwrap(),
+            ]
+            .map(String::from)
+            .to_vec();
+            args.extend(host_args(i));
+            (path, start_host(&args))
+        })
+        .collect();
+    runs.into_iter()
+        .map(|(path, child)| {
+            let out = child.wait_with_output().expect("host ran");
+            assert!(
+                out.status.success(),
+                "host failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let text = std::fs::read_to_string(&path).expect("export written");
+            (path, serde_json::from_str(&text).expect("export is JSON"))
+        })
+        .collect()
+}
+
+fn strings(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| (*s).to_string()).collect()
+}
+
+/// A common start `secs` from now, as --start-at takes it.
+fn start_at(secs: u64) -> String {
+    encbench::export::rfc3339(SystemTime::now() + Duration::from_secs(secs))
+}
+
+/// (count, cv) of the gaps between arrivals the endpoint saw.
+fn arrival_gaps(s: &Serve) -> (u64, f64) {
+    let g = &common::counters(s)["arrival_gaps"];
+    (g["n"].as_u64().unwrap(), f(&g["cv"]))
+}
+
+/// Requests of the whole run, and the total rate: 15 s of arrivals.
+const TOTAL: u64 = 6000;
+const RATE: f64 = 400.0;
+
+#[test]
+fn four_shards_offer_the_burstiness_asked_for_and_four_independent_hosts_do_not() {
+    let _alone = common::timed();
+    // Burstiness 0.25: Gamma gaps with a coefficient of variation of 1/√0.25 = 2.
+    let want_cv = 2.0;
+
+    // One run sharded over four hosts: one schedule at 400 req/s from one seed. Service of
+    // 1 ms on many workers keeps every host's slots free, so each sends on its schedule.
+    let sharded = Serve::fixed(1, 256, &[]);
+    let at = start_at(3);
+    let exports = four_hosts(&sharded.url, |i| {
+        strings(&[
+            "--shard",
+            &format!("{i}/4"),
+            "--seed",
+            "42",
+            "--start-at",
+            &at,
+            "-q",
+            "400",
+            "--burstiness",
+            "0.25",
+            "-c",
+            "64",
+            "-n",
+            &TOTAL.to_string(),
+        ])
+    });
+    let (n, cv_sharded) = arrival_gaps(&sharded);
+    assert_eq!(n, TOTAL - 1, "the endpoint saw every arrival of the run");
+    eprintln!("sharded: the endpoint's inter-arrival cv {cv_sharded:.3}");
+    assert!(
+        (cv_sharded / want_cv - 1.0).abs() < 0.10,
+        "four shards of one schedule at burstiness 0.25 should offer gaps of cv {want_cv}: the endpoint saw {cv_sharded:.3}"
+    );
+
+    // Each host its share: a quarter of the count, concurrency and rate, marked with its shard.
+    for (i, (_, e)) in exports.iter().enumerate() {
+        let p = &e["phases"][0];
+        assert_eq!(p["shard"], serde_json::json!({"index": i, "count": 4}));
+        assert_eq!(e["config"]["shard"], p["shard"]);
+        assert_eq!(p["n"], TOTAL / 4, "host {i}: {p}");
+        assert_eq!(p["concurrency"], 16);
+        assert_eq!(f(&p["request_rate"]), RATE / 4.0);
+        common::assert_phase_accounted(p);
+        assert!(
+            common::schema_violations(e).is_empty(),
+            "{:?}",
+            common::schema_violations(e)
+        );
+    }
+
+    // Merged, they are one run: its count, cap and rate.
+    let merged_path = tmp_path("merged.json");
+    let mut args = vec!["report", "--merge"];
+    args.extend(exports.iter().map(|(p, _)| p.to_str().unwrap()));
+    args.extend(["-o", merged_path.to_str().unwrap()]);
+    let out = common::run(&args);
+    assert!(out.status.success(), "merge: {}", out.stderr);
+    let merged: Value =
+        serde_json::from_str(&std::fs::read_to_string(&merged_path).unwrap()).unwrap();
+    let p = &merged["phases"][0];
+    assert_eq!(
+        (p["n"].as_u64(), p["ok"].as_u64()),
+        (Some(TOTAL), Some(TOTAL))
+    );
+    assert_eq!(p["concurrency"], 64);
+    assert_eq!(f(&p["request_rate"]), RATE);
+    assert_eq!(f(&merged["config"]["request_rate"]), RATE);
+    assert!(p.get("shard").is_none() && merged["config"].get("shard").is_none());
+    // What the hosts offered together is the run's rate (each measured over its own span).
+    let offered = f(&p["offered_per_s"]);
+    assert!(
+        (offered / RATE - 1.0).abs() < 0.1,
+        "merged offered {offered} req/s, the run's rate is {RATE}"
+    );
+    let done = f(&p["req_per_s"]);
+    assert!(
+        (done / RATE - 1.0).abs() < 0.25,
+        "merged {done} req/s against an endpoint that keeps up with {RATE}"
+    );
+    assert!(common::schema_violations(&merged).is_empty());
+
+    // The same four hosts run independently, as before sharding: their own seeds at a
+    // quarter of the rate each. Superposed, their gaps are smoother than the burstiness asked.
+    let independent = Serve::fixed(1, 256, &[]);
+    let at = start_at(3);
+    four_hosts(&independent.url, |i| {
+        strings(&[
+            "--seed",
+            &(1 + i).to_string(),
+            "--start-at",
+            &at,
+            "-q",
+            "100",
+            "--burstiness",
+            "0.25",
+            "-c",
+            "16",
+            "-n",
+            &(TOTAL / 4).to_string(),
+        ])
+    });
+    let (n, cv_independent) = arrival_gaps(&independent);
+    assert_eq!(n, TOTAL - 1);
+    eprintln!("independent: the endpoint's inter-arrival cv {cv_independent:.3}");
+    assert!(
+        cv_independent < cv_sharded - 0.12 && cv_independent < 0.92 * want_cv,
+        "independent hosts' superposed arrivals should be measurably closer to Poisson (cv 1): cv {cv_independent:.3}, sharded {cv_sharded:.3}"
+    );
+}
+
+/// A sharded run's shards, each a few requests (in-process), by index.
+fn shard_exports(url: &str, seed_of: impl Fn(u32) -> u64) -> Vec<String> {
+    (0..4)
+        .map(|i| {
+            let path = tmp_path(&format!("shard-{i}.json"));
+            let out = common::run(&[
+                "--headless",
+                "--url",
+                url,
+                "--no-accuracy",
+                "--warmup",
+                "1",
+                "-q",
+                "200",
+                "-c",
+                "4",
+                "-n",
+                "10",
+                "--seed",
+                &seed_of(i).to_string(),
+                "--shard",
+                &format!("{i}/4"),
+                "-o",
+                path.to_str().unwrap(),
+            ]);
+            assert!(out.status.success(), "shard {i}: {}", out.stderr);
+            path.to_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+fn merge(paths: &[&str]) -> common::Ran {
+    let out = tmp_path("merged.json");
+    let mut args = vec!["report", "--merge"];
+    args.extend_from_slice(paths);
+    args.extend(["-o", out.to_str().unwrap()]);
+    common::run(&args)
+}
+
+#[test]
+fn merge_takes_every_shard_once_and_refuses_naming_the_one_missing_or_repeated() {
+    let s = Serve::one_ms(&[]);
+    let shards = shard_exports(&s.url, |_| 7);
+    let p: Vec<&str> = shards.iter().map(String::as_str).collect();
+
+    let all = merge(&p);
+    assert!(all.status.success(), "{}", all.stderr);
+
+    let three = merge(&[p[0], p[1], p[2]]);
+    assert_eq!(three.status.code(), Some(2));
+    assert!(
+        three.stderr.contains("shard 3/4 is missing"),
+        "{}",
+        three.stderr
+    );
+    let without_first = merge(&[p[1], p[2], p[3]]);
+    assert!(without_first.stderr.contains("shard 0/4 is missing"));
+
+    // A shard run twice (a pod retried) is there twice; so is one file given twice.
+    let other = shard_exports(&s.url, |i| 7 + u64::from(i == 3));
+    let twice = merge(&[p[0], p[1], p[2], p[3], &other[2]]);
+    assert_eq!(twice.status.code(), Some(2));
+    assert!(
+        twice.stderr.contains("shard 2/4 is there twice"),
+        "{}",
+        twice.stderr
+    );
+    assert_eq!(
+        merge(&[p[0], p[1], p[2], p[3], p[2]]).status.code(),
+        Some(2)
+    );
+
+    // A shard of another run (another seed: another schedule) is not this run's.
+    let mixed = merge(&[p[0], p[1], p[2], &other[3]]);
+    assert_eq!(mixed.status.code(), Some(2));
+    assert!(
+        mixed.stderr.contains("seed 8") && mixed.stderr.contains("shard 3/4"),
+        "{}",
+        mixed.stderr
+    );
+
+    // Nor does a host of its own belong among shards.
+    let (_, own) = common::run_export(&s.url, &["--no-accuracy", "-n", "5", "--seed", "7"]);
+    let own_path = tmp_path("own.json");
+    std::fs::write(&own_path, own.to_string()).unwrap();
+    let with_own = merge(&[p[0], p[1], p[2], p[3], own_path.to_str().unwrap()]);
+    assert_eq!(with_own.status.code(), Some(2));
+    assert!(
+        with_own.stderr.contains("a run of its own"),
+        "{}",
+        with_own.stderr
+    );
+}
+
+#[test]
+fn the_index_comes_from_the_indexed_job_and_bad_shards_and_starts_are_refused() {
+    let s = Serve::one_ms(&[]);
+    let base: Vec<String> = strings(&["--no-accuracy", "--url", &s.url, "--seed", "3"]);
+    let with =
+        |extra: &[&str]| -> Vec<String> { base.iter().cloned().chain(strings(extra)).collect() };
+
+    // --shards N reads the pod's index as a Kubernetes Indexed Job sets it.
+    let args = with(&["--shards", "4", "-n", "8", "-c", "4"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (_, e) = common::run_export_env(&args, &[("JOB_COMPLETION_INDEX", "2")]);
+    assert_eq!(
+        e["phases"][0]["shard"],
+        serde_json::json!({"index": 2, "count": 4})
+    );
+    assert_eq!(e["phases"][0]["n"], 2, "shard 2 of 8 requests over 4 hosts");
+
+    let refused = |args: &[&str], env: &[(&str, &str)], flag: &str| {
+        let all = with(args);
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        let out = common::run_env(&all, env);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", out.stderr);
+        let line = out.stderr.trim();
+        assert_eq!(line.lines().count(), 1, "one line: {line}");
+        assert!(line.contains(flag), "{args:?} should name {flag}: {line}");
+    };
+    refused(&["--shard", "4/4"], &[], "--shard");
+    refused(&["--shard", "0/0"], &[], "--shard");
+    refused(&["--shards", "4"], &[], "--shards");
+    refused(
+        &["--shards", "4"],
+        &[("JOB_COMPLETION_INDEX", "4")],
+        "--shards",
+    );
+    refused(&["--shard", "1/4", "-c", "2"], &[], "--concurrency");
+    refused(&["--shard", "1/4", "-c", "4", "-n", "3"], &[], "--requests");
+    refused(&["--start-at", "2026-13-01T00:00:00Z"], &[], "--start-at");
+    refused(&["--start-at", "noon"], &[], "--start-at");
+    let past = encbench::export::rfc3339(SystemTime::now() - Duration::from_secs(30));
+    refused(&["--start-at", &past], &[], "--start-at");
+    let out = common::run_env(&["--url", &s.url, "--shard", "1/4", "-c", "4"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        out.stderr.contains("--shard") && out.stderr.contains("--seed"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn hosts_warm_up_then_wait_for_the_common_start_with_a_countdown() {
+    let s = Serve::one_ms(&[]);
+    let started = std::time::Instant::now();
+    let (out, e) = common::run_export_env(
+        &[
+            "--url",
+            &s.url,
+            "--no-accuracy",
+            "-n",
+            "5",
+            "--warmup",
+            "2",
+            "--start-in",
+            "7s",
+        ],
+        &[],
+    );
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_secs(7),
+        "measured before the start: {took:?}"
+    );
+    assert!(
+        out.stderr.contains("start in"),
+        "a countdown while waiting: {}",
+        out.stderr
+    );
+    let start = e["config"]["start_at"].as_str().unwrap_or_default();
+    assert!(
+        time::OffsetDateTime::parse(start, &time::format_description::well_known::Rfc3339).is_ok(),
+        "the common start recorded: {}",
+        e["config"]
+    );
+    // The warmup ran before the start, measuring after it.
+    let events: Vec<&str> = e["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["event"].as_str())
+        .collect();
+    let at = |what: &str| events.iter().position(|e| e.contains(what));
+    let (warm, wait, phase) = (
+        at("warmup before the start"),
+        at("waiting for the common start"),
+        at("phase 1"),
+    );
+    assert!(
+        warm.is_some() && warm < wait && wait < phase,
+        "warmup, then the wait, then the phase: {events:?}"
+    );
+    assert_eq!(e["phases"][0]["n"], 5);
+    assert_eq!(
+        common::counters(&s)["invocations"],
+        7,
+        "2 warmup + 5 measured"
+    );
+}
