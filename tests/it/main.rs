@@ -9,6 +9,7 @@ mod bounds;
 mod capacity;
 mod cli_conventions;
 mod compare;
+mod deploy;
 mod engine_commands;
 mod export_schema;
 mod faults;
