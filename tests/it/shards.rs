@@ -400,3 +400,55 @@ fn hosts_warm_up_then_wait_for_the_common_start_with_a_countdown() {
         "2 warmup + 5 measured"
     );
 }
+
+#[test]
+fn closed_loop_shards_split_the_concurrency_and_merge_back_into_the_whole_cap() {
+    let s = Serve::fixed(2, 16, &[]);
+    let mut paths = Vec::new();
+    let mut caps = Vec::new();
+    for i in 0..4 {
+        let shard = format!("{i}/4");
+        let (_, e) = common::run_export(
+            &s.url,
+            &[
+                "--no-accuracy",
+                "-c",
+                "10",
+                "-n",
+                "40",
+                "--seed",
+                "5",
+                "--shard",
+                &shard,
+            ],
+        );
+        let p = &e["phases"][0];
+        assert_eq!(p["closed_loop"], true);
+        assert_eq!(p["n"], 10, "a quarter of -n 40: {p}");
+        caps.push(p["concurrency"].as_u64().unwrap());
+        let path = tmp_path(&format!("closed-{i}.json"));
+        std::fs::write(&path, e.to_string()).unwrap();
+        paths.push(path);
+    }
+    assert_eq!(
+        caps,
+        [3, 3, 2, 2],
+        "-c 10 over four hosts, the remainder to the first"
+    );
+    let out = tmp_path("closed-merged.json");
+    let mut args = vec!["report", "--merge"];
+    args.extend(paths.iter().map(|p| p.to_str().unwrap()));
+    args.extend(["-o", out.to_str().unwrap()]);
+    let ran = common::run(&args);
+    assert!(ran.status.success(), "{}", ran.stderr);
+    let merged: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let p = &merged["phases"][0];
+    assert_eq!(
+        (p["n"].as_u64(), p["concurrency"].as_u64()),
+        (Some(40), Some(10))
+    );
+    assert!(
+        p["request_rate"].is_null(),
+        "closed loop merged stays closed loop"
+    );
+}
