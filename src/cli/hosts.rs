@@ -28,8 +28,9 @@ pub struct HostsArgs {
     /// milliseconds).
     #[arg(long, value_name = "RFC3339", value_parser = start_at, conflicts_with = "start_in", help_heading = "Several hosts")]
     pub start_at: Option<SystemTime>,
-    /// --start-at this long after the process starts (10s, 2m; a bare number is seconds),
-    /// for hosts started together.
+    /// --start-at this long after this process started (10s, 2m; a bare number is
+    /// seconds). Each host counts from its own start, so hosts line up only as well as they
+    /// were started: give several hosts one --start-at.
     #[arg(long, value_name = "SECS", value_parser = positive_secs, help_heading = "Several hosts")]
     pub start_in: Option<f64>,
 }
