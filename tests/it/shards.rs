@@ -30,10 +30,14 @@ fn start_host(args: &[String]) -> Child {
         .expect("start encbench-tui")
 }
 
-/// Four hosts against `url`, host `i` with `host_args(i)`, all started together; their
+/// `count` hosts against `url`, host `i` with `host_args(i)`, all started together; their
 /// exports once every one has finished.
-fn four_hosts(url: &str, host_args: impl Fn(u32) -> Vec<String>) -> Vec<(PathBuf, Value)> {
-    let runs: Vec<(PathBuf, Child)> = (0..4)
+fn run_hosts(
+    count: u32,
+    url: &str,
+    host_args: impl Fn(u32) -> Vec<String>,
+) -> Vec<(PathBuf, Value)> {
+    let runs: Vec<(PathBuf, Child)> = (0..count)
         .map(|i| {
             let path = tmp_path(&format!("host-{i}.json"));
             let mut args: Vec<String> = [
@@ -97,7 +101,7 @@ fn four_shards_offer_the_burstiness_asked_for_and_four_independent_hosts_do_not(
     // 1 ms on many workers keeps every host's slots free, so each sends on its schedule.
     let sharded = Serve::fixed(1, 256, &[]);
     let at = start_at(3);
-    let exports = four_hosts(&sharded.url, |i| {
+    let exports = run_hosts(4, &sharded.url, |i| {
         strings(&[
             "--shard",
             &format!("{i}/4"),
@@ -170,11 +174,53 @@ fn four_shards_offer_the_burstiness_asked_for_and_four_independent_hosts_do_not(
     );
     assert!(common::schema_violations(&merged).is_empty());
 
+    // One host at the whole rate with the same seed draws the same schedule: the endpoint
+    // sees the same arrivals, and its export the same run as the merged one.
+    let alone = Serve::fixed(1, 256, &[]);
+    let one = run_hosts(1, &alone.url, |_| {
+        strings(&[
+            "--seed",
+            "42",
+            "-q",
+            "400",
+            "--burstiness",
+            "0.25",
+            "-c",
+            "64",
+            "-n",
+            &TOTAL.to_string(),
+        ])
+    });
+    let (n, cv_one) = arrival_gaps(&alone);
+    assert_eq!(n, TOTAL - 1);
+    eprintln!("one host at the whole rate: the endpoint's inter-arrival cv {cv_one:.3}");
+    assert!(
+        (cv_sharded / cv_one - 1.0).abs() < 0.05,
+        "four shards should offer what one host does: cv {cv_sharded:.3} against {cv_one:.3}"
+    );
+    let q = &one[0].1["phases"][0];
+    for k in [
+        "n",
+        "ok",
+        "sent",
+        "concurrency",
+        "request_rate",
+        "burstiness",
+        "closed_loop",
+    ] {
+        assert_eq!(p[k], q[k], "{k}: merged {} one host {}", p[k], q[k]);
+    }
+    let one_offered = f(&q["offered_per_s"]);
+    assert!(
+        (offered / one_offered - 1.0).abs() < 0.05,
+        "offered: merged {offered}, one host {one_offered}"
+    );
+
     // The same four hosts run independently, as before sharding: their own seeds at a
     // quarter of the rate each. Superposed, their gaps are smoother than the burstiness asked.
     let independent = Serve::fixed(1, 256, &[]);
     let at = start_at(3);
-    four_hosts(&independent.url, |i| {
+    run_hosts(4, &independent.url, |i| {
         strings(&[
             "--seed",
             &(1 + i).to_string(),
