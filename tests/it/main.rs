@@ -27,6 +27,7 @@ mod real_model;
 mod report;
 mod sagemaker;
 mod security;
+mod shard_flags;
 mod shards;
 mod signals;
 mod throughput;
