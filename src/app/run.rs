@@ -189,30 +189,28 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         window_s: a.window,
     };
     let _demo_server = p.demo_server;
-    let engine = Engine::start_among(
-        EngineSetup {
-            target: p.target,
-            texts: p.texts,
-            format: p.format,
-            warmup_timeout: Duration::from_secs_f64(a.warmup_timeout),
-            shape: p.shape,
-            pace,
-            plan,
-            seed: p.seed,
-            accuracy: p.accuracy,
-            price_per_hour: p.price.as_ref().map(|p| p.1),
-            window_s: a.window,
-            tick: Duration::from_millis(1000 / a.fps.clamp(1, 60)),
-            client_threads: client_threads(&a),
-            slo: a.slo.slo(),
-            search: (!a.slo.objectives.is_empty()).then(|| crate::engine::SearchSetup {
-                precision: a.slo.capacity_precision,
-                probe: a.slo.probe_rule(),
-                at_start: a.slo.find_capacity,
-            }),
-        },
-        hosts,
-    );
+    let setup = EngineSetup {
+        target: p.target,
+        texts: p.texts,
+        format: p.format,
+        warmup_timeout: Duration::from_secs_f64(a.warmup_timeout),
+        shape: p.shape,
+        pace,
+        plan,
+        seed: p.seed,
+        accuracy: p.accuracy,
+        price_per_hour: p.price.as_ref().map(|p| p.1),
+        window_s: a.window,
+        tick: Duration::from_millis(1000 / a.fps.clamp(1, 60)),
+        client_threads: client_threads(&a),
+        slo: a.slo.slo(),
+        search: (!a.slo.objectives.is_empty()).then(|| crate::engine::SearchSetup {
+            precision: a.slo.capacity_precision,
+            probe: a.slo.probe_rule(),
+            at_start: a.slo.find_capacity,
+        }),
+    };
+    let engine = Engine::start_among(hosts, setup);
     let report = if live {
         // Key e writes a file: stdout is the screen's while it is open.
         let export_path = (a.export.clone())

@@ -390,11 +390,11 @@ impl Engine {
     /// concurrency 1 that cost about 15 µs a round trip on loopback, a third of the time. The
     /// screen's drawing never delays a send.
     pub fn start(setup: EngineSetup) -> Engine {
-        Engine::start_among(setup, Hosts::default())
+        Engine::start_among(Hosts::default(), setup)
     }
 
     /// `start` for one of several hosts loading one endpoint together (see `start`).
-    pub fn start_among(setup: EngineSetup, hosts: Hosts) -> Engine {
+    pub fn start_among(hosts: Hosts, setup: EngineSetup) -> Engine {
         let started = Instant::now();
         let shared = Arc::new(Shared {
             live: Mutex::new(Live {
