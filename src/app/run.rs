@@ -155,7 +155,8 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         return Err(usage(p.flag, e));
     }
 
-    let live = !a.headless && stdout.is_terminal;
+    // A shard is one of several hosts sending one schedule: no live keys change its part.
+    let live = !a.headless && stdout.is_terminal && hosts.shard.is_none();
     if !live {
         for note in &a.notes {
             crate::failure::say(format_args!("{note}"));

@@ -16,7 +16,8 @@ pub const INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
 pub struct HostsArgs {
     /// This host's part of a run over several hosts, I/N (0-based): it sends arrivals I,
     /// I+N, I+2N, ... of the one schedule drawn at the whole --request-rate from --seed, and
-    /// its share of --concurrency and -n. Every host is given the same options and --seed.
+    /// its share of --concurrency and -n. Every host is given the same options and --seed;
+    /// each runs headless.
     #[arg(long, value_name = "I/N", value_parser = Shard::parse, conflicts_with = "shards", help_heading = "Several hosts")]
     pub shard: Option<Shard>,
     /// --shard I/N with I read from JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets
