@@ -341,6 +341,7 @@ pub fn merge(sources: &[(String, Export)]) -> Result<Export, String> {
                     "started_at": e.started_at,
                     "ended_at": e.ended_at,
                     "seed": e.config["seed"],
+                    "shard": e.config["shard"],
                     // Saturating: a total for the reader, not worth refusing a merge over.
                     "n": e.phases.iter().fold(0u64, |a, p| a.saturating_add(p.n)),
                     "accuracy": e.accuracy.as_ref().map(|a| format!("{}/{}", a.passed, a.total)),

@@ -161,6 +161,17 @@ fn four_shards_offer_the_burstiness_asked_for_and_four_independent_hosts_do_not(
     assert_eq!(f(&p["request_rate"]), RATE);
     assert_eq!(f(&merged["config"]["request_rate"]), RATE);
     assert!(p.get("shard").is_none() && merged["config"].get("shard").is_none());
+    let parts: Vec<&Value> = merged["config"]["merged_from"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| &m["shard"]["index"])
+        .collect();
+    assert_eq!(
+        parts,
+        [0, 1, 2, 3],
+        "the merge says which shard each source was"
+    );
     // What the hosts offered together is the run's rate (each measured over its own span).
     let offered = f(&p["offered_per_s"]);
     assert!(
