@@ -1,6 +1,7 @@
 //! The flags of a run over several hosts through the real binary: the shard from an
 //! Indexed Job's index, bad shards and starts refused naming the flag, the warmup before the
-//! common start and the countdown to it, and a host that reaches the start late.
+//! common start and the countdown to it, a host that reaches the start late, and a timed
+//! (`--duration`) run's shards adding up to its rate.
 
 use crate::common::{self, Serve};
 use std::time::{Duration, SystemTime};
@@ -142,4 +143,38 @@ fn a_host_whose_warmup_ran_past_the_start_starts_at_once_and_says_it_is_not_alig
         "the late start is said: {notices}"
     );
     assert_eq!(e["phases"][0]["n"], 2, "and the run still measures");
+}
+
+#[test]
+fn a_timed_run_sharded_offers_the_whole_rate_over_its_duration() {
+    let s = Serve::one_ms(&[]);
+    let mut offered = 0.0;
+    let mut due = 0;
+    for i in 0..4 {
+        let shard = format!("{i}/4");
+        let (_, e) = common::run_export(
+            &s.url,
+            &[
+                "--no-accuracy",
+                "-q",
+                "200",
+                "-z",
+                "2s",
+                "-c",
+                "8",
+                "--seed",
+                "9",
+                "--shard",
+                &shard,
+            ],
+        );
+        let p = &e["phases"][0];
+        assert_eq!(common::f(&p["request_rate"]), 50.0, "a quarter of the rate");
+        offered += common::f(&p["offered_per_s"]);
+        due += p["sent"].as_u64().unwrap() + p["unsent"].as_u64().unwrap();
+    }
+    // 2 s of one schedule at 200/s, dealt four ways: each host's window starts at its own
+    // first measured arrival, so the hosts together are due about 400, not exactly.
+    assert!((380..=420).contains(&due), "due {due}");
+    assert!((offered / 200.0 - 1.0).abs() < 0.05, "offered {offered}");
 }
