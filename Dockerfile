@@ -18,7 +18,8 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 # A numeric non-root user, so Kubernetes' runAsNonRoot can check it.
-RUN useradd --system --uid 10001 --user-group --create-home --home-dir /home/encbench encbench
+RUN groupadd --system --gid 10001 encbench \
+    && useradd --system --uid 10001 --gid 10001 --create-home --home-dir /home/encbench encbench
 COPY --from=build /src/target/release/encbench-tui /usr/local/bin/encbench-tui
 # Built into the binary too; shipped for the export's JSON Schema and the sample files.
 COPY assets /usr/share/encbench/assets
