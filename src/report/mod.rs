@@ -105,7 +105,12 @@ fn started(e: &Export) -> String {
         .as_array()
         .map(|m| format!(" — merged from {} exports", m.len()))
         .unwrap_or_default();
-    format!("started {}{merged}", e.started_at)
+    let shard = shards::of(e)
+        .ok()
+        .flatten()
+        .map(|s| format!(" — shard {s}: this host's part of one run"))
+        .unwrap_or_default();
+    format!("started {}{merged}{shard}", e.started_at)
 }
 
 /// What the export holds, in a few lines above its tables.

@@ -20,7 +20,13 @@ fn the_index_comes_from_the_indexed_job_and_bad_shards_and_starts_are_refused() 
     // --shards N reads the pod's index as a Kubernetes Indexed Job sets it.
     let args = with(&["--shards", "4", "-n", "8", "-c", "4"]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (_, e) = common::run_export_env(&args, &[("JOB_COMPLETION_INDEX", "2")]);
+    let (out, e) = common::run_export_env(&args, &[("JOB_COMPLETION_INDEX", "2")]);
+    assert!(
+        out.stdout
+            .contains("shard 2/4: this host's part of one run"),
+        "the tables say which part: {}",
+        out.stdout
+    );
     assert_eq!(
         e["phases"][0]["shard"],
         serde_json::json!({"index": 2, "count": 4})
