@@ -87,6 +87,45 @@ fn arrival_gaps(s: &Serve) -> (u64, f64) {
     (g["n"].as_u64().unwrap(), f(&g["cv"]))
 }
 
+/// Longest a host may fall behind its schedule, or wait for a reply of the 1 ms endpoint,
+/// before the machine counts as stalled under the run: a stall of a few hundred ms leaves one
+/// long gap among thousands of 2.5 ms ones and moves the cv by a quarter, one of 100 ms by
+/// 3 %. Undisturbed runs here reported 18 to 35 ms.
+const STALL_MS: f64 = 100.0;
+
+/// `count` hosts run with `host_args(i, start)` against a fresh endpoint that keeps every
+/// host's slots free (1 ms on many workers): the cv of the gaps it saw, the hosts' exports and
+/// the longest stall they report. Run again (three tries in all) after a stall: that is the
+/// machine's, not the arrival process's.
+fn arrivals_seen(
+    count: u32,
+    host_args: impl Fn(u32, &str) -> Vec<String>,
+) -> (f64, Vec<(PathBuf, Value)>) {
+    let mut attempt = 1;
+    loop {
+        let serve = Serve::fixed(1, 256, &[]);
+        // Time for every host to start and connect on a busy machine.
+        let at = start_at(5);
+        let exports = run_hosts(count, &serve.url, |i| host_args(i, &at));
+        let (n, cv) = arrival_gaps(&serve);
+        assert_eq!(n, TOTAL - 1, "the endpoint saw every arrival of the run");
+        let stall = exports
+            .iter()
+            .map(|(_, e)| {
+                let p = &e["phases"][0];
+                f(&p["max_lag_ms"]).max(f(&p["latency_ms"]["max"]))
+            })
+            .fold(0.0, f64::max);
+        eprintln!(
+            "{count} hosts: the endpoint's inter-arrival cv {cv:.3}, longest stall {stall:.1} ms"
+        );
+        if stall <= STALL_MS || attempt == 3 {
+            return (cv, exports);
+        }
+        attempt += 1;
+    }
+}
+
 /// Requests of the whole run, and the total rate: 15 s of arrivals.
 const TOTAL: u64 = 6000;
 const RATE: f64 = 400.0;
@@ -99,16 +138,14 @@ fn four_shards_offer_the_burstiness_asked_for_and_four_independent_hosts_do_not(
 
     // One run sharded over four hosts: one schedule at 400 req/s from one seed. Service of
     // 1 ms on many workers keeps every host's slots free, so each sends on its schedule.
-    let sharded = Serve::fixed(1, 256, &[]);
-    let at = start_at(3);
-    let exports = run_hosts(4, &sharded.url, |i| {
+    let (cv_sharded, exports) = arrivals_seen(4, |i, at| {
         strings(&[
             "--shard",
             &format!("{i}/4"),
             "--seed",
             "42",
             "--start-at",
-            &at,
+            at,
             "-q",
             "400",
             "--burstiness",
@@ -119,9 +156,6 @@ fn four_shards_offer_the_burstiness_asked_for_and_four_independent_hosts_do_not(
             &TOTAL.to_string(),
         ])
     });
-    let (n, cv_sharded) = arrival_gaps(&sharded);
-    assert_eq!(n, TOTAL - 1, "the endpoint saw every arrival of the run");
-    eprintln!("sharded: the endpoint's inter-arrival cv {cv_sharded:.3}");
     assert!(
         (cv_sharded / want_cv - 1.0).abs() < 0.10,
         "four shards of one schedule at burstiness 0.25 should offer gaps of cv {want_cv}: the endpoint saw {cv_sharded:.3}"
@@ -187,8 +221,7 @@ fn four_shards_offer_the_burstiness_asked_for_and_four_independent_hosts_do_not(
 
     // One host at the whole rate with the same seed draws the same schedule: the endpoint
     // sees the same arrivals, and its export the same run as the merged one.
-    let alone = Serve::fixed(1, 256, &[]);
-    let one = run_hosts(1, &alone.url, |_| {
+    let (cv_one, one) = arrivals_seen(1, |_, _| {
         strings(&[
             "--seed",
             "42",
@@ -202,9 +235,6 @@ fn four_shards_offer_the_burstiness_asked_for_and_four_independent_hosts_do_not(
             &TOTAL.to_string(),
         ])
     });
-    let (n, cv_one) = arrival_gaps(&alone);
-    assert_eq!(n, TOTAL - 1);
-    eprintln!("one host at the whole rate: the endpoint's inter-arrival cv {cv_one:.3}");
     let q = &one[0].1["phases"][0];
     for k in [
         "n",
@@ -225,14 +255,12 @@ fn four_shards_offer_the_burstiness_asked_for_and_four_independent_hosts_do_not(
 
     // The same four hosts run independently, as before sharding: their own seeds at a
     // quarter of the rate each. Superposed, their gaps are smoother than the burstiness asked.
-    let independent = Serve::fixed(1, 256, &[]);
-    let at = start_at(3);
-    run_hosts(4, &independent.url, |i| {
+    let (cv_independent, _) = arrivals_seen(4, |i, at| {
         strings(&[
             "--seed",
             &(1 + i).to_string(),
             "--start-at",
-            &at,
+            at,
             "-q",
             "100",
             "--burstiness",
@@ -243,9 +271,6 @@ fn four_shards_offer_the_burstiness_asked_for_and_four_independent_hosts_do_not(
             &(TOTAL / 4).to_string(),
         ])
     });
-    let (n, cv_independent) = arrival_gaps(&independent);
-    assert_eq!(n, TOTAL - 1);
-    eprintln!("independent: the endpoint's inter-arrival cv {cv_independent:.3}");
     assert!(
         cv_independent < cv_sharded - 0.12 && cv_independent < 0.92 * want_cv,
         "independent hosts' superposed arrivals should be measurably closer to Poisson (cv 1): cv {cv_independent:.3}, sharded {cv_sharded:.3}"
