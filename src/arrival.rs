@@ -5,6 +5,7 @@
 //! `inf` is a fixed interval. An infinite rate is no arrival process at all: the run is
 //! closed-loop and only the concurrency cap paces it.
 
+use crate::shard::Shard;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand_distr::{Distribution, Gamma};
@@ -120,6 +121,10 @@ pub struct Arrivals {
     /// Multiplier that makes the next `rescaled_left` gaps sum to exactly n / rate.
     scale: f64,
     rescaled_left: u64,
+    /// Sharded (see `shard`): arrivals of the whole schedule per send of this host, and how
+    /// far after the schedule's origin this host's first arrival is.
+    stride: u32,
+    lead: Duration,
 }
 
 impl Arrivals {
@@ -131,6 +136,8 @@ impl Arrivals {
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             scale: 1.0,
             rescaled_left: 0,
+            stride: 1,
+            lead: Duration::ZERO,
         })
     }
 
@@ -156,15 +163,44 @@ impl Arrivals {
         Ok(a)
     }
 
-    pub fn next_gap(&mut self) -> Duration {
+    fn draw(&mut self) -> f64 {
         let mut g = self.gap.draw(&mut self.rng);
         if self.rescaled_left > 0 {
             g *= self.scale;
             self.rescaled_left -= 1;
         }
-        // A Gamma draw at a small shape can be huge; no schedule waits longer than this.
-        Duration::try_from_secs_f64(g.max(0.0)).map_or(MAX_GAP, |d| d.min(MAX_GAP))
+        g
     }
+
+    /// This host's part of the schedule: arrivals `shard.index`, `+ shard.count`, … The
+    /// whole schedule is still drawn (every host draws the same one), so the hosts' sends
+    /// together are exactly its arrivals.
+    #[must_use]
+    pub fn sharded(mut self, shard: Shard) -> Arrivals {
+        let lead: f64 = (0..shard.index).map(|_| self.draw()).sum();
+        self.lead = to_gap(lead);
+        self.stride = shard.count.max(1);
+        self
+    }
+
+    /// How long after the schedule's origin this host sends its first request (zero
+    /// unsharded: the first arrival is the origin).
+    pub fn first_offset(&self) -> Duration {
+        self.lead
+    }
+
+    pub fn next_gap(&mut self) -> Duration {
+        let mut g = 0.0;
+        for _ in 0..self.stride {
+            g += self.draw();
+        }
+        to_gap(g)
+    }
+}
+
+/// A Gamma draw at a small shape can be huge; no schedule waits longer than `MAX_GAP`.
+fn to_gap(secs: f64) -> Duration {
+    Duration::try_from_secs_f64(secs.max(0.0)).map_or(MAX_GAP, |d| d.min(MAX_GAP))
 }
 
 /// The longest gap between two sends: a year, far past any run, and still a valid deadline.
@@ -228,6 +264,41 @@ mod tests {
         for _ in 0..1000 {
             assert_eq!(a.next_gap(), b.next_gap());
         }
+    }
+
+    #[test]
+    fn shards_of_one_schedule_interleave_into_it_exactly() {
+        let whole: Vec<Duration> = {
+            let mut a = Arrivals::rescaled(400.0, 0.25, 9, 1000).unwrap();
+            let mut t = Duration::ZERO;
+            let mut at = vec![t];
+            for _ in 1..1000 {
+                t += a.next_gap();
+                at.push(t);
+            }
+            at
+        };
+        let mut sent = 0;
+        for index in 0..4 {
+            let shard = Shard { index, count: 4 };
+            let mut a = Arrivals::rescaled(400.0, 0.25, 9, 1000)
+                .unwrap()
+                .sharded(shard);
+            let mut t = a.first_offset();
+            for k in 0..shard.share(1000) {
+                if k > 0 {
+                    t += a.next_gap();
+                }
+                // Host `index`'s k-th send is arrival index + 4k of the whole schedule.
+                let want = whole[(u64::from(index) + 4 * k) as usize];
+                assert!(
+                    t.abs_diff(want) < Duration::from_micros(1),
+                    "host {index} send {k}: {t:?} vs {want:?}"
+                );
+                sent += 1;
+            }
+        }
+        assert_eq!(sent, whole.len());
     }
 
     fn any_f64() -> impl proptest::strategy::Strategy<Value = f64> {

@@ -138,6 +138,7 @@ pub fn live_snapshot(l: Live) -> Snapshot {
         capacity: Vec::new(),
         searching: None,
         notices: Vec::new(),
+        starts_in: None,
     }
 }
 

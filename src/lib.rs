@@ -30,6 +30,7 @@
 //! slo              service-level objectives: met or not, and goodput
 //! stats, metrics    HdrHistograms and the timeline; efficiency, cost and prices
 //! fmt, arrival      figures as text; the arrival process (Gamma gaps, seeded)
+//! shard             one run over several hosts: this host's share of one schedule
 //! scrub             text from servers and files made safe to show: escaped, without secrets
 //! timing, assets    sub-millisecond sleeps; data shipped in the binary
 //! failure           panics recorded, so an internal failure is never exit 0
@@ -62,6 +63,7 @@ pub mod results;
 pub mod scrub;
 pub mod serve;
 pub mod setup;
+pub mod shard;
 pub mod signals;
 pub mod slo;
 pub mod stats;

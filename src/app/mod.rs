@@ -4,6 +4,7 @@
 
 mod cold_start;
 mod compare;
+mod hosts;
 mod parse;
 mod report;
 mod run;

@@ -136,8 +136,10 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
             "searches rates at one concurrency cap: drop --sweep-concurrency, or run the search at each --concurrency",
         ));
     }
+    let hosts = super::hosts::hosts(&a)?;
     let p = setup::prepare(&target_settings(&a)).await?;
-    let config = config_json(&a, &p);
+    let mut config = config_json(&a, &p);
+    super::hosts::record(&mut config, &hosts);
     if let Err(e) = p.target.check_ready().await {
         let started = SystemTime::now();
         let report = RunReport {
@@ -160,7 +162,8 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         return Err(usage(p.flag, e));
     }
 
-    let live = !a.headless && stdout.is_terminal;
+    // A shard is one of several hosts sending one schedule: no live keys change its part.
+    let live = !a.headless && stdout.is_terminal && hosts.shard.is_none();
     if !live {
         for note in &a.notes {
             crate::failure::say(format_args!("{note}"));
@@ -194,7 +197,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         window_s: a.window,
     };
     let _demo_server = p.demo_server;
-    let engine = Engine::start(EngineSetup {
+    let setup = EngineSetup {
         target: p.target,
         texts: p.texts,
         format: p.format,
@@ -214,7 +217,8 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
             probe: a.slo.probe_rule(),
             at_start: a.slo.find_capacity,
         }),
-    });
+    };
+    let engine = Engine::start_among(hosts, setup);
     let report = if live {
         // Key e writes a file: stdout is the screen's while it is open.
         let export_path = (a.export.clone())

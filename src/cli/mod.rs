@@ -3,6 +3,7 @@
 #![allow(clippy::doc_markdown)]
 
 mod commands;
+pub mod hosts;
 mod run;
 mod values;
 

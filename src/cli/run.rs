@@ -184,6 +184,8 @@ pub struct RunArgs {
     pub slo: SloArgs,
     #[command(flatten)]
     pub fail_on: crate::thresholds::FailOnArgs,
+    #[command(flatten)]
+    pub hosts: super::hosts::HostsArgs,
 
     // Live screen
     /// Screen refreshes per second.

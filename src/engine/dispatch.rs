@@ -86,13 +86,17 @@ async fn wait<F: Future>(
 /// draws' relative miss (1/√n) is already under 0.03 %.
 const RESCALE_MAX: u64 = 10_000_000;
 
+/// The arrivals this host sends: the whole schedule of every host (`spec` is the phase as
+/// planned for all of them), every `count`-th one when sharded.
 fn arrivals_for(
-    shared: &super::Shared,
+    ctx: &Ctx,
     pace: Pace,
     spec: &PhaseSpec,
     seed: u64,
     fresh: bool,
 ) -> Option<Arrivals> {
+    let shared = &ctx.shared;
+    let shard = ctx.hosts.shard;
     let rate = pace.rate_per_s?;
     // Fixed-count and fixed-duration phases offer exactly their rate; a live change falls
     // back to plain draws.
@@ -101,14 +105,21 @@ fn arrivals_for(
         StopAt::Duration(d) => Some((d.as_secs_f64() * rate).ceil() as u64),
         StopAt::Never | StopAt::Stable(_) => None,
     }
-    .map(|n| spec.warmup.saturating_add(n))
+    // Every host's warmup comes first in the whole schedule.
+    .map(|n| {
+        let hosts = u64::from(shard.map_or(1, |s| s.count));
+        spec.warmup.saturating_mul(hosts).saturating_add(n)
+    })
     .filter(|&n| fresh && n <= RESCALE_MAX);
     let made = match exact {
         Some(n) => Arrivals::rescaled(rate, pace.burstiness, seed, n),
         None => Arrivals::new(rate, pace.burstiness, seed),
     };
     match made {
-        Ok(a) => Some(a),
+        Ok(a) => Some(match shard {
+            Some(s) => a.sharded(s),
+            None => a,
+        }),
         // Paces are clamped before they get here, so this is a bug; it is logged, not fatal.
         Err(e) => {
             shared.event(format!("pace refused ({e}): closed loop"));
@@ -191,6 +202,9 @@ pub(crate) async fn run_phase(
     cmds: &mut UnboundedReceiver<Command>,
 ) -> PhaseEnd {
     let shared = &ctx.shared;
+    // The phase as planned for every host, and this host's part of it.
+    let whole = spec;
+    let spec = super::start::host_part(ctx.hosts.shard, &whole);
     let requester = Requester::new(ctx, spec.batch_size);
     let progress = Arc::new(Progress::new(&spec));
     let stats_before = server_stats(ctx).await;
@@ -241,9 +255,12 @@ pub(crate) async fn run_phase(
 
     let seed_for = |salt: u64| phase_seed(ctx.seed, index, salt);
     let mut repaces = 0u64;
-    let mut arrivals = arrivals_for(shared, pace, &spec, seed_for(0), true);
-    let mut last_intended = Instant::now();
-    let mut next_intended = last_intended;
+    let mut arrivals = arrivals_for(ctx, pace, &whole, seed_for(0), true);
+    let mut last_intended = ctx.take_origin().unwrap_or_else(Instant::now);
+    let mut next_intended = last_intended
+        + arrivals
+            .as_ref()
+            .map_or(std::time::Duration::ZERO, Arrivals::first_offset);
     let mut deadline = Deadline::new();
     // The closed loop's current set of slots (see `closed`).
     let mut slots: Option<Arc<closed::Slots>> = None;
@@ -373,7 +390,7 @@ pub(crate) async fn run_phase(
                     if arrivals.is_none() {
                         last_intended = now;
                     }
-                    arrivals = arrivals_for(shared, pace, &spec, seed_for(repaces), false);
+                    arrivals = arrivals_for(ctx, pace, &whole, seed_for(repaces), false);
                     // The schedule keeps its place: the next send is one new gap after the
                     // last one, at once if that is already past.
                     if let Some(a) = arrivals.as_mut() {
@@ -389,7 +406,7 @@ pub(crate) async fn run_phase(
                         w.paused += now.elapsed();
                     }
                     repaces += 1;
-                    arrivals = arrivals_for(shared, pace, &spec, seed_for(repaces), false);
+                    arrivals = arrivals_for(ctx, pace, &whole, seed_for(repaces), false);
                     last_intended = Instant::now();
                     next_intended = last_intended;
                     shared.set_due(arrivals.as_ref().map(|_| next_intended));
@@ -641,7 +658,9 @@ fn finish(
         concurrency: settings.concurrency,
         ..*spec
     };
-    let mut result = PhaseResult::new(&spec, settings.pace, ctx.shape, &rec);
+    let pace = super::start::host_pace(ctx.hosts.shard, settings.pace);
+    let mut result = PhaseResult::new(&spec, pace, ctx.shape, &rec);
+    result.shard = ctx.hosts.shard;
     result.server = server.map(|s| ServerBreakdown::from_stats(&s));
     result.judge(&ctx.shared.slo, &rec.scheduled);
     if let Some(reason) = endings.stop_reason {

@@ -8,12 +8,14 @@ mod dispatch;
 pub mod limiter;
 mod request;
 pub mod snapshot;
+pub mod start;
 mod steer;
 #[cfg(test)]
 mod tests;
 
 pub use command::Command;
 pub use snapshot::{LiveStats, PhaseView, RunState, ScheduleStatus, Snapshot};
+pub use start::Hosts;
 
 use crate::accuracy::{self, AccuracyReport, AccuracySetup};
 use crate::arrival::Pace;
@@ -107,6 +109,8 @@ pub(crate) struct Live {
     searching: Option<Capacity>,
     /// What could not be measured and why, each said once.
     notices: Vec<String>,
+    /// The common start (`--start-at`) while this host waits for it.
+    start_at: Option<Instant>,
 }
 
 pub(crate) struct Shared {
@@ -122,6 +126,7 @@ pub(crate) struct Shared {
     slo: Slo,
     /// The accuracy check under way: outside the lock, which a verdict must not wait for.
     accuracy_progress: accuracy::Progress,
+    hosts: Hosts,
 }
 
 impl Shared {
@@ -188,7 +193,8 @@ impl Shared {
         if let Some(p) = phase.as_mut() {
             p.sent = self.sent.count();
         }
-        let schedule = match (live.pace.rate_per_s, self.due()) {
+        let host_pace = start::host_pace(self.hosts.shard, live.pace);
+        let schedule = match (host_pace.rate_per_s, self.due()) {
             (Some(rate), Some(due)) if live.state == RunState::Running => {
                 let lag = now.saturating_duration_since(due);
                 Some(ScheduleStatus {
@@ -245,6 +251,7 @@ impl Shared {
             capacity: live.capacity.clone(),
             searching: live.searching.clone(),
             notices: live.notices.clone(),
+            starts_in: live.start_at.map(|t| t.saturating_duration_since(now)),
         }
     }
 }
@@ -263,6 +270,9 @@ pub(crate) struct Ctx {
     client_threads: client_threads::ClientThreads,
     /// Commands that came while a phase drained, for the next one (see `steer`).
     deferred: Mutex<VecDeque<Command>>,
+    hosts: Hosts,
+    /// The common start, for the first phase's schedule to begin at (see `start`).
+    origin: Mutex<Option<Instant>>,
 }
 
 impl Ctx {
@@ -271,6 +281,13 @@ impl Ctx {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push_back(c);
+    }
+
+    fn take_origin(&self) -> Option<Instant> {
+        self.origin
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
     }
 
     fn take_deferred(&self) -> Option<Command> {
@@ -373,6 +390,11 @@ impl Engine {
     /// concurrency 1 that cost about 15 µs a round trip on loopback, a third of the time. The
     /// screen's drawing never delays a send.
     pub fn start(setup: EngineSetup) -> Engine {
+        Engine::start_among(Hosts::default(), setup)
+    }
+
+    /// `start` for one of several hosts loading one endpoint together (see `start`).
+    pub fn start_among(hosts: Hosts, setup: EngineSetup) -> Engine {
         let started = Instant::now();
         let shared = Arc::new(Shared {
             live: Mutex::new(Live {
@@ -396,6 +418,7 @@ impl Engine {
                 capacity: Vec::new(),
                 searching: None,
                 notices: Vec::new(),
+                start_at: None,
             }),
             limiter: Limiter::new(setup.plan.concurrency),
             sent: closed::Tickets::new(),
@@ -405,6 +428,7 @@ impl Engine {
             shape: setup.shape,
             slo: setup.slo.clone(),
             accuracy_progress: accuracy::Progress::default(),
+            hosts,
         });
         let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
         let (snap_tx, snap_rx) = watch::channel(Arc::new(shared.snapshot()));
@@ -531,7 +555,9 @@ impl Interim {
                 warmup: p.warmup,
                 stop: p.stop,
             };
-            let mut r = PhaseResult::new(&spec, live.pace, self.shared.shape, &rec);
+            let pace = start::host_pace(self.shared.hosts.shard, live.pace);
+            let mut r = PhaseResult::new(&spec, pace, self.shared.shape, &rec);
+            r.shard = self.shared.hosts.shard;
             r.judge(&self.shared.slo, &rec.scheduled);
             phases.push(r);
         }
@@ -576,6 +602,8 @@ async fn run(
         price_per_hour: setup.price_per_hour,
         client_threads: client_threads::ClientThreads::start(setup.client_threads),
         deferred: Mutex::new(VecDeque::new()),
+        hosts: shared.hosts,
+        origin: Mutex::new(None),
     };
     let plan = setup.plan;
 
@@ -594,10 +622,28 @@ async fn run(
         _ => queue = plan.initial().into(),
     }
     let mut stopped = false;
+    if let Some(at) = shared.hosts.start_at {
+        // Warmup before the common start; the first phase then measures from it at once.
+        let first = queue
+            .front()
+            .copied()
+            .unwrap_or_else(|| plan.live_phase(plan.batch_size.max(1), plan.concurrency));
+        match start::warm_up_then_wait(&ctx, &first, at, &mut cmds).await {
+            Some(origin) => {
+                *ctx.origin
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(origin);
+                if let Some(q) = queue.front_mut() {
+                    q.warmup = 0;
+                }
+            }
+            None => stopped = true,
+        }
+    }
     let mut index = 0usize;
     // The next live phase continues the last one under new settings: no warmup again.
-    let mut segment_follows = false;
-    loop {
+    let mut segment_follows = shared.hosts.start_at.is_some();
+    while !stopped {
         let spec = if let Some(s) = search.as_mut() {
             match s.next_step() {
                 Some(step) => probe_phase(&shared, &plan, s, step),

@@ -16,6 +16,8 @@ pub enum RunState {
     Starting,
     CheckingAccuracy,
     Warming,
+    /// Warmed up, waiting for the common start of several hosts (`--start-at`).
+    Waiting,
     Running,
     Paused,
     Draining,
@@ -30,6 +32,7 @@ impl RunState {
             RunState::Starting => "starting",
             RunState::CheckingAccuracy => "checking accuracy",
             RunState::Warming => "warming",
+            RunState::Waiting => "waiting for the start",
             RunState::Running => "running",
             RunState::Paused => "paused",
             RunState::Draining => "draining",
@@ -121,4 +124,6 @@ pub struct Snapshot {
     pub searching: Option<crate::results::capacity::Capacity>,
     /// What could not be measured and why (a statistics API that refused), each once.
     pub notices: Vec<String>,
+    /// Until the common start (`--start-at`), while waiting for it.
+    pub starts_in: Option<Duration>,
 }

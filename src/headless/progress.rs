@@ -36,6 +36,10 @@ fn state(s: &Snapshot) -> String {
             format!("accuracy {when}: {answered}/{total} answered")
         }
         (RunState::Warming, Some(p)) => format!("warmup {}/{}", p.sent.min(p.warmup), p.warmup),
+        (RunState::Waiting, _) => match s.starts_in {
+            Some(left) => format!("start in {} s", left.as_secs_f64().ceil()),
+            None => RunState::Waiting.label().to_string(),
+        },
         (other, _) => other.label().to_string(),
     }
 }

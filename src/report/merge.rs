@@ -14,7 +14,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 /// Config fields that make two runs the same workload. The seed is not one of them: hosts
-/// should draw different arrivals.
+/// of their own should draw different arrivals (the shards of one run share one: `shards`).
 const WORKLOAD_KEYS: [&str; 15] = [
     "target",
     "n",
@@ -39,7 +39,7 @@ fn short(v: &Value) -> String {
 }
 
 /// Why `b` is not the workload of `a`, if it is not.
-fn mismatch(a: &Export, b: &Export) -> Option<String> {
+fn mismatch(a: &Export, b: &Export, sharded: bool) -> Option<String> {
     for k in WORKLOAD_KEYS {
         let (x, y) = (&a.config[k], &b.config[k]);
         if x != y {
@@ -62,7 +62,8 @@ fn mismatch(a: &Export, b: &Export) -> Option<String> {
             (
                 p.kind,
                 p.batch_size,
-                p.concurrency,
+                // Each shard ran its share of the concurrency.
+                (!sharded).then_some(p.concurrency),
                 p.request_rate.map(f64::to_bits),
                 p.burstiness.map(f64::to_bits),
                 p.pad_to_max,
@@ -167,6 +168,9 @@ fn merge_phase(sources: &[(String, Export)], i: usize) -> Result<PhaseResult, St
         }
     }
     let l = LatencySummary::of(&latency);
+    if m.shard.take().is_some() {
+        m.concurrency = sources.iter().map(|(_, e)| e.phases[i].concurrency).sum();
+    }
     m.target = None;
     m.n = n;
     m.sent = sent;
@@ -288,8 +292,9 @@ pub fn merge(sources: &[(String, Export)]) -> Result<Export, String> {
             ));
         }
     }
+    let sharded = super::shards::check(sources)?.is_some();
     for (src, e) in &sources[1..] {
-        if let Some(why) = mismatch(first, e) {
+        if let Some(why) = mismatch(first, e, sharded) {
             return Err(format!(
                 "{src} is not the workload of {first_src}: {why}; merge only exports of one workload"
             ));
@@ -320,8 +325,12 @@ pub fn merge(sources: &[(String, Export)]) -> Result<Export, String> {
         .iter()
         .map(|(_, e)| e.config["request_rate"].as_f64())
         .collect();
-    if let Some(r) = rates {
+    // The shards' configs already give the whole run's rate.
+    if let Some(r) = rates.filter(|_| !sharded) {
         config["request_rate"] = json!(round3(r.iter().sum()));
+    }
+    if let Some(c) = config.as_object_mut().filter(|_| sharded) {
+        c.remove("shard");
     }
     config["merged_from"] = Value::Array(
         sources
@@ -332,6 +341,7 @@ pub fn merge(sources: &[(String, Export)]) -> Result<Export, String> {
                     "started_at": e.started_at,
                     "ended_at": e.ended_at,
                     "seed": e.config["seed"],
+                    "shard": e.config["shard"],
                     // Saturating: a total for the reader, not worth refusing a merge over.
                     "n": e.phases.iter().fold(0u64, |a, p| a.saturating_add(p.n)),
                     "accuracy": e.accuracy.as_ref().map(|a| format!("{}/{}", a.passed, a.total)),

@@ -10,6 +10,7 @@ pub mod compare;
 pub mod html;
 pub mod merge;
 mod run;
+pub mod shards;
 pub mod table;
 pub mod validate;
 
@@ -108,7 +109,12 @@ fn started(e: &Export) -> String {
         .as_array()
         .map(|m| format!(" — merged from {} exports", m.len()))
         .unwrap_or_default();
-    format!("started {}{merged}", e.started_at)
+    let shard = shards::of(e)
+        .ok()
+        .flatten()
+        .map(|s| format!(" — shard {s}: this host's part of one run"))
+        .unwrap_or_default();
+    format!("started {}{merged}{shard}", e.started_at)
 }
 
 /// What the export holds, in a few lines above its tables.

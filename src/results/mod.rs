@@ -27,6 +27,10 @@ pub struct PhaseResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     pub kind: PhaseKind,
+    /// `--shard`: which part of a run over several hosts this phase is. Its concurrency,
+    /// counts and rates are this host's share; `report --merge` adds the shards up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::shard::Shard>,
     pub batch_size: usize,
     pub concurrency: usize,
     /// `null` is an infinite rate: closed loop at the concurrency cap.
@@ -151,6 +155,7 @@ impl PhaseResult {
         PhaseResult {
             target: None,
             kind: spec.kind,
+            shard: None,
             batch_size: spec.batch_size,
             concurrency: spec.concurrency,
             request_rate: pace.rate_per_s,

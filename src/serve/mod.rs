@@ -6,6 +6,7 @@
 //! Hugging Face payloads) and the SageMaker runtime API (`sagemaker`). `GET /_encbench/counters`
 //! tells tests what the server saw.
 
+mod arrivals;
 mod faults;
 mod kserve;
 pub mod model;
@@ -165,6 +166,7 @@ struct Counters {
     /// Token counts of the inputs of the last vLLM request.
     last_vllm: Mutex<Value>,
     kserve: Mutex<kserve::Stats>,
+    arrival_gaps: arrivals::ArrivalGaps,
 }
 
 struct Server {
@@ -209,6 +211,7 @@ impl Server {
         wait_for_load: bool,
     ) -> Result<Served, Fault> {
         self.first_request.get_or_init(|| arrived);
+        self.counters.arrival_gaps.record(arrived);
         self.counters.invocations.fetch_add(1, Ordering::Relaxed);
         let n = self.in_flight.fetch_add(1, Ordering::AcqRel) + 1;
         let _guard = InFlight(&self.in_flight);
@@ -506,6 +509,7 @@ async fn counters(State(s): State<Arc<Server>>) -> Response {
         "routed": c.routed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone(),
         "last_tensors": c.last_tensors.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone(),
         "last_vllm": c.last_vllm.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone(),
+        "arrival_gaps": c.arrival_gaps.json(),
     }))
     .into_response()
 }

@@ -332,3 +332,15 @@ fn panel_header_when_the_endpoint_falls_behind() {
         "{text}"
     );
 }
+
+/// A host waiting for the common start of several (`--start-at`) counts down to it.
+#[test]
+fn panel_header_counts_down_to_the_common_start() {
+    let mut snap = fixtures::snapshot();
+    snap.state = crate::engine::RunState::Waiting;
+    snap.schedule = None;
+    snap.starts_in = Some(std::time::Duration::from_millis(11_200));
+    let a = App::new(fixtures::info(), Arc::new(snap));
+    let text = format!("{}", render(100, 2, &a, panels::header::render).backend());
+    assert!(text.contains("start in 12 s"), "{text}");
+}

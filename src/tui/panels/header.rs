@@ -122,7 +122,11 @@ fn second(s: &Snapshot, width: usize) -> Line<'static> {
         _ => Style::default(),
     };
     let plain = Style::default();
-    let mut fields = vec![field(vec![s.state.label().into()], state_style)];
+    let state = match s.starts_in {
+        Some(left) => format!("start in {} s", left.as_secs_f64().ceil()),
+        None => s.state.label().into(),
+    };
+    let mut fields = vec![field(vec![state], state_style)];
     if let Some(q) = s.schedule {
         let achieved = s.current.req_per_s;
         if let Some(full) = fmt::behind(q.offered_per_s, achieved, q.backlog, q.lag, q.overloaded) {
