@@ -154,6 +154,7 @@ fn remember_url_passwords(cli: &Cli) {
         None => {
             urls.extend(cli.run.url.as_deref());
             urls.extend(cli.run.sagemaker.endpoint_url.as_deref());
+            urls.extend(cli.run.server.metrics_url.as_deref());
         }
         Some(Sub::ColdStart(a)) => urls.extend(a.sagemaker.endpoint_url.as_deref()),
         Some(Sub::Compare(a)) => {

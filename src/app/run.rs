@@ -115,6 +115,8 @@ fn config_json(a: &RunArgs, p: &PreparedTarget) -> Value {
         "stability": a.slo.stability,
         "max_probe_secs": a.slo.max_probe_secs,
         "until_stable": a.slo.until_stable,
+        "metrics_url": a.server.metrics_url.as_deref().map(crate::scrub::url),
+        "metrics": a.server.metrics,
         "fail_on": a.fail_on.thresholds.iter().map(ToString::to_string).collect::<Vec<_>>(),
     })
 }
@@ -187,6 +189,12 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         window_s: a.window,
     };
     let _demo_server = p.demo_server;
+    let metrics = a.server.metrics_url.as_deref().map(|u| {
+        crate::server_metrics::Scraper::new(u, a.model.as_deref(), a.server.metrics.clone())
+            .map(std::sync::Arc::new)
+            .map_err(|e| AppError::Failed(format!("--metrics-url: {e}")))
+    });
+    let metrics = metrics.transpose()?;
     let engine = Engine::start(EngineSetup {
         target: p.target,
         texts: p.texts,
@@ -207,6 +215,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
             probe: a.slo.probe_rule(),
             at_start: a.slo.find_capacity,
         }),
+        metrics,
     });
     let report = if live {
         // Key e writes a file: stdout is the screen's while it is open.

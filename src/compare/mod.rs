@@ -199,6 +199,7 @@ fn engine_for(p: &PreparedTarget, a: &Settings, step: Step, index: usize) -> Eng
                 at_start: true,
                 ..s
             }),
+        metrics: None,
     })
 }
 

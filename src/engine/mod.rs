@@ -7,6 +7,7 @@ pub mod command;
 mod dispatch;
 pub mod limiter;
 mod request;
+mod server_side;
 pub mod snapshot;
 mod steer;
 #[cfg(test)]
@@ -57,6 +58,8 @@ pub struct EngineSetup {
     pub slo: Slo,
     /// How capacity searches run; `None` without an SLO (the `f` key then says so).
     pub search: Option<SearchSetup>,
+    /// `--metrics-url`: the server's metrics, read around every phase.
+    pub metrics: Option<Arc<crate::server_metrics::Scraper>>,
 }
 
 /// How a capacity search runs (see `capacity`).
@@ -107,6 +110,10 @@ pub(crate) struct Live {
     searching: Option<Capacity>,
     /// What could not be measured and why, each said once.
     notices: Vec<String>,
+    /// The metrics endpoint as the running phase began, and the phase since (see
+    /// `server_side`).
+    phase_scrape: Option<crate::server_metrics::Reading>,
+    server_so_far: Option<crate::server_metrics::ServerMetrics>,
 }
 
 pub(crate) struct Shared {
@@ -181,6 +188,7 @@ impl Shared {
             req_per_s: rec.req_per_s(),
             samples_per_s: rec.samples_per_s(),
             slo: None,
+            server: live.server_so_far.clone(),
         };
         let entries = &live.timeline.entries;
         let tail = entries[entries.len().saturating_sub(TAIL_POINTS)..].to_vec();
@@ -263,6 +271,7 @@ pub(crate) struct Ctx {
     client_threads: client_threads::ClientThreads,
     /// Commands that came while a phase drained, for the next one (see `steer`).
     deferred: Mutex<VecDeque<Command>>,
+    metrics: Option<Arc<crate::server_metrics::Scraper>>,
 }
 
 impl Ctx {
@@ -359,6 +368,7 @@ pub struct Engine {
     shared: Arc<Shared>,
     report: oneshot::Receiver<RunReport>,
     ticker: JoinHandle<()>,
+    poller: Option<JoinHandle<()>>,
     started_at: SystemTime,
 }
 
@@ -396,6 +406,8 @@ impl Engine {
                 capacity: Vec::new(),
                 searching: None,
                 notices: Vec::new(),
+                phase_scrape: None,
+                server_so_far: None,
             }),
             limiter: Limiter::new(setup.plan.concurrency),
             sent: closed::Tickets::new(),
@@ -420,6 +432,8 @@ impl Engine {
                 }
             }
         });
+        let poller =
+            (setup.metrics.as_deref()).and_then(|m| server_side::spawn_poller(m, shared.clone()));
         let run_shared = shared.clone();
         let thread_shared = shared.clone();
         let started_at = SystemTime::now();
@@ -453,6 +467,7 @@ impl Engine {
             shared,
             report,
             ticker,
+            poller,
             started_at,
         }
     }
@@ -555,6 +570,9 @@ impl Interim {
 impl Drop for Engine {
     fn drop(&mut self) {
         self.ticker.abort();
+        if let Some(p) = &self.poller {
+            p.abort();
+        }
     }
 }
 
@@ -576,6 +594,7 @@ async fn run(
         price_per_hour: setup.price_per_hour,
         client_threads: client_threads::ClientThreads::start(setup.client_threads),
         deferred: Mutex::new(VecDeque::new()),
+        metrics: setup.metrics,
     };
     let plan = setup.plan;
 

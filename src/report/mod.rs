@@ -9,6 +9,7 @@ pub mod cold_start;
 pub mod compare;
 pub mod merge;
 mod run;
+mod server;
 pub mod table;
 pub mod validate;
 

@@ -26,6 +26,7 @@ mod real_model;
 mod report;
 mod sagemaker;
 mod security;
+mod server_metrics;
 mod signals;
 mod throughput;
 mod triton_vllm;
