@@ -547,3 +547,53 @@ fn real_triton_outputs_prove_the_client_tensors_and_dynamic_batching() {
         "stats-derived batch factor shows dynamic batching: {factor}"
     );
 }
+
+/// `--metrics-url` on Triton's metrics port (PORT+2 here, 8002 by default): the phase's
+/// queue and compute per request and the batch factor from the Prometheus counters agree
+/// with the statistics API's diff of the same phase within 5 %, with dynamic batching on.
+#[test]
+fn real_triton_metrics_agree_with_its_statistics() {
+    let _one = one_at_a_time();
+    let t = Peer::start("triton.sh", &[], &[("QUEUE_DELAY_US", "20000")]);
+    let metrics = format!("http://127.0.0.1:{}/metrics", t.port + 2);
+    let e = triton_run(
+        &t,
+        &[
+            "--binary",
+            "--concurrency",
+            "16",
+            "-n",
+            "200",
+            "--warmup",
+            "16",
+            "--metrics-url",
+            &metrics,
+            "--metric",
+            "nv_inference_request_duration_us",
+        ],
+    );
+    let p = &e["phases"][0];
+    let (m, s) = (&p["server_metrics"], &p["server"]);
+    eprintln!("real Triton b=1 x 16: metrics {m}\nstatistics {s}");
+    let close = |a: f64, b: f64, what: &str| {
+        assert!(
+            a > 0.0 && (a / b - 1.0).abs() <= 0.05,
+            "{what}: metrics {a} against statistics {b}"
+        );
+    };
+    let stats_compute =
+        f(&s["compute_input_ms"]) + f(&s["compute_infer_ms"]) + f(&s["compute_output_ms"]);
+    close(
+        f(&m["queue_ms_per_request"]) + f(&m["compute_ms_per_request"]),
+        f(&s["queue_ms"]) + stats_compute,
+        "queue + compute ms per request",
+    );
+    close(f(&m["compute_ms_per_request"]), stats_compute, "compute ms");
+    close(f(&m["batch_factor"]), f(&s["batch_factor"]), "batch factor");
+    assert!(f(&m["batch_factor"]) > 1.0, "dynamic batching: {m}");
+    assert_eq!(m["requests"], 216, "warmup and measured requests: {m}");
+    assert_eq!(m["executions"], s["execution_count"]);
+    let named = &m["metrics"]["nv_inference_request_duration_us"];
+    assert_eq!(named["type"], "counter");
+    assert_eq!(common::schema_violations(&e), Vec::<String>::new());
+}
