@@ -2,6 +2,7 @@
 //! settings of the layers below (`setup`, `compare`, `report`, `serve`), runs them, and writes
 //! what they produced. Bad input is one line and exit code 2.
 
+mod cloudwatch;
 mod cold_start;
 mod compare;
 mod parse;

@@ -117,6 +117,7 @@ fn config_json(a: &RunArgs, p: &PreparedTarget) -> Value {
         "until_stable": a.slo.until_stable,
         "metrics_url": a.server.metrics_url.as_deref().map(crate::scrub::url),
         "metrics": a.server.metrics,
+        "cloudwatch_wait_s": a.server.cloudwatch_wait,
         "fail_on": a.fail_on.thresholds.iter().map(ToString::to_string).collect::<Vec<_>>(),
     })
 }
@@ -131,6 +132,12 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         return Err(usage(
             "--find-capacity",
             "searches rates at one concurrency cap: drop --sweep-concurrency, or run the search at each --concurrency",
+        ));
+    }
+    if a.server.cloudwatch_wait.is_some() && a.endpoint.is_none() {
+        return Err(usage(
+            "--cloudwatch-wait",
+            "reads SageMaker's metrics of an --endpoint run: give --endpoint, or drop it",
         ));
     }
     let p = setup::prepare(&target_settings(&a)).await?;
@@ -235,6 +242,9 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         crate::headless::run(engine, abort_export(&a, &config)).await
     };
     let mut report = report;
+    if let (Some(wait), Some(name)) = (a.server.cloudwatch_wait, &a.endpoint) {
+        super::cloudwatch::attach(&mut report, &sagemaker_config(name, &a.sagemaker), wait).await;
+    }
     // A panic anywhere in the run (a request task, the accuracy check) is a failure too.
     report.error = crate::failure::describe(report.error);
     let failed = report.error.clone();

@@ -16,6 +16,13 @@ pub struct ServerArgs {
     /// label sets summed); repeat for more.
     #[arg(long = "metric", value_name = "NAME", value_parser = metric_name, requires = "metrics_url", help_heading = "Server side")]
     pub metrics: Vec<String>,
+    /// --endpoint: after the run, wait this long (a countdown; Ctrl-C reads at once), then
+    /// read SageMaker's CloudWatch metrics (ModelLatency, OverheadLatency, invocations and
+    /// errors, ModelSetupTime) for each phase's window. CloudWatch has one-minute periods
+    /// and publishes a minute or more late: 90s is a safe wait. Needs
+    /// cloudwatch:GetMetricData; without it, one warning. Units accepted; 0 reads at once.
+    #[arg(long, value_name = "SECS", value_parser = super::values::non_negative_secs, help_heading = "Server side")]
+    pub cloudwatch_wait: Option<f64>,
 }
 
 fn metrics_url(s: &str) -> Result<String, String> {

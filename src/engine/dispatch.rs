@@ -193,6 +193,7 @@ pub(crate) async fn run_phase(
     let shared = &ctx.shared;
     let requester = Requester::new(ctx, spec.batch_size);
     let progress = Arc::new(Progress::new(&spec));
+    let wall_start = std::time::SystemTime::now();
     let stats_before = server_stats(ctx).await;
     let metrics_before = super::server_side::reading(ctx).await;
     super::server_side::phase_started(shared, metrics_before.as_ref());
@@ -490,6 +491,7 @@ pub(crate) async fn run_phase(
     };
     let metrics_after = super::server_side::reading(ctx).await;
     let server = ServerSide {
+        wall_start,
         stats,
         metrics: super::server_side::phase_ended(ctx, metrics_before, metrics_after),
     };
@@ -603,6 +605,7 @@ async fn drain(ctx: &Ctx, end: &PhaseEnd, cmds: &mut UnboundedReceiver<Command>)
 
 /// What the server said of a phase: its statistics API and its metrics endpoint.
 struct ServerSide {
+    wall_start: std::time::SystemTime,
     stats: Option<ServerStats>,
     metrics: Option<crate::server_metrics::ServerMetrics>,
 }
@@ -657,6 +660,7 @@ fn finish(
     let mut result = PhaseResult::new(&spec, settings.pace, ctx.shape, &rec);
     result.server = server.stats.map(|s| ServerBreakdown::from_stats(&s));
     result.server_metrics = server.metrics;
+    result.wall = Some((server.wall_start, std::time::SystemTime::now()));
     result.judge(&ctx.shared.slo, &rec.scheduled);
     if let Some(reason) = endings.stop_reason {
         result.stable = Some(reason == "stable");

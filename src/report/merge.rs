@@ -186,6 +186,7 @@ fn merge_phase(sources: &[(String, Export)], i: usize) -> Result<PhaseResult, St
     m.tokenize_ms = None;
     m.server = None;
     m.server_metrics = None;
+    m.cloudwatch = None;
     m.p99_over_p50 = tail_ratio(l.p50, l.p99);
     m.duration_s = round3(dur);
     m.req_per_s = round3(rps);

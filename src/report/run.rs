@@ -99,6 +99,7 @@ pub fn tables(e: &Export) -> Vec<Table> {
         server_table(&e.phases),
         super::server::breakdown_table(&e.phases),
         super::server::named_table(&e.phases),
+        super::server::cloudwatch_table(&e.phases),
         variants_table(&e.phases),
         e.accuracy.as_ref().map(accuracy_table),
     ]

@@ -90,3 +90,55 @@ pub(super) fn named_table(phases: &[PhaseResult]) -> Option<Table> {
     }
     Some(t)
 }
+
+/// SageMaker's own account of each phase beside the client's: the model's time, SageMaker's
+/// overhead on top, and what it counted.
+pub(super) fn cloudwatch_table(phases: &[PhaseResult]) -> Option<Table> {
+    let rows: Vec<_> = phases
+        .iter()
+        .filter_map(|p| p.cloudwatch.as_ref().map(|c| (p, c)))
+        .collect();
+    let period = rows.first()?.1.period_s;
+    let mut t = Table::new(
+        format!(
+            "SageMaker CloudWatch (ms; {period}-s periods, each phase's window widened to whole periods)"
+        ),
+        &[
+            "kind",
+            "batch",
+            "conc",
+            "client p50",
+            "service p50",
+            "model avg",
+            "overhead avg",
+            "model max",
+            "invocations",
+            "4xx",
+            "5xx",
+            "setup",
+        ],
+    );
+    for (p, c) in rows {
+        let m = |name: &str| c.metrics.get(name);
+        let avg = |name: &str| num(m(name).and_then(|x| x.average), 2);
+        let count = |name: &str| m(name).map_or("-".into(), |x| format!("{}", x.sum));
+        t.row(vec![
+            p.kind.name().into(),
+            p.batch_size.to_string(),
+            p.concurrency.to_string(),
+            num(Some(p.latency_ms.p50), 2),
+            num(Some(p.service_ms.p50), 2),
+            avg("ModelLatency"),
+            avg("OverheadLatency"),
+            num(m("ModelLatency").and_then(|x| x.max), 2),
+            count("Invocations"),
+            count("Invocation4XXErrors"),
+            count("Invocation5XXErrors"),
+            avg("ModelSetupTime"),
+        ]);
+    }
+    t.notes.push(
+        "a period also holds any other traffic of its minute; CloudWatch publishes a minute or more late".into(),
+    );
+    Some(t)
+}

@@ -7,6 +7,7 @@
 //! factor (inferences per model execution: how much the dynamic batcher merged). Any other
 //! counter, gauge, histogram or summary is reported when `--metric` names it.
 
+pub mod cloudwatch;
 pub mod prometheus;
 
 use prometheus::{Exposition, Family, bucket_quantile, increase};

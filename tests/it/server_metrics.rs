@@ -162,8 +162,16 @@ fn bad_metrics_flags_are_one_line_naming_the_flag() {
             ][..],
             "--metric",
         ),
+        (&["--cloudwatch-wait", "5"][..], "--cloudwatch-wait"),
+        (
+            &["--endpoint", "ep", "--cloudwatch-wait", "-5"][..],
+            "--cloudwatch-wait",
+        ),
     ] {
-        let mut a = vec!["--demo", "--headless", "-n", "5"];
+        let mut a = vec!["--headless", "-n", "5"];
+        if !bad.contains(&"--endpoint") {
+            a.push("--demo");
+        }
         a.extend_from_slice(bad);
         let out = run(&a);
         assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", out.stderr);
