@@ -17,7 +17,8 @@ use std::path::PathBuf;
 #[derive(Args, Debug, Clone)]
 #[command(
     after_help = "A --target is comma-separated key=value pairs: name, url | endpoint, engine, model, \
-container, component, target-model, variant, endpoint-url, instance, price. Example: \
+container, component, target-model, variant, endpoint-url, instance, price, metrics-url (its \
+server's Prometheus metrics, as --metrics-url of a run). Example: \
 --target name=cpu,url=http://127.0.0.1:8080,instance=ml.c6i.2xlarge"
 )]
 pub struct CompareArgs {

@@ -142,3 +142,46 @@ pub(super) fn cloudwatch_table(phases: &[PhaseResult]) -> Option<Table> {
     );
     Some(t)
 }
+
+/// `compare`: the server's side per target, where a target's `metrics-url=` gave it, each
+/// phase's targets next to each other.
+pub(super) fn per_target_table(phases: &[PhaseResult]) -> Option<Table> {
+    let mut rows: Vec<_> = with_metrics(phases)
+        .into_iter()
+        .filter(|(_, m)| m.queue_ms_per_request.is_some() || m.compute_ms_per_request.is_some())
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    rows.sort_by_key(|(p, _)| (p.kind.name(), p.batch_size, p.concurrency));
+    let mut t = Table::new(
+        "Server side per target (ms per request from each target's metrics-url, warmup included)",
+        &[
+            "target",
+            "kind",
+            "batch",
+            "conc",
+            "client p50",
+            "service p50",
+            "server",
+            "queue",
+            "compute",
+            "batch factor",
+        ],
+    );
+    for (p, m) in rows {
+        t.row(vec![
+            p.target.clone().unwrap_or_default(),
+            p.kind.name().into(),
+            p.batch_size.to_string(),
+            p.concurrency.to_string(),
+            num(Some(p.latency_ms.p50), 2),
+            num(Some(p.service_ms.p50), 2),
+            num(m.request_ms_per_request, 2),
+            num(m.queue_ms_per_request, 2),
+            num(m.compute_ms_per_request, 2),
+            num(m.batch_factor, 2),
+        ]);
+    }
+    Some(t)
+}

@@ -231,3 +231,59 @@ fn a_password_in_the_metrics_url_is_never_shown_or_exported() {
         assert!(shown.starts_with("http://127.0.0.1:"), "{shown}");
     }
 }
+
+/// `compare`: a target's `metrics-url=` gives its phases the server's side, shown per target
+/// beside the client's figures; a target without one has none.
+#[test]
+fn compare_shows_the_server_side_per_target() {
+    use crate::common::{run_env, tmp_path};
+    let fast = Serve::fixed(2, 2, &[]);
+    let slow = Serve::fixed(8, 2, &[]);
+    let path = tmp_path("compare-server.json");
+    let with = format!(
+        "name=fast,url={url},engine=triton,model=encoder,metrics-url={url}/metrics",
+        url = fast.url
+    );
+    let without = format!("name=slow,url={},engine=triton,model=encoder", slow.url);
+    let out = run_env(
+        &[
+            "compare",
+            "--headless",
+            "--export",
+            path.to_str().unwrap(),
+            "--target",
+            &with,
+            "--target",
+            &without,
+            "-n",
+            "10",
+            "--batch-sizes",
+            "1",
+            "--no-concurrency",
+            "--no-accuracy",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let phases = e["phases"].as_array().unwrap();
+    let of = |name: &str| phases.iter().find(|p| p["target"] == name).unwrap();
+    let m = &of("fast")["server_metrics"];
+    assert_eq!(
+        m["executions"],
+        of("fast")["server"]["execution_count"],
+        "{m}"
+    );
+    assert!(f(&m["compute_ms_per_request"]) >= 2.0, "{m}");
+    assert!(of("slow").get("server_metrics").is_none());
+    assert_eq!(schema_violations(&e), Vec::<String>::new());
+    let tables = stdout(&out);
+    let rows: Vec<&str> = tables
+        .lines()
+        .skip_while(|l| !l.starts_with("Server side per target"))
+        .skip(2)
+        .take_while(|l| !l.trim().is_empty())
+        .collect();
+    assert_eq!(rows.len(), 1, "{tables}");
+    assert!(rows[0].starts_with("fast "), "{tables}");
+}
