@@ -48,6 +48,26 @@ async fn countdown(wait: Duration) {
     }
 }
 
+/// `cold-start`: waits `wait_s`, then reads the figures from `start` to now; a failure is
+/// one note on stderr.
+pub(super) async fn read_after(
+    cfg: &SageMakerConfig,
+    wait_s: f64,
+    start: std::time::SystemTime,
+) -> Option<crate::server_metrics::cloudwatch::CloudWatchFigures> {
+    let end = std::time::SystemTime::now();
+    countdown(Duration::from_secs_f64(wait_s)).await;
+    match CloudWatch::new(cfg).await.read(start, end).await {
+        Ok(f) => Some(f),
+        Err(why) => {
+            crate::failure::say(format_args!(
+                "note: CloudWatch: GetMetricData failed ({why}): SageMaker's figures are absent; reading them needs cloudwatch:GetMetricData"
+            ));
+            None
+        }
+    }
+}
+
 /// Waits `wait_s`, then adds each phase's CloudWatch figures to `report`.
 pub(super) async fn attach(report: &mut RunReport, cfg: &SageMakerConfig, wait_s: f64) {
     if report.phases.iter().all(|p| p.wall.is_none()) {

@@ -626,13 +626,54 @@ fn early_in_a_minute() -> std::time::SystemTime {
     }
 }
 
+/// Datapoints as SageMaker publishes them for an endpoint's `AllTraffic` variant, early in
+/// the current minute: (endpoint, metric, sample count, sum, maximum), in microseconds
+/// (`Invocations`: a count).
+fn put_sagemaker_metrics(url: &str, points: &[(&str, &str, f64, f64, f64)]) {
+    use aws_sdk_cloudwatch::types::{Dimension, MetricDatum, StandardUnit, StatisticSet};
+    let at = early_in_a_minute();
+    let data = points
+        .iter()
+        .map(|&(endpoint, name, n, sum, max)| {
+            let dims = [("EndpointName", endpoint), ("VariantName", "AllTraffic")]
+                .map(|(k, v)| Dimension::builder().name(k).value(v).build());
+            MetricDatum::builder()
+                .metric_name(name)
+                .set_dimensions(Some(dims.to_vec()))
+                .timestamp(at.into())
+                .statistic_values(
+                    StatisticSet::builder()
+                        .sample_count(n)
+                        .sum(sum)
+                        .minimum(0.0)
+                        .maximum(max)
+                        .build(),
+                )
+                .unit(if name == "Invocations" {
+                    StandardUnit::None
+                } else {
+                    StandardUnit::Microseconds
+                })
+                .build()
+        })
+        .collect();
+    common::runtime()
+        .block_on(
+            moto_cloudwatch(url)
+                .put_metric_data()
+                .namespace("AWS/SageMaker")
+                .set_metric_data(Some(data))
+                .send(),
+        )
+        .unwrap();
+}
+
 /// `--cloudwatch-wait` through moto's CloudWatch API: datapoints SageMaker would publish
 /// for the endpoint's variant in the phase's minute (10 invocations, model 21.0 ms and
 /// overhead 3.9 ms on average) come back beside the client's figures, and another
 /// endpoint's are not mixed in.
 #[test]
 fn moto_cloudwatch_figures_are_read_back_beside_the_client_figures() {
-    use aws_sdk_cloudwatch::types::{Dimension, MetricDatum, StandardUnit, StatisticSet};
     let _one = one_at_a_time();
     let moto = Peer::start("moto.sh", &[], &[]);
     post_json(
@@ -641,44 +682,15 @@ fn moto_cloudwatch_figures_are_read_back_beside_the_client_figures() {
             { "Body": r#"[{"label": "entailment", "score": 0.9}]"#, "ContentType": "application/json" },
         ]}),
     );
-    let at = early_in_a_minute();
-    let cw = moto_cloudwatch(&moto.url());
-    let datum = |endpoint: &str, name: &str, n: f64, sum: f64, max: f64| {
-        let dims = [("EndpointName", endpoint), ("VariantName", "AllTraffic")]
-            .map(|(k, v)| Dimension::builder().name(k).value(v).build());
-        MetricDatum::builder()
-            .metric_name(name)
-            .set_dimensions(Some(dims.to_vec()))
-            .timestamp(at.into())
-            .statistic_values(
-                StatisticSet::builder()
-                    .sample_count(n)
-                    .sum(sum)
-                    .minimum(0.0)
-                    .maximum(max)
-                    .build(),
-            )
-            .unit(if name == "Invocations" {
-                StandardUnit::None
-            } else {
-                StandardUnit::Microseconds
-            })
-            .build()
-    };
-    let data = vec![
-        datum("moto-ep", "ModelLatency", 10.0, 210_000.0, 40_000.0),
-        datum("moto-ep", "OverheadLatency", 10.0, 39_000.0, 6_000.0),
-        datum("moto-ep", "Invocations", 1.0, 10.0, 10.0),
-        datum("other-ep", "ModelLatency", 10.0, 9_000_000.0, 900_000.0),
-    ];
-    common::runtime()
-        .block_on(
-            cw.put_metric_data()
-                .namespace("AWS/SageMaker")
-                .set_metric_data(Some(data))
-                .send(),
-        )
-        .unwrap();
+    put_sagemaker_metrics(
+        &moto.url(),
+        &[
+            ("moto-ep", "ModelLatency", 10.0, 210_000.0, 40_000.0),
+            ("moto-ep", "OverheadLatency", 10.0, 39_000.0, 6_000.0),
+            ("moto-ep", "Invocations", 1.0, 10.0, 10.0),
+            ("other-ep", "ModelLatency", 10.0, 9_000_000.0, 900_000.0),
+        ],
+    );
     let env = [
         ("AWS_ACCESS_KEY_ID", "AKIDMOTO"),
         ("AWS_SECRET_ACCESS_KEY", "anything"),
@@ -775,4 +787,57 @@ fn moto_cloudwatch_without_permission_is_one_note_and_the_run_goes_on() {
     let all = format!("{}{}", common::stdout(&out), stderr(&out));
     assert_eq!(all.matches("GetMetricData failed").count(), 1, "{all}");
     assert!(!all.contains(key["SecretAccessKey"].as_str().unwrap()));
+}
+
+/// `cold-start --cloudwatch-wait`: a serverless cold start's `ModelSetupTime` (13.7 s here)
+/// and latencies, published for the endpoint over the attempts, come back in the export and
+/// the table.
+#[test]
+fn moto_cloudwatch_figures_of_a_cold_start() {
+    let _one = one_at_a_time();
+    let moto = Peer::start("moto.sh", &[], &[]);
+    post_json(
+        &format!("{}/moto-api/static/sagemaker/endpoint-results", moto.url()),
+        &serde_json::json!({ "results": [
+            { "Body": r#"[{"label": "entailment", "score": 0.9}]"#, "ContentType": "application/json" },
+        ]}),
+    );
+    put_sagemaker_metrics(
+        &moto.url(),
+        &[
+            ("moto-ep", "ModelSetupTime", 1.0, 13_700_000.0, 13_700_000.0),
+            ("moto-ep", "ModelLatency", 4.0, 100_000.0, 43_000.0),
+        ],
+    );
+    let path = tmp_path("cold-cw.json");
+    let out = run_env(
+        &[
+            "cold-start",
+            "--endpoint",
+            "moto-ep",
+            "--endpoint-url",
+            &moto.url(),
+            "-n",
+            "3",
+            "--cloudwatch-wait",
+            "0",
+            "--export",
+            path.to_str().unwrap(),
+        ],
+        &[
+            ("AWS_ACCESS_KEY_ID", "AKIDMOTO"),
+            ("AWS_SECRET_ACCESS_KEY", "anything"),
+            ("AWS_REGION", "us-east-1"),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let m = &e["cloudwatch"]["metrics"];
+    assert_eq!(f(&m["ModelSetupTime"]["average"]), 13_700.0, "{e}");
+    assert_eq!(f(&m["ModelLatency"]["average"]), 25.0);
+    let table = common::stdout(&out);
+    assert!(
+        table.contains("CloudWatch model setup") && table.contains("avg 13700.0"),
+        "{table}"
+    );
 }
