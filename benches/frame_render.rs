@@ -73,6 +73,7 @@ fn simulate(secs: u64) -> (Snapshot, Duration) {
             req_per_s: recorder.req_per_s(),
             samples_per_s: recorder.samples_per_s(),
             slo: None,
+            server: None,
         },
         recent_latency: timeline.recent(),
         run_latency: run,

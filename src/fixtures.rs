@@ -226,6 +226,7 @@ pub fn snapshot() -> Snapshot {
             req_per_s: 49.8,
             samples_per_s: 49.8,
             slo: None,
+            server: None,
         },
         recent_latency: recent,
         run_latency: run,

@@ -18,6 +18,7 @@
 //! engine            the load engine: one dispatch loop, closed-loop slots, client threads
 //! capacity          capacity search: the highest rate that meets the SLO, per batch size
 //! results           what a phase and a run amount to, and what a sweep says (knee, advice)
+//! server_metrics    the server's own figures: Prometheus metrics diffed over a phase
 //! accuracy          the known-answer verdicts (labels or nearest candidates), the verdict
 //!                   diff and the vector agreement across deployments
 //! target            where requests go: a URL (HTTP/1.1 pool, reqwest) or SageMaker (AWS SDK)
@@ -62,6 +63,7 @@ pub mod report;
 pub mod results;
 pub mod scrub;
 pub mod serve;
+pub mod server_metrics;
 pub mod setup;
 pub mod shard;
 pub mod signals;

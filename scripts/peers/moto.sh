@@ -8,6 +8,8 @@
 #        Authorization header and only reads the region/service from its credential scope). Creates an IAM user
 #        with an allow-all policy and writes its key to $ENCBENCH_PEERS_HOME/moto-PORT-key.json as
 #        {"AccessKeyId": ..., "SecretAccessKey": ...}.
+#        Env MOTO_POLICY_ACTIONS (with --auth): the IAM actions the user is allowed, comma-separated (default "*"),
+#        e.g. sagemaker:InvokeEndpoint for an identity that may invoke but not read CloudWatch.
 # Behaviour to expect (moto 5.2.5): InvokeEndpoint answers 200 with body "body" for any endpoint name (no need to
 # create it) unless replies were queued with POST /moto-api/static/sagemaker/endpoint-results; a request without
 # a SigV4 Authorization header gets 500 (moto routes by the credential scope); no keep-alive.
@@ -68,8 +70,9 @@ iam = boto3.client("iam", endpoint_url=url, region_name="us-east-1",
                    aws_access_key_id="bootstrap", aws_secret_access_key="bootstrap")
 iam.create_user(UserName="encbench")
 k = iam.create_access_key(UserName="encbench")["AccessKey"]
-iam.put_user_policy(UserName="encbench", PolicyName="allow-all", PolicyDocument=json.dumps(
-    {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}))
+actions = (os.environ.get("MOTO_POLICY_ACTIONS") or "*").split(",")
+iam.put_user_policy(UserName="encbench", PolicyName="encbench", PolicyDocument=json.dumps(
+    {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": actions, "Resource": "*"}]}))
 key = {"AccessKeyId": k["AccessKeyId"], "SecretAccessKey": k["SecretAccessKey"]}
 # Self-check: the new key must pass, a wrong secret must be refused (auth really on).
 def invoke(secret):

@@ -57,7 +57,14 @@ pub(super) async fn main(a: ColdStartArgs, stdout: &mut Stdout<'_>) -> Result<()
         steady_n: a.n,
     };
     let result = cold_start::run(&target, body, &probe, stop()).await;
-    let export = ColdStartExport::new(&target.describe(), &probe, &result);
+    let mut export = ColdStartExport::new(&target.describe(), &probe, &result);
+    let first_attempt = result.started_at.as_deref().and_then(|t| {
+        time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()
+    });
+    if let (Some(wait), Some(start)) = (a.cloudwatch_wait, first_attempt) {
+        let cfg = sagemaker_config(&a.endpoint, &a.sagemaker);
+        export.cloudwatch = super::cloudwatch::read_after(&cfg, wait, start.into()).await;
+    }
     let written = a.export.as_ref().map_or(Ok(()), |path| {
         write_export("--export", path, &export, stdout)
     });

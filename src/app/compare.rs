@@ -98,9 +98,15 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
         let prepared = setup::prepare(&spec::target_settings(&s, t))
             .await
             .map_err(named)?;
+        let metrics = t.metrics_url.as_deref().map(|u| {
+            crate::server_metrics::Scraper::new(u, t.model.as_deref(), vec![])
+                .map(std::sync::Arc::new)
+                .map_err(|e| AppError::Failed(format!("{} {}: metrics-url: {e}", t.flag, t.name)))
+        });
         entries.push(Entry {
             name: t.name.clone(),
             prepared,
+            metrics: metrics.transpose()?,
         });
     }
     for (t, e) in specs.iter().zip(&entries) {

@@ -2,6 +2,7 @@
 //! settings of the layers below (`setup`, `compare`, `report`, `serve`), runs them, and writes
 //! what they produced. Bad input is one line and exit code 2.
 
+mod cloudwatch;
 mod cold_start;
 mod compare;
 mod hosts;
@@ -183,6 +184,7 @@ fn remember_url_passwords(cli: &Cli) {
         None => {
             urls.extend(cli.run.url.as_deref());
             urls.extend(cli.run.sagemaker.endpoint_url.as_deref());
+            urls.extend(cli.run.server.metrics_url.as_deref());
         }
         Some(Sub::ColdStart(a)) => urls.extend(a.sagemaker.endpoint_url.as_deref()),
         Some(Sub::Compare(a)) => {

@@ -117,6 +117,9 @@ fn config_json(a: &RunArgs, p: &PreparedTarget) -> Value {
         "stability": a.slo.stability,
         "max_probe_secs": a.slo.max_probe_secs,
         "until_stable": a.slo.until_stable,
+        "metrics_url": a.server.metrics_url.as_deref().map(crate::scrub::url),
+        "metrics": a.server.metrics,
+        "cloudwatch_wait_s": a.server.cloudwatch_wait,
         "fail_on": a.fail_on.thresholds.iter().map(ToString::to_string).collect::<Vec<_>>(),
     })
 }
@@ -134,6 +137,12 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         return Err(usage(
             "--find-capacity",
             "searches rates at one concurrency cap: drop --sweep-concurrency, or run the search at each --concurrency",
+        ));
+    }
+    if a.server.cloudwatch_wait.is_some() && a.endpoint.is_none() {
+        return Err(usage(
+            "--cloudwatch-wait",
+            "reads SageMaker's metrics of an --endpoint run: give --endpoint, or drop it",
         ));
     }
     let hosts = super::hosts::hosts(&a)?;
@@ -197,6 +206,12 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         window_s: a.window,
     };
     let _demo_server = p.demo_server;
+    let metrics = a.server.metrics_url.as_deref().map(|u| {
+        crate::server_metrics::Scraper::new(u, a.model.as_deref(), a.server.metrics.clone())
+            .map(std::sync::Arc::new)
+            .map_err(|e| AppError::Failed(format!("--metrics-url: {e}")))
+    });
+    let metrics = metrics.transpose()?;
     let setup = EngineSetup {
         target: p.target,
         texts: p.texts,
@@ -217,6 +232,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
             probe: a.slo.probe_rule(),
             at_start: a.slo.find_capacity,
         }),
+        metrics,
     };
     let engine = Engine::start_among(hosts, setup);
     let report = if live {
@@ -237,6 +253,9 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         crate::headless::run(engine, abort_export(&a, &config)).await
     };
     let mut report = report;
+    if let (Some(wait), Some(name)) = (a.server.cloudwatch_wait, &a.endpoint) {
+        super::cloudwatch::attach(&mut report, &sagemaker_config(name, &a.sagemaker), wait).await;
+    }
     // A panic anywhere in the run (a request task, the accuracy check) is a failure too.
     report.error = crate::failure::describe(report.error);
     let failed = report.error.clone();

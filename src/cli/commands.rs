@@ -17,7 +17,8 @@ use std::path::PathBuf;
 #[derive(Args, Debug, Clone)]
 #[command(
     after_help = "A --target is comma-separated key=value pairs: name, url | endpoint, engine, model, \
-container, component, target-model, variant, endpoint-url, instance, price. Example: \
+container, component, target-model, variant, endpoint-url, instance, price, metrics-url (its \
+server's Prometheus metrics, as --metrics-url of a run). Example: \
 --target name=cpu,url=http://127.0.0.1:8080,instance=ml.c6i.2xlarge"
 )]
 pub struct CompareArgs {
@@ -193,6 +194,11 @@ pub struct ColdStartArgs {
     /// Tokens the input is padded (and truncated) to with --pad-to-max.
     #[arg(long, default_value_t = 512, value_parser = tokens)]
     pub max_len: usize,
+    /// After the probe, wait this long (a countdown; Ctrl-C reads at once), then read
+    /// SageMaker's CloudWatch metrics over the attempts (ModelSetupTime of a serverless
+    /// cold start, ModelLatency, OverheadLatency): 90s is a safe wait. Units accepted.
+    #[arg(long, value_name = "SECS", value_parser = non_negative_secs)]
+    pub cloudwatch_wait: Option<f64>,
     /// Write the result as JSON here; - writes it to stdout, and the table to stderr.
     #[arg(long, short = 'o')]
     pub export: Option<PathBuf>,

@@ -5,10 +5,12 @@
 mod commands;
 pub mod hosts;
 mod run;
+mod server;
 mod values;
 
 pub use commands::{ColdStartArgs, CompareArgs, CompletionsArgs, ReportArgs, ServeArgs};
 pub use run::{HttpArgs, RunArgs, SageMakerArgs, SloArgs};
+pub use server::ServerArgs;
 pub use values::Rate;
 
 use clap::{Parser, Subcommand};

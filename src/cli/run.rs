@@ -181,6 +181,8 @@ pub struct RunArgs {
     pub knee: f64,
 
     #[command(flatten)]
+    pub server: super::ServerArgs,
+    #[command(flatten)]
     pub slo: SloArgs,
     #[command(flatten)]
     pub fail_on: crate::thresholds::FailOnArgs,

@@ -17,6 +17,7 @@ use crate::setup::PreparedTarget;
 use crate::sweep::{PhaseKind, StopAt, SweepPlan};
 use serde_json::json;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::sync::watch;
 
@@ -148,6 +149,8 @@ pub struct CompareView {
 pub struct Entry {
     pub name: String,
     pub prepared: PreparedTarget,
+    /// `metrics-url=` of its `--target`: its server's side of every phase.
+    pub metrics: Option<Arc<crate::server_metrics::Scraper>>,
 }
 
 struct Outcome {
@@ -158,7 +161,8 @@ struct Outcome {
     notices: Vec<String>,
 }
 
-fn engine_for(p: &PreparedTarget, a: &Settings, step: Step, index: usize) -> Engine {
+fn engine_for(entry: &Entry, a: &Settings, step: Step, index: usize) -> Engine {
+    let p = &entry.prepared;
     Engine::start(EngineSetup {
         target: p.target.clone(),
         texts: p.texts.clone(),
@@ -199,6 +203,7 @@ fn engine_for(p: &PreparedTarget, a: &Settings, step: Step, index: usize) -> Eng
                 at_start: true,
                 ..s
             }),
+        metrics: entry.metrics.clone(),
     })
 }
 
@@ -259,7 +264,7 @@ pub async fn run(
         }
         let step = steps[s];
         set_row(t, &|r| r.state = RowState::Running(step));
-        let engine = engine_for(p, a, step, s);
+        let engine = engine_for(&entries[t], a, step, s);
         let mut snaps = engine.snapshots();
         let commands = engine.commands();
         let finish = engine.finish();

@@ -25,6 +25,8 @@ pub struct TargetSpec {
     pub price: Option<f64>,
     /// This target's own tokenizer.json (a deployment that tokenizes differently).
     pub tokenizer: Option<std::path::PathBuf>,
+    /// Its server's Prometheus metrics (`--metrics-url` of a plain run).
+    pub metrics_url: Option<String>,
 }
 
 impl TargetSpec {
@@ -44,6 +46,7 @@ impl TargetSpec {
             instance: None,
             price: None,
             tokenizer: None,
+            metrics_url: None,
         }
     }
 }
@@ -77,6 +80,7 @@ pub fn parse_target(s: &str) -> Result<TargetSpec, String> {
             "endpoint-url" => t.endpoint_url = Some(value),
             "instance" => t.instance = Some(value),
             "tokenizer" => t.tokenizer = Some(value.into()),
+            "metrics-url" => t.metrics_url = Some(value),
             "price" => match value.parse::<f64>() {
                 Ok(p) if p > 0.0 && p.is_finite() => t.price = Some(p),
                 _ => return Err(format!("price '{value}' must be USD per hour > 0")),
@@ -84,7 +88,8 @@ pub fn parse_target(s: &str) -> Result<TargetSpec, String> {
             other => {
                 return Err(format!(
                     "unknown key '{other}' (name, url, endpoint, engine, model, container, \
-                     component, target-model, variant, endpoint-url, instance, price, tokenizer)"
+                     component, target-model, variant, endpoint-url, instance, price, tokenizer, \
+                     metrics-url)"
                 ));
             }
         }

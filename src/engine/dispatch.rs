@@ -207,7 +207,10 @@ pub(crate) async fn run_phase(
     let spec = super::start::host_part(ctx.hosts.shard, &whole);
     let requester = Requester::new(ctx, spec.batch_size);
     let progress = Arc::new(Progress::new(&spec));
+    let wall_start = std::time::SystemTime::now();
     let stats_before = server_stats(ctx).await;
+    let metrics_before = super::server_side::reading(ctx).await;
+    super::server_side::phase_started(shared, metrics_before.as_ref());
     let mut generation;
     // Resets during the phase count up from here (see `closed::Tickets`).
     let first_generation;
@@ -499,9 +502,15 @@ pub(crate) async fn run_phase(
     }
 
     drain(ctx, &end, cmds).await;
-    let server = match (stats_before, server_stats(ctx).await) {
+    let stats = match (stats_before, server_stats(ctx).await) {
         (Some(before), Some(after)) => Some(after.since(&before)),
         _ => None,
+    };
+    let metrics_after = super::server_side::reading(ctx).await;
+    let server = ServerSide {
+        wall_start,
+        stats,
+        metrics: super::server_side::phase_ended(ctx, metrics_before, metrics_after),
     };
     let sent = shared.sent.count();
     finish(
@@ -611,6 +620,13 @@ async fn drain(ctx: &Ctx, end: &PhaseEnd, cmds: &mut UnboundedReceiver<Command>)
     }
 }
 
+/// What the server said of a phase: its statistics API and its metrics endpoint.
+struct ServerSide {
+    wall_start: std::time::SystemTime,
+    stats: Option<ServerStats>,
+    metrics: Option<crate::server_metrics::ServerMetrics>,
+}
+
 /// Where a phase's throughput interval ends, and how its schedule was kept (see
 /// `PhaseRecorder::req_per_s`).
 #[derive(Clone, Copy)]
@@ -627,7 +643,7 @@ fn finish(
     spec: &PhaseSpec,
     settings: Settings,
     generation: u64,
-    server: Option<ServerStats>,
+    server: ServerSide,
     sent: u64,
     endings: PhaseEndings,
 ) {
@@ -661,7 +677,9 @@ fn finish(
     let pace = super::start::host_pace(ctx.hosts.shard, settings.pace);
     let mut result = PhaseResult::new(&spec, pace, ctx.shape, &rec);
     result.shard = ctx.hosts.shard;
-    result.server = server.map(|s| ServerBreakdown::from_stats(&s));
+    result.server = server.stats.map(|s| ServerBreakdown::from_stats(&s));
+    result.server_metrics = server.metrics;
+    result.wall = Some((server.wall_start, std::time::SystemTime::now()));
     result.judge(&ctx.shared.slo, &rec.scheduled);
     if let Some(reason) = endings.stop_reason {
         result.stable = Some(reason == "stable");

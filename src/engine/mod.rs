@@ -7,6 +7,7 @@ pub mod command;
 mod dispatch;
 pub mod limiter;
 mod request;
+mod server_side;
 pub mod snapshot;
 pub mod start;
 mod steer;
@@ -59,6 +60,8 @@ pub struct EngineSetup {
     pub slo: Slo,
     /// How capacity searches run; `None` without an SLO (the `f` key then says so).
     pub search: Option<SearchSetup>,
+    /// `--metrics-url`: the server's metrics, read around every phase.
+    pub metrics: Option<Arc<crate::server_metrics::Scraper>>,
 }
 
 /// How a capacity search runs (see `capacity`).
@@ -111,6 +114,10 @@ pub(crate) struct Live {
     notices: Vec<String>,
     /// The common start (`--start-at`) while this host waits for it.
     start_at: Option<Instant>,
+    /// The metrics endpoint as the running phase began, and the phase since (see
+    /// `server_side`).
+    phase_scrape: Option<crate::server_metrics::Reading>,
+    server_so_far: Option<crate::server_metrics::ServerMetrics>,
 }
 
 pub(crate) struct Shared {
@@ -186,6 +193,7 @@ impl Shared {
             req_per_s: rec.req_per_s(),
             samples_per_s: rec.samples_per_s(),
             slo: None,
+            server: live.server_so_far.clone(),
         };
         let entries = &live.timeline.entries;
         let tail = entries[entries.len().saturating_sub(TAIL_POINTS)..].to_vec();
@@ -273,6 +281,7 @@ pub(crate) struct Ctx {
     hosts: Hosts,
     /// The common start, for the first phase's schedule to begin at (see `start`).
     origin: Mutex<Option<Instant>>,
+    metrics: Option<Arc<crate::server_metrics::Scraper>>,
 }
 
 impl Ctx {
@@ -376,6 +385,7 @@ pub struct Engine {
     shared: Arc<Shared>,
     report: oneshot::Receiver<RunReport>,
     ticker: JoinHandle<()>,
+    poller: Option<JoinHandle<()>>,
     started_at: SystemTime,
 }
 
@@ -419,6 +429,8 @@ impl Engine {
                 searching: None,
                 notices: Vec::new(),
                 start_at: None,
+                phase_scrape: None,
+                server_so_far: None,
             }),
             limiter: Limiter::new(setup.plan.concurrency),
             sent: closed::Tickets::new(),
@@ -444,6 +456,8 @@ impl Engine {
                 }
             }
         });
+        let poller =
+            (setup.metrics.as_deref()).and_then(|m| server_side::spawn_poller(m, shared.clone()));
         let run_shared = shared.clone();
         let thread_shared = shared.clone();
         let started_at = SystemTime::now();
@@ -477,6 +491,7 @@ impl Engine {
             shared,
             report,
             ticker,
+            poller,
             started_at,
         }
     }
@@ -581,6 +596,9 @@ impl Interim {
 impl Drop for Engine {
     fn drop(&mut self) {
         self.ticker.abort();
+        if let Some(p) = &self.poller {
+            p.abort();
+        }
     }
 }
 
@@ -604,6 +622,7 @@ async fn run(
         deferred: Mutex::new(VecDeque::new()),
         hosts: shared.hosts,
         origin: Mutex::new(None),
+        metrics: setup.metrics,
     };
     let plan = setup.plan;
 

@@ -71,6 +71,9 @@ pub struct LiveStats {
     pub samples_per_s: f64,
     /// Under `--slo`: how the phase stands against it so far.
     pub slo: Option<crate::slo::Judgement>,
+    /// `--metrics-url`: the server's figures since the phase began (refreshed about once a
+    /// second).
+    pub server: Option<crate::server_metrics::ServerMetrics>,
 }
 
 impl LiveStats {

@@ -67,6 +67,7 @@ async fn a_panicking_request_is_counted_and_the_phase_completes() {
         client_threads: 2,
         slo: crate::slo::Slo::default(),
         search: None,
+        metrics: None,
     });
     let report = engine.finish().await;
     let p = &report.phases[0];

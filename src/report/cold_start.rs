@@ -93,6 +93,32 @@ pub fn tables(e: &ColdStartExport) -> Vec<Table> {
         t.notes
             .push("stopped (SIGINT/SIGTERM): the attempts so far".into());
     }
+    if let Some(c) = &e.cloudwatch {
+        let m = |name: &str| c.metrics.get(name);
+        let ms = |name: &str| {
+            m(name).map(|x| {
+                format!(
+                    "avg {} · max {} ms (n {})",
+                    crate::fmt::num(x.average, 1),
+                    crate::fmt::num(x.max, 1),
+                    x.sample_count
+                )
+            })
+        };
+        for (name, label) in [
+            ("ModelSetupTime", "CloudWatch model setup"),
+            ("ModelLatency", "CloudWatch model latency"),
+            ("OverheadLatency", "CloudWatch overhead"),
+        ] {
+            if let Some(v) = ms(name) {
+                t.row(vec![label.into(), v]);
+            }
+        }
+        t.notes.push(format!(
+            "CloudWatch {} over {} – {} ({}-s periods)",
+            c.namespace, c.window_start, c.window_end, c.period_s
+        ));
+    }
     vec![t]
 }
 

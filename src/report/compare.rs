@@ -312,6 +312,7 @@ pub fn tables(e: &Export) -> Vec<Table> {
         }
         out.push(t);
     }
+    out.extend(super::server::per_target_table(&e.phases));
     if !cmp.vector_agreement.is_empty() {
         let mut t = Table::new(
             format!(

@@ -186,9 +186,11 @@ fn merge_phase(sources: &[(String, Export)], i: usize) -> Result<PhaseResult, St
     m.service_ms = LatencySummary::of(&service);
     m.dispatch_delay_ms = LatencySummary::of(&dispatch);
     // Tokenization has no histogram, and a server's statistics counted every host's requests
-    // in each host's diff: neither adds up.
+    // in each host's diff: neither adds up, nor does a metrics endpoint's.
     m.tokenize_ms = None;
     m.server = None;
+    m.server_metrics = None;
+    m.cloudwatch = None;
     m.p99_over_p50 = tail_ratio(l.p50, l.p99);
     m.duration_s = round3(dur);
     m.req_per_s = round3(rps);

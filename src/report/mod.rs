@@ -10,6 +10,7 @@ pub mod compare;
 pub mod html;
 pub mod merge;
 mod run;
+mod server;
 pub mod shards;
 pub mod table;
 pub mod validate;

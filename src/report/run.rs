@@ -102,6 +102,9 @@ pub fn tables(e: &Export) -> Vec<Table> {
         probes_table(&e.capacity),
         errors_table(&e.phases),
         server_table(&e.phases),
+        super::server::breakdown_table(&e.phases),
+        super::server::named_table(&e.phases),
+        super::server::cloudwatch_table(&e.phases),
         variants_table(&e.phases),
         e.accuracy.as_ref().map(accuracy_table),
     ]

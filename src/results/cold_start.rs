@@ -64,6 +64,9 @@ pub struct ColdStartExport {
     pub target: String,
     pub probe: ColdStartProbe,
     pub cold_start: ColdStartResult,
+    /// `--cloudwatch-wait`: what SageMaker published over the attempts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cloudwatch: Option<crate::server_metrics::cloudwatch::CloudWatchFigures>,
 }
 
 impl ColdStartExport {
@@ -76,6 +79,7 @@ impl ColdStartExport {
             target: target.into(),
             probe: probe.clone(),
             cold_start: result.clone(),
+            cloudwatch: None,
         }
     }
 }

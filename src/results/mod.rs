@@ -64,6 +64,16 @@ pub struct PhaseResult {
     /// Server-side breakdown from KServe v2 statistics, diffed around the phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerBreakdown>,
+    /// `--metrics-url`: the server's Prometheus metrics, diffed around the phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_metrics: Option<crate::server_metrics::ServerMetrics>,
+    /// `--cloudwatch-wait`: SageMaker's own metrics for the endpoint over the phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cloudwatch: Option<crate::server_metrics::cloudwatch::CloudWatchFigures>,
+    /// When the phase ran, by the wall clock: CloudWatch's window. Not exported (the
+    /// timeline has it relative to the run's start).
+    #[serde(skip)]
+    pub wall: Option<(std::time::SystemTime, std::time::SystemTime)>,
     pub p99_over_p50: Option<f64>,
     pub duration_s: f64,
     pub req_per_s: f64,
@@ -175,6 +185,9 @@ impl PhaseResult {
             dispatch_delay_ms: LatencySummary::of(&rec.dispatch_delay),
             tokenize_ms: (!rec.tokenize.is_empty()).then(|| LatencySummary::of(&rec.tokenize)),
             server: None,
+            server_metrics: None,
+            cloudwatch: None,
+            wall: None,
             p99_over_p50: tail_ratio(latency.p50, latency.p99),
             duration_s: round3(rec.measured_interval().as_secs_f64()),
             req_per_s: rec.req_per_s(),

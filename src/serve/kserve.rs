@@ -10,6 +10,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -83,6 +84,71 @@ pub async fn stats(State(s): State<Arc<Server>>, Path(model): Path<String>) -> R
         },
     }]}))
     .into_response()
+}
+
+/// The same counters as Triton's metrics port (`:8002/metrics`) exposes them: Prometheus
+/// text, durations in microseconds. One model is served under any name, so no `model` label.
+pub async fn metrics(State(s): State<Arc<Server>>) -> Response {
+    let st = *s
+        .counters
+        .kserve
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let family = [
+        (
+            "nv_inference_request_success",
+            "Number of successful inference requests",
+            st.success_count,
+        ),
+        (
+            "nv_inference_request_failure",
+            "Number of failed inference requests",
+            0,
+        ),
+        (
+            "nv_inference_count",
+            "Number of inferences performed",
+            st.inference_count,
+        ),
+        (
+            "nv_inference_exec_count",
+            "Number of model executions performed",
+            st.execution_count,
+        ),
+        (
+            "nv_inference_request_duration_us",
+            "Cumulative inference request duration in microseconds",
+            (st.queue_ns + st.compute_infer_ns) / 1000,
+        ),
+        (
+            "nv_inference_queue_duration_us",
+            "Cumulative inference queuing duration in microseconds",
+            st.queue_ns / 1000,
+        ),
+        (
+            "nv_inference_compute_input_duration_us",
+            "Cumulative compute input duration in microseconds",
+            0,
+        ),
+        (
+            "nv_inference_compute_infer_duration_us",
+            "Cumulative compute inference duration in microseconds",
+            st.compute_infer_ns / 1000,
+        ),
+        (
+            "nv_inference_compute_output_duration_us",
+            "Cumulative inference compute output duration in microseconds",
+            0,
+        ),
+    ];
+    let mut text = String::new();
+    for (name, help, v) in family {
+        let _ = write!(
+            text,
+            "# HELP {name} {help}\n# TYPE {name} counter\n{name}{{version=\"1\"}} {v}\n"
+        );
+    }
+    ([("content-type", "text/plain; version=0.0.4")], text).into_response()
 }
 
 /// A parsed request: each input's values by name, the batch shape, and whether the client

@@ -377,6 +377,7 @@ pub async fn start(cfg: ServeConfig, tokenizer: TokenCounter) -> std::io::Result
             require_headers,
         ))
         .route("/_encbench/counters", get(counters))
+        .route("/metrics", get(kserve::metrics))
         .with_state(server);
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     // Without TCP_NODELAY small responses wait on delayed ACKs (about 40 ms on Linux).

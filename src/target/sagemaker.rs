@@ -5,11 +5,10 @@
 //! silent resend), the connection pool and the timeouts are sized from the run's concurrency
 //! and `--timeout` (botocore's 10-connection pool and 60 s read timeout distort both).
 
-use super::sdk_guard::{CapReplies, Remembered};
+use super::sdk_guard::CapReplies;
 use super::{BoxFuture, ErrorKind, Target, TargetError};
 use crate::payload::{BodyKind, Prepared, Reply};
 use crate::scrub;
-use aws_config::BehaviorVersion;
 use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;
 use aws_credential_types::provider::SharedCredentialsProvider;
@@ -70,34 +69,16 @@ impl SageMakerTarget {
         timeout: Duration,
         probe: Prepared,
     ) -> SageMakerTarget {
-        let http = aws_smithy_http_client::Builder::new()
-            .pool_max_idle_per_host(concurrency.max(1))
-            .tls_provider(super::tls::sdk_provider())
-            .build_https();
         let timeouts = TimeoutConfig::builder()
             .connect_timeout(timeout.min(Duration::from_secs(10)))
             .read_timeout(timeout)
             .operation_attempt_timeout(timeout)
             .operation_timeout(timeout)
             .build();
-        let mut loader = aws_config::defaults(BehaviorVersion::latest())
-            .http_client(http)
-            .retry_config(RetryConfig::disabled())
-            .timeout_config(timeouts);
-        if let Some(r) = &cfg.region {
-            loader = loader.region(aws_config::Region::new(r.clone()));
-        }
-        if let Some(p) = &cfg.profile {
-            loader = loader.profile_name(p);
-        }
-        if let Some(u) = &cfg.endpoint_url {
-            loader = loader.endpoint_url(u);
-        }
-        let sdk = loader.load().await;
+        let loaded =
+            super::aws::load(&cfg, concurrency, RetryConfig::disabled(), timeouts, true).await;
+        let (sdk, credentials) = (loaded.sdk, loaded.credentials);
         let region = sdk.region().map(ToString::to_string);
-        let credentials = sdk
-            .credentials_provider()
-            .map(|chain| SharedCredentialsProvider::new(Remembered(chain)));
         let mut config =
             aws_sdk_sagemakerruntime::config::Builder::from(&sdk).interceptor(CapReplies);
         config.set_credentials_provider(credentials.clone());

@@ -67,6 +67,33 @@ fn tiny_and_odd_sizes_do_not_panic() {
     }
 }
 
+/// `--metrics-url` against Triton: the server's time per request beside the client's, both
+/// of its lines whole at 80×24.
+#[test]
+fn whole_screen_with_server_metrics_80x24() {
+    let mut a = app();
+    let mut snap = fixtures::snapshot();
+    snap.current.server = Some(crate::server_metrics::ServerMetrics {
+        requests: Some(1003),
+        executions: Some(480),
+        queue_ms_per_request: Some(0.412),
+        compute_ms_per_request: Some(20.31),
+        request_ms_per_request: Some(21.04),
+        batch_factor: Some(2.09),
+        ..Default::default()
+    });
+    a.snap = Arc::new(snap);
+    let t = render(80, 24, &a, |f, _, a| screen::draw(f, a));
+    let text = format!("{}", t.backend());
+    for whole in [
+        "│server 21.0 · queue 0.41 ms",
+        "│  compute 20.3 · batch ×2.1",
+    ] {
+        assert!(text.contains(whole), "{whole} not whole in\n{text}");
+    }
+    insta::assert_snapshot!(t.backend());
+}
+
 #[test]
 fn panel_header() {
     insta::assert_snapshot!(render(100, 2, &app(), panels::header::render).backend());

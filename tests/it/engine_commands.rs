@@ -106,6 +106,7 @@ fn live_setup(url: &str, pace: Pace) -> EngineSetup {
         client_threads: 2,
         slo: encbench::slo::Slo::default(),
         search: None,
+        metrics: None,
     }
 }
 

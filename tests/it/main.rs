@@ -28,6 +28,7 @@ mod real_model;
 mod report;
 mod sagemaker;
 mod security;
+mod server_metrics;
 mod shard_flags;
 mod shards;
 mod signals;

@@ -160,6 +160,102 @@ proptest! {
     }
 }
 
+/// A Prometheus exposition as servers write it and as they get it wrong: histograms and
+/// summaries with their `_sum` and `_count`, labels with escapes, commas, braces and
+/// `le`/`quantile` values that are not numbers, timestamps, NaN and ±Inf, a name typed twice,
+/// and lines that are no metric at all.
+const PROMETHEUS_FIXTURE: &str = r#"# HELP nv_inference_count Number of inferences performed (does not include cached requests)
+# TYPE nv_inference_count counter
+nv_inference_count{model="encoder",version="1"} 40
+nv_inference_count{model="other",version="1"} 1000
+# TYPE nv_inference_exec_count counter
+nv_inference_exec_count{model="encoder",version="1"} 10 1700000000000
+# TYPE http_request_duration_seconds histogram
+http_request_duration_seconds_bucket{path="/a,b",le="0.05"} 3
+http_request_duration_seconds_bucket{path="/a,b",le="0.1"} 7
+http_request_duration_seconds_bucket{path="/a,b",le="+Inf"} 8
+http_request_duration_seconds_bucket{path="/c",le="not-a-number"} 1
+http_request_duration_seconds_sum{path="/a,b"} 0.61
+http_request_duration_seconds_count{path="/a,b"} 8
+# TYPE rpc_seconds summary
+rpc_seconds{quantile="0.5"} 0.02
+rpc_seconds{quantile="0.99"} NaN
+rpc_seconds_sum 1.5
+rpc_seconds_count 60
+# TYPE escaped gauge
+escaped{msg="say "hi"\n",path="C:\dir"} 3
+escaped{msg="a}b"} 4
+escaped{msg="unterminated} 5
+# TYPE nv_inference_count gauge
+temperature_celsius -Inf
+queue_depth +Inf
+   leading_spaces 7
+metric_without_value
+{}
+= 3
+# a comment that is no HELP or TYPE
+# TYPE
+# HELP
+garbage ∞ ☃ 1 2 3 4
+"#;
+
+#[test]
+fn a_prometheus_fixture_with_every_kind_of_line_parses_or_skips_each() {
+    use encbench::server_metrics::prometheus::{Exposition, Family};
+    let e = Exposition::parse(PROMETHEUS_FIXTURE, Some("encoder"));
+    // The other model's series are left out; the second TYPE of a name changes nothing.
+    assert_eq!(e.total("nv_inference_count"), Some(40.0));
+    assert_eq!(e.total("nv_inference_exec_count"), Some(10.0));
+    match &e.families["http_request_duration_seconds"] {
+        Family::Histogram {
+            buckets,
+            sum,
+            count,
+        } => {
+            assert_eq!(buckets.last(), Some(&(f64::INFINITY, 8.0)), "{buckets:?}");
+            assert_eq!((*sum, *count), (0.61, 8.0));
+        }
+        other => panic!("not a histogram: {other:?}"),
+    }
+    assert_eq!(
+        e.families["rpc_seconds"],
+        Family::Summary {
+            sum: 1.5,
+            count: 60.0
+        }
+    );
+    assert!(matches!(e.families["escaped"], Family::Gauge(_)));
+    assert_eq!(e.total("leading_spaces"), Some(7.0));
+    assert!(!e.families.contains_key("metric_without_value"));
+    assert!(!e.families.contains_key("garbage"));
+}
+
+proptest! {
+    #![proptest_config(cases(256))]
+
+    /// Arbitrary text, and the fixture cut and spliced anywhere: parsed or skipped.
+    #[test]
+    fn prometheus_text_never_panics(
+        text in ".{0,300}",
+        cut in 0..PROMETHEUS_FIXTURE.len(),
+        noise in "[a-z_{}=\",\\\\ #\n0-9.+-]{0,80}",
+    ) {
+        use encbench::server_metrics::prometheus::Exposition;
+        let _ = Exposition::parse(&text, None);
+        let cut = (0..=cut).rev().find(|&i| PROMETHEUS_FIXTURE.is_char_boundary(i)).unwrap_or(0);
+        let spliced = format!("{}{noise}{}", &PROMETHEUS_FIXTURE[..cut], &PROMETHEUS_FIXTURE[cut..]);
+        let before = Exposition::parse(PROMETHEUS_FIXTURE, Some("encoder"));
+        let after = Exposition::parse(&spliced, Some("encoder"));
+        let at = std::time::Instant::now();
+        let names: Vec<String> = after.families.keys().cloned().collect();
+        let _ = encbench::server_metrics::diff(
+            &encbench::server_metrics::Reading { at, exposition: before },
+            &encbench::server_metrics::Reading { at, exposition: after },
+            &names,
+        );
+    }
+}
+
 /// What the local server answers next: status, x-amzn-errortype, body.
 type Canned = Arc<Mutex<(u16, Option<String>, Vec<u8>)>>;
 

@@ -547,3 +547,297 @@ fn real_triton_outputs_prove_the_client_tensors_and_dynamic_batching() {
         "stats-derived batch factor shows dynamic batching: {factor}"
     );
 }
+
+/// `--metrics-url` on Triton's metrics port (PORT+2 here, 8002 by default): the phase's
+/// queue and compute per request and the batch factor from the Prometheus counters agree
+/// with the statistics API's diff of the same phase within 5 %, with dynamic batching on.
+#[test]
+fn real_triton_metrics_agree_with_its_statistics() {
+    let _one = one_at_a_time();
+    let t = Peer::start("triton.sh", &[], &[("QUEUE_DELAY_US", "20000")]);
+    let metrics = format!("http://127.0.0.1:{}/metrics", t.port + 2);
+    let e = triton_run(
+        &t,
+        &[
+            "--binary",
+            "--concurrency",
+            "16",
+            "-n",
+            "200",
+            "--warmup",
+            "16",
+            "--metrics-url",
+            &metrics,
+            "--metric",
+            "nv_inference_request_duration_us",
+        ],
+    );
+    let p = &e["phases"][0];
+    let (m, s) = (&p["server_metrics"], &p["server"]);
+    eprintln!("real Triton b=1 x 16: metrics {m}\nstatistics {s}");
+    let close = |a: f64, b: f64, what: &str| {
+        assert!(
+            a > 0.0 && (a / b - 1.0).abs() <= 0.05,
+            "{what}: metrics {a} against statistics {b}"
+        );
+    };
+    let stats_compute =
+        f(&s["compute_input_ms"]) + f(&s["compute_infer_ms"]) + f(&s["compute_output_ms"]);
+    close(
+        f(&m["queue_ms_per_request"]) + f(&m["compute_ms_per_request"]),
+        f(&s["queue_ms"]) + stats_compute,
+        "queue + compute ms per request",
+    );
+    close(f(&m["compute_ms_per_request"]), stats_compute, "compute ms");
+    close(f(&m["batch_factor"]), f(&s["batch_factor"]), "batch factor");
+    assert!(f(&m["batch_factor"]) > 1.0, "dynamic batching: {m}");
+    assert_eq!(m["requests"], 216, "warmup and measured requests: {m}");
+    assert_eq!(m["executions"], s["execution_count"]);
+    let named = &m["metrics"]["nv_inference_request_duration_us"];
+    assert_eq!(named["type"], "counter");
+    assert_eq!(common::schema_violations(&e), Vec::<String>::new());
+}
+
+/// A CloudWatch client on moto, as SageMaker would publish its metrics.
+fn moto_cloudwatch(url: &str) -> aws_sdk_cloudwatch::Client {
+    use aws_sdk_cloudwatch::config::{BehaviorVersion, Credentials, Region};
+    let http = aws_smithy_http_client::Builder::new()
+        .tls_provider(encbench::target::tls::sdk_provider())
+        .build_https();
+    let conf = aws_sdk_cloudwatch::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .endpoint_url(url)
+        .credentials_provider(Credentials::new("AKIDMOTO", "anything", None, None, "test"))
+        .http_client(http)
+        .build();
+    aws_sdk_cloudwatch::Client::from_conf(conf)
+}
+
+/// Now, early enough in its minute that a run started at once falls in the same minute.
+fn early_in_a_minute() -> std::time::SystemTime {
+    loop {
+        let now = std::time::SystemTime::now();
+        let secs = now.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+        if secs % 60 < 45 {
+            return now;
+        }
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+}
+
+/// Datapoints as SageMaker publishes them for an endpoint's `AllTraffic` variant, early in
+/// the current minute: (endpoint, metric, sample count, sum, maximum), in microseconds
+/// (`Invocations`: a count).
+fn put_sagemaker_metrics(url: &str, points: &[(&str, &str, f64, f64, f64)]) {
+    use aws_sdk_cloudwatch::types::{Dimension, MetricDatum, StandardUnit, StatisticSet};
+    let at = early_in_a_minute();
+    let data = points
+        .iter()
+        .map(|&(endpoint, name, n, sum, max)| {
+            let dims = [("EndpointName", endpoint), ("VariantName", "AllTraffic")]
+                .map(|(k, v)| Dimension::builder().name(k).value(v).build());
+            MetricDatum::builder()
+                .metric_name(name)
+                .set_dimensions(Some(dims.to_vec()))
+                .timestamp(at.into())
+                .statistic_values(
+                    StatisticSet::builder()
+                        .sample_count(n)
+                        .sum(sum)
+                        .minimum(0.0)
+                        .maximum(max)
+                        .build(),
+                )
+                .unit(if name == "Invocations" {
+                    StandardUnit::None
+                } else {
+                    StandardUnit::Microseconds
+                })
+                .build()
+        })
+        .collect();
+    common::runtime()
+        .block_on(
+            moto_cloudwatch(url)
+                .put_metric_data()
+                .namespace("AWS/SageMaker")
+                .set_metric_data(Some(data))
+                .send(),
+        )
+        .unwrap();
+}
+
+/// `--cloudwatch-wait` through moto's CloudWatch API: datapoints SageMaker would publish
+/// for the endpoint's variant in the phase's minute (10 invocations, model 21.0 ms and
+/// overhead 3.9 ms on average) come back beside the client's figures, and another
+/// endpoint's are not mixed in.
+#[test]
+fn moto_cloudwatch_figures_are_read_back_beside_the_client_figures() {
+    let _one = one_at_a_time();
+    let moto = Peer::start("moto.sh", &[], &[]);
+    post_json(
+        &format!("{}/moto-api/static/sagemaker/endpoint-results", moto.url()),
+        &serde_json::json!({ "results": [
+            { "Body": r#"[{"label": "entailment", "score": 0.9}]"#, "ContentType": "application/json" },
+        ]}),
+    );
+    put_sagemaker_metrics(
+        &moto.url(),
+        &[
+            ("moto-ep", "ModelLatency", 10.0, 210_000.0, 40_000.0),
+            ("moto-ep", "OverheadLatency", 10.0, 39_000.0, 6_000.0),
+            ("moto-ep", "Invocations", 1.0, 10.0, 10.0),
+            ("other-ep", "ModelLatency", 10.0, 9_000_000.0, 900_000.0),
+        ],
+    );
+    let env = [
+        ("AWS_ACCESS_KEY_ID", "AKIDMOTO"),
+        ("AWS_SECRET_ACCESS_KEY", "anything"),
+        ("AWS_REGION", "us-east-1"),
+    ];
+    let load = args()
+        .endpoint("moto-ep", &moto.url())
+        .n(10)
+        .opt("--warmup", 0)
+        .opt("--cloudwatch-wait", "1s")
+        .no_accuracy();
+    let (out, e) = run_export_env(&load.strs(), &env);
+    let c = &e["phases"][0]["cloudwatch"];
+    assert_eq!(c["dimensions"]["EndpointName"], "moto-ep", "{c}");
+    assert_eq!(c["dimensions"]["VariantName"], "AllTraffic");
+    assert_eq!(c["period_s"], 60);
+    let model = &c["metrics"]["ModelLatency"];
+    assert_eq!(
+        (f(&model["average"]), f(&model["max"])),
+        (21.0, 40.0),
+        "{c}"
+    );
+    assert_eq!(f(&model["sample_count"]), 10.0);
+    assert_eq!(model["unit"], "ms");
+    assert_eq!(f(&c["metrics"]["OverheadLatency"]["average"]), 3.9);
+    assert_eq!(f(&c["metrics"]["Invocations"]["sum"]), 10.0);
+    assert!(c["metrics"].get("ModelSetupTime").is_none(), "{c}");
+    assert_eq!(common::schema_violations(&e), Vec::<String>::new());
+    assert_eq!(e["config"]["cloudwatch_wait_s"], 1.0);
+    // Beside the client's p50 and service time, in one row of one table.
+    let tables = common::stdout(&out);
+    let row = tables
+        .lines()
+        .skip_while(|l| !l.starts_with("SageMaker CloudWatch"))
+        .nth(2)
+        .unwrap_or_default()
+        .to_string();
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    let client_p50 = format!("{:.2}", f(&e["phases"][0]["latency_ms"]["p50"]));
+    assert_eq!(cells.get(3), Some(&client_p50.as_str()), "{tables}");
+    assert_eq!(&cells[5..9], ["21.00", "3.90", "40.00", "10"], "{tables}");
+}
+
+/// An identity that may invoke the endpoint but not read CloudWatch (moto in IAM mode): the
+/// run completes with its figures and one note, and no CloudWatch figures.
+#[test]
+fn moto_cloudwatch_without_permission_is_one_note_and_the_run_goes_on() {
+    let _one = one_at_a_time();
+    let moto = Peer::start(
+        "moto.sh",
+        &["--auth"],
+        &[("MOTO_POLICY_ACTIONS", "sagemaker:InvokeEndpoint")],
+    );
+    let key: Value = serde_json::from_str(
+        &std::fs::read_to_string(peers_home().join(format!("moto-{}-key.json", moto.port)))
+            .unwrap(),
+    )
+    .unwrap();
+    let env = [
+        ("AWS_ACCESS_KEY_ID", key["AccessKeyId"].as_str().unwrap()),
+        (
+            "AWS_SECRET_ACCESS_KEY",
+            key["SecretAccessKey"].as_str().unwrap(),
+        ),
+        ("AWS_REGION", "us-east-1"),
+    ];
+    let load = args()
+        .endpoint("moto-ep", &moto.url())
+        .n(5)
+        .opt("--cloudwatch-wait", "0")
+        .arg("--sweep-concurrency")
+        .opt("--concurrency-levels", "1")
+        .arg("2")
+        .no_accuracy();
+    let (out, e) = run_export_env(&load.strs(), &env);
+    let phases = e["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 2);
+    for p in phases {
+        assert_phase_accounted(p);
+        assert!(p.get("cloudwatch").is_none(), "{p}");
+    }
+    let notes: Vec<&str> = e["notices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|n| n.contains("CloudWatch"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("AccessDenied") && notes[0].contains("cloudwatch:GetMetricData"),
+        "{notes:?}"
+    );
+    let all = format!("{}{}", common::stdout(&out), stderr(&out));
+    assert_eq!(all.matches("GetMetricData failed").count(), 1, "{all}");
+    assert!(!all.contains(key["SecretAccessKey"].as_str().unwrap()));
+}
+
+/// `cold-start --cloudwatch-wait`: a serverless cold start's `ModelSetupTime` (13.7 s here)
+/// and latencies, published for the endpoint over the attempts, come back in the export and
+/// the table.
+#[test]
+fn moto_cloudwatch_figures_of_a_cold_start() {
+    let _one = one_at_a_time();
+    let moto = Peer::start("moto.sh", &[], &[]);
+    post_json(
+        &format!("{}/moto-api/static/sagemaker/endpoint-results", moto.url()),
+        &serde_json::json!({ "results": [
+            { "Body": r#"[{"label": "entailment", "score": 0.9}]"#, "ContentType": "application/json" },
+        ]}),
+    );
+    put_sagemaker_metrics(
+        &moto.url(),
+        &[
+            ("moto-ep", "ModelSetupTime", 1.0, 13_700_000.0, 13_700_000.0),
+            ("moto-ep", "ModelLatency", 4.0, 100_000.0, 43_000.0),
+        ],
+    );
+    let path = tmp_path("cold-cw.json");
+    let out = run_env(
+        &[
+            "cold-start",
+            "--endpoint",
+            "moto-ep",
+            "--endpoint-url",
+            &moto.url(),
+            "-n",
+            "3",
+            "--cloudwatch-wait",
+            "0",
+            "--export",
+            path.to_str().unwrap(),
+        ],
+        &[
+            ("AWS_ACCESS_KEY_ID", "AKIDMOTO"),
+            ("AWS_SECRET_ACCESS_KEY", "anything"),
+            ("AWS_REGION", "us-east-1"),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let m = &e["cloudwatch"]["metrics"];
+    assert_eq!(f(&m["ModelSetupTime"]["average"]), 13_700.0, "{e}");
+    assert_eq!(f(&m["ModelLatency"]["average"]), 25.0);
+    let table = common::stdout(&out);
+    assert!(
+        table.contains("CloudWatch model setup") && table.contains("avg 13700.0"),
+        "{table}"
+    );
+}

@@ -76,6 +76,29 @@ fn percentile_lines(l: &LatencySummary) -> Vec<(Keep, Line<'static>)> {
     .collect()
 }
 
+/// The server's time per request from its metrics: the phase under way, else the last
+/// phase that had them.
+fn server_lines(app: &App) -> Option<[String; 2]> {
+    let from_phases = || {
+        app.snap
+            .phases
+            .iter()
+            .rev()
+            .find_map(|p| p.server_metrics.clone())
+    };
+    let m = app.snap.current.server.clone().or_else(from_phases)?;
+    let (queue, compute) = (m.queue_ms_per_request?, m.compute_ms_per_request?);
+    let total = m.request_ms_per_request.map_or("-".into(), ms);
+    Some([
+        format!("server {total} · queue {} ms", ms(queue)),
+        format!(
+            "  compute {} · batch ×{}",
+            ms(compute),
+            num(m.batch_factor, 1)
+        ),
+    ])
+}
+
 /// Every phase and segment so far pooled: the figures to compare with an overall SLO, not
 /// with any one setting.
 fn whole_run_lines(app: &App) -> Vec<(Keep, Line<'static>)> {
@@ -121,7 +144,11 @@ fn lines(app: &App) -> Vec<(Keep, Line<'static>)> {
             ms(t.p99)
         )));
     }
-    if let Some(s) = app.snap.phases.iter().rev().find_map(|p| p.server) {
+    if let Some([first, second]) = server_lines(app) {
+        // Two short lines rather than one long one: whole at 80 columns.
+        more(Line::from(first));
+        more(Line::from(second));
+    } else if let Some(s) = app.snap.phases.iter().rev().find_map(|p| p.server) {
         more(Line::from(format!(
             "server: queue {} · infer {} ms · batch ×{}",
             ms(s.queue_ms),
