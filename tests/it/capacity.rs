@@ -136,31 +136,37 @@ fn mm1_capacity_is_queueing_theorys_answer() {
     assert_capacity_near(&e, want);
 }
 
-/// M/M/4 (one queue, four workers), 10 ms mean, p99 ≤ 50 ms: Erlang C's answer.
+/// M/M/4 (one queue, four workers), 10 ms mean, p99 ≤ 100 ms: Erlang C's answer. Not
+/// p99 ≤ 50 ms: the service alone has a p99 of 46 ms (10 ms × ln 100), so a few
+/// milliseconds of the machine's own (loopback, two processes on 2 cores) moved that answer
+/// by a quarter (3 ms: 242 → 177 per replica), and the test measured the machine instead of
+/// the search; at 100 ms, 5 ms moves it under 1 % (350.1 → 347.0). Four replicas keep the
+/// load near the eight of the 50 ms version (1400 req/s).
 #[test]
 fn mm4_capacity_is_erlang_cs_answer() {
     let _t = timed();
-    let s = mm("4", "shared", "8");
+    let replicas = 4;
+    let s = mm("4", "shared", &replicas.to_string());
     let e = search(
         &s,
         &[
             "--slo",
-            "p99=50ms",
+            "p99=100ms",
             "--concurrency",
             "512",
             "--warmup",
             "200",
             "--min-probe-requests",
-            "60000",
+            "30000",
             "--max-probe-secs",
             "40",
             "--capacity-precision",
             "3%",
         ],
     );
-    let want = 8.0 * mmc_capacity(100.0, 4, 0.05);
-    assert!((want / 8.0 - 242.49).abs() < 0.05, "{}", want / 8.0);
-    assert_capacity_near(&e, want);
+    let per_replica = mmc_capacity(100.0, 4, 0.1);
+    assert!((per_replica - 350.09).abs() < 0.05, "{per_replica}");
+    assert_capacity_near(&e, f64::from(replicas) * per_replica);
 }
 
 /// Every request takes 10 ms: a p99 of 5 ms is out of reach at any rate. The search says

@@ -243,6 +243,30 @@ fn shared_marks(found: Vec<(f64, String, &String)>) -> Vec<Mark> {
         .collect()
 }
 
+/// A source's p50 (solid) and p99 (dashed) over its sweep, in its colour.
+fn p50_p99(
+    name: &str,
+    colour: usize,
+    rows: &[&PhaseResult],
+    x: impl Fn(&PhaseResult) -> f64,
+) -> [Series; 2] {
+    let at = |q: fn(&PhaseResult) -> f64| rows.iter().map(|p| (x(p), q(p))).collect();
+    [
+        line(
+            named(name, "p50"),
+            colour,
+            Style::Line,
+            at(|p| p.latency_ms.p50),
+        ),
+        line(
+            named(name, "p99"),
+            colour,
+            Style::Dashed,
+            at(|p| p.latency_ms.p99),
+        ),
+    ]
+}
+
 fn line(label: String, colour: usize, style: Style, points: Vec<(f64, f64)>) -> Series {
     Series {
         label,
@@ -270,18 +294,7 @@ fn concurrency(sources: &[Source<'_>]) -> Vec<Chart> {
             Style::Line,
             rows.iter().map(|p| (x(p), p.req_per_s)).collect(),
         ));
-        latency.push(line(
-            named(&s.name, "p50"),
-            i,
-            Style::Line,
-            rows.iter().map(|p| (x(p), p.latency_ms.p50)).collect(),
-        ));
-        latency.push(line(
-            named(&s.name, "p99"),
-            i,
-            Style::Dashed,
-            rows.iter().map(|p| (x(p), p.latency_ms.p99)).collect(),
-        ));
+        latency.extend(p50_p99(&s.name, i, rows, x));
         if let Some(k) = analysis::saturation(rows) {
             marks.push((
                 x(rows[k]),
@@ -332,18 +345,7 @@ fn batch(sources: &[Source<'_>]) -> Vec<Chart> {
     let mut marks = Vec::new();
     let mut levels = Vec::new();
     for (i, (s, rows)) in found.iter().enumerate() {
-        latency.push(line(
-            named(&s.name, "p50"),
-            i,
-            Style::Line,
-            rows.iter().map(|p| (x(p), p.latency_ms.p50)).collect(),
-        ));
-        latency.push(line(
-            named(&s.name, "p99"),
-            i,
-            Style::Dashed,
-            rows.iter().map(|p| (x(p), p.latency_ms.p99)).collect(),
-        ));
+        latency.extend(p50_p99(&s.name, i, rows, x));
         rate.push(line(
             named(&s.name, "samples/s"),
             i,
