@@ -358,6 +358,19 @@ fn the_page_references_nothing_outside_itself_and_escapes_what_exports_say() {
         !html.contains('\u{1b}'),
         "a control character reached the page"
     );
+    // Also where the label names curves inside the charts (several files).
+    let html = page(&[
+        "tests/fixtures/run.json",
+        "tests/fixtures/run.json",
+        "--label",
+        "a\u{1b}[31m",
+        "--label",
+        "b",
+    ]);
+    assert!(
+        !html.contains('\u{1b}'),
+        "a control character reached a chart"
+    );
 }
 
 /// Chromium, or why not: in CI (which installs it) its absence is a failure.

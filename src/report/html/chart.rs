@@ -245,12 +245,36 @@ fn desc_font() -> TextStyle<'static> {
     ("sans-serif", 17).into_font().color(&BLACK)
 }
 
-/// The chart as an `<svg>` element. Texts are the chart's own (labels come from exports,
-/// already escaped of control characters by the caller); plotters escapes XML.
+/// The chart as an `<svg>` element. Its texts quote exports (targets, labels, events, the
+/// SLO), so control characters are escaped first, as every rendering escapes them: a page
+/// printed to stdout reaches a terminal. plotters escapes XML.
 pub fn svg(c: &Chart) -> Result<String, String> {
+    let c = escaped(c);
     let mut out = String::new();
-    draw(c, &mut out).map_err(|e| format!("cannot draw '{}': {e}", c.title))?;
+    draw(&c, &mut out).map_err(|e| format!("cannot draw '{}': {e}", c.title))?;
     Ok(out)
+}
+
+fn escaped(c: &Chart) -> Chart {
+    let esc = |s: &str| crate::scrub::controls(s).into_owned();
+    let mut c = c.clone();
+    c.title = esc(&c.title);
+    for a in std::iter::once(&mut c.x)
+        .chain(std::iter::once(&mut c.y))
+        .chain(c.y2.as_mut())
+    {
+        a.desc = esc(&a.desc);
+    }
+    for s in &mut c.series {
+        s.label = esc(&s.label);
+    }
+    for m in &mut c.marks {
+        m.label = esc(&m.label);
+    }
+    for l in &mut c.levels {
+        l.label = esc(&l.label);
+    }
+    c
 }
 
 type Failed = Box<dyn std::error::Error>;
