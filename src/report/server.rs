@@ -13,44 +13,57 @@ fn with_metrics(phases: &[PhaseResult]) -> Vec<(&PhaseResult, &ServerMetrics)> {
         .collect()
 }
 
+/// Phases whose metrics give the server's time per request.
+fn timed(phases: &[PhaseResult]) -> Vec<(&PhaseResult, &ServerMetrics)> {
+    with_metrics(phases)
+        .into_iter()
+        .filter(|(_, m)| m.queue_ms_per_request.is_some() || m.compute_ms_per_request.is_some())
+        .collect()
+}
+
+/// The columns both side-by-side tables share, and a phase's cells in them.
+const SIDE_BY_SIDE: [&str; 9] = [
+    "kind",
+    "batch",
+    "conc",
+    "client p50",
+    "service p50",
+    "server",
+    "queue",
+    "compute",
+    "batch factor",
+];
+
+fn side_by_side(p: &PhaseResult, m: &ServerMetrics) -> Vec<String> {
+    vec![
+        p.kind.name().into(),
+        p.batch_size.to_string(),
+        p.concurrency.to_string(),
+        num(Some(p.latency_ms.p50), 2),
+        num(Some(p.service_ms.p50), 2),
+        num(m.request_ms_per_request, 2),
+        num(m.queue_ms_per_request, 2),
+        num(m.compute_ms_per_request, 2),
+        num(m.batch_factor, 2),
+    ]
+}
+
 /// Client latency, service time and the server's time per request side by side: what is
 /// the model, what the server's queue, and what is left for the network and the front end.
 pub(super) fn breakdown_table(phases: &[PhaseResult]) -> Option<Table> {
-    let rows: Vec<_> = with_metrics(phases)
-        .into_iter()
-        .filter(|(_, m)| m.queue_ms_per_request.is_some() || m.compute_ms_per_request.is_some())
-        .collect();
+    let rows = timed(phases);
     if rows.is_empty() {
         return None;
     }
+    let headers: Vec<&str> = SIDE_BY_SIDE.into_iter().chain(["server n"]).collect();
     let mut t = Table::new(
         "Client and server side by side (ms; server per request from its metrics, warmup included)",
-        &[
-            "kind",
-            "batch",
-            "conc",
-            "client p50",
-            "service p50",
-            "server",
-            "queue",
-            "compute",
-            "batch factor",
-            "server n",
-        ],
+        &headers,
     );
     for (p, m) in rows {
-        t.row(vec![
-            p.kind.name().into(),
-            p.batch_size.to_string(),
-            p.concurrency.to_string(),
-            num(Some(p.latency_ms.p50), 2),
-            num(Some(p.service_ms.p50), 2),
-            num(m.request_ms_per_request, 2),
-            num(m.queue_ms_per_request, 2),
-            num(m.compute_ms_per_request, 2),
-            num(m.batch_factor, 2),
-            m.requests.map_or("-".into(), |n| n.to_string()),
-        ]);
+        let mut cells = side_by_side(p, m);
+        cells.push(m.requests.map_or("-".into(), |n| n.to_string()));
+        t.row(cells);
     }
     t.notes.push(
         "server: arrival to response inside the server; service p50 minus it is the network and the client".into(),
@@ -146,42 +159,20 @@ pub(super) fn cloudwatch_table(phases: &[PhaseResult]) -> Option<Table> {
 /// `compare`: the server's side per target, where a target's `metrics-url=` gave it, each
 /// phase's targets next to each other.
 pub(super) fn per_target_table(phases: &[PhaseResult]) -> Option<Table> {
-    let mut rows: Vec<_> = with_metrics(phases)
-        .into_iter()
-        .filter(|(_, m)| m.queue_ms_per_request.is_some() || m.compute_ms_per_request.is_some())
-        .collect();
+    let mut rows = timed(phases);
     if rows.is_empty() {
         return None;
     }
     rows.sort_by_key(|(p, _)| (p.kind.name(), p.batch_size, p.concurrency));
+    let headers: Vec<&str> = std::iter::once("target").chain(SIDE_BY_SIDE).collect();
     let mut t = Table::new(
         "Server side per target (ms per request from each target's metrics-url, warmup included)",
-        &[
-            "target",
-            "kind",
-            "batch",
-            "conc",
-            "client p50",
-            "service p50",
-            "server",
-            "queue",
-            "compute",
-            "batch factor",
-        ],
+        &headers,
     );
     for (p, m) in rows {
-        t.row(vec![
-            p.target.clone().unwrap_or_default(),
-            p.kind.name().into(),
-            p.batch_size.to_string(),
-            p.concurrency.to_string(),
-            num(Some(p.latency_ms.p50), 2),
-            num(Some(p.service_ms.p50), 2),
-            num(m.request_ms_per_request, 2),
-            num(m.queue_ms_per_request, 2),
-            num(m.compute_ms_per_request, 2),
-            num(m.batch_factor, 2),
-        ]);
+        let mut cells = vec![p.target.clone().unwrap_or_default()];
+        cells.extend(side_by_side(p, m));
+        t.row(cells);
     }
     Some(t)
 }
