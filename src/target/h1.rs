@@ -28,8 +28,6 @@ pub(crate) struct H1Pool {
     idle: Box<[Mutex<Vec<Sender>>]>,
     max_idle: usize,
     connect_timeout: Duration,
-    /// The user's headers (`--header`), sent with every request.
-    extra: Vec<(hyper::header::HeaderName, HeaderValue)>,
 }
 
 /// A response read to its last byte.
@@ -67,14 +65,7 @@ impl H1Pool {
                 .collect(),
             max_idle: max_idle.max(1),
             connect_timeout,
-            extra: Vec::new(),
         })
-    }
-
-    #[must_use]
-    pub fn with_headers(mut self, extra: &[(hyper::header::HeaderName, HeaderValue)]) -> H1Pool {
-        self.extra = extra.to_vec();
-        self
     }
 
     fn idle(&self) -> &Mutex<Vec<Sender>> {
@@ -133,11 +124,20 @@ impl H1Pool {
         Ok((self.connect().await?, true))
     }
 
-    /// POSTs `body` with `headers` and reads the response to its last byte, within `timeout`.
+    /// `headers` with this pool's `Host` added, ready for `post`: built once, a map is
+    /// cloned per request, which costs less than filling (hashing) one per request.
+    pub fn with_host(&self, mut headers: HeaderMap) -> HeaderMap {
+        // A `Host` of the user's (`--header`) wins.
+        headers.entry(HOST).or_insert_with(|| self.host.clone());
+        headers
+    }
+
+    /// POSTs `body` with `headers` (from `with_host`) and reads the response to its last
+    /// byte, within `timeout`.
     pub async fn post(
         &self,
         body: Bytes,
-        headers: &[(hyper::header::HeaderName, HeaderValue)],
+        headers: HeaderMap,
         timeout: Duration,
     ) -> Result<Answer, ErrorKind> {
         match tokio::time::timeout(timeout, self.exchange(body, headers)).await {
@@ -146,19 +146,11 @@ impl H1Pool {
         }
     }
 
-    async fn exchange(
-        &self,
-        body: Bytes,
-        headers: &[(hyper::header::HeaderName, HeaderValue)],
-    ) -> Result<Answer, ErrorKind> {
+    async fn exchange(&self, body: Bytes, headers: HeaderMap) -> Result<Answer, ErrorKind> {
         let mut request = Request::post(self.path.clone())
             .body(Full::new(body))
             .map_err(|_| ErrorKind::Connection)?;
-        let h = request.headers_mut();
-        h.insert(HOST, self.host.clone());
-        for (name, value) in headers.iter().chain(&self.extra) {
-            h.insert(name.clone(), value.clone());
-        }
+        *request.headers_mut() = headers;
         let (mut sender, fresh) = self.checkout().await?;
         let response = match sender.try_send_request(request).await {
             Ok(r) => r,

@@ -6,7 +6,7 @@ use super::headers::ExtraHeaders;
 use super::{BoxFuture, ErrorKind, ServerStats, Target, TargetError, shown_url};
 use crate::payload::{BodyKind, Format, Prepared, Reply};
 use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use std::time::Duration;
 
 const JSON: &str = "application/json";
@@ -32,8 +32,11 @@ pub struct LocalTarget {
     timeout: Duration,
     /// How long to wait for the ready path to say healthy before giving up.
     ready_timeout: Duration,
-    /// The user's headers, on every request (the h1 pool holds its own copy).
+    /// The user's headers, on every request.
     extra: ExtraHeaders,
+    /// A JSON request's headers for the h1 pool, with the user's and `Host`: built once (see
+    /// `H1Pool::with_host`).
+    json_headers: HeaderMap,
 }
 
 impl LocalTarget {
@@ -55,7 +58,7 @@ impl LocalTarget {
             .expect("reqwest client with static settings");
         let base = url.trim_end_matches('/').to_string();
         let invoke_url = format!("{base}{}", format.path());
-        LocalTarget {
+        let target = LocalTarget {
             shown: shown_url(&base),
             h1: H1Pool::new(&invoke_url, concurrency, connect_timeout),
             timeout,
@@ -67,13 +70,15 @@ impl LocalTarget {
             client,
             ready_timeout: Duration::from_mins(1),
             extra: ExtraHeaders::default(),
-        }
+            json_headers: HeaderMap::new(),
+        };
+        target.with_headers(&ExtraHeaders::default())
     }
 
     #[must_use]
     pub fn with_headers(mut self, extra: &ExtraHeaders) -> LocalTarget {
-        self.h1 = self.h1.map(|p| p.with_headers(extra.as_slice()));
         self.extra = extra.clone();
+        self.json_headers = self.h1_headers(BodyKind::Json);
         self
     }
 
@@ -156,10 +161,7 @@ impl BodyHeaders {
                         CONTENT_TYPE,
                         HeaderValue::from_static("application/octet-stream"),
                     ),
-                    (
-                        HeaderName::from_static("inference-header-content-length"),
-                        HeaderValue::from(json_len),
-                    ),
+                    (INFERENCE_HEADER_LENGTH.clone(), HeaderValue::from(json_len)),
                 ],
                 len: 3,
             },
@@ -171,18 +173,42 @@ impl BodyHeaders {
     }
 }
 
+/// KServe's binary extension: how long the JSON part of a body is.
+static INFERENCE_HEADER_LENGTH: HeaderName =
+    HeaderName::from_static("inference-header-content-length");
+
 impl LocalTarget {
+    /// A request's headers on the h1 pool: how the body is laid out, the user's, `Host`.
+    fn h1_headers(&self, kind: BodyKind) -> HeaderMap {
+        let Some(pool) = &self.h1 else {
+            return HeaderMap::new();
+        };
+        let body = BodyHeaders::of(kind);
+        let mut map = HeaderMap::with_capacity(body.len + self.extra.as_slice().len() + 1);
+        for (name, value) in body.as_slice().iter().chain(self.extra.as_slice()) {
+            map.insert(name.clone(), value.clone());
+        }
+        pool.with_host(map)
+    }
+
     async fn invoke_h1(&self, pool: &H1Pool, req: &Prepared) -> Result<Reply, ErrorKind> {
-        let headers = BodyHeaders::of(req.kind);
+        let headers = match req.kind {
+            BodyKind::Json => self.json_headers.clone(),
+            kind @ BodyKind::Binary { .. } => self.h1_headers(kind),
+        };
         let answer = pool
             .post(
                 req.body.clone(),
-                headers.as_slice(),
+                headers,
                 req.timeout.unwrap_or(self.timeout),
             )
             .await?;
         let header = |name: &str| answer.headers.get(name).and_then(|v| v.to_str().ok());
-        let json_len = header("inference-header-content-length").and_then(|v| v.parse().ok());
+        let json_len = answer
+            .headers
+            .get(&INFERENCE_HEADER_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok());
         if answer.status.is_success() {
             Ok(Reply {
                 body: answer.body,
