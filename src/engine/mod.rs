@@ -13,6 +13,7 @@ pub mod start;
 mod steer;
 #[cfg(test)]
 mod tests;
+mod tokenizer_pool;
 
 pub use command::Command;
 pub use snapshot::{LiveStats, PhaseView, RunState, ScheduleStatus, Snapshot};

@@ -61,19 +61,19 @@ impl Requester {
         };
         let prepared = match &self.ring {
             Some(ring) => ring[(ticket.idx as usize) % ring.len()].clone(),
-            // Tokenizing is CPU work: off the reactor, so other requests' timing is not held
-            // up behind it.
+            // Tokenizing is CPU work: off the reactor and below it (see `tokenizer_pool`), so
+            // other requests' sends are not held up behind it.
             None => {
                 let this = self.clone();
                 let k = ticket.idx as usize;
-                match tokio::task::spawn_blocking(move || {
+                match super::tokenizer_pool::run(move || {
                     this.format
                         .prepare(&batch_inputs(&this.texts, this.batch_size, k))
                 })
                 .await
                 {
-                    Ok(p) => p,
-                    Err(_) => return guard.finish(Instant::now(), Err(CLIENT_PANIC.into())),
+                    Some(p) => p,
+                    None => return guard.finish(Instant::now(), Err(CLIENT_PANIC.into())),
                 }
             }
         };
