@@ -9,6 +9,9 @@ Run through `bench/run.sh`, which builds the binaries and installs oha first. Se
               achieved-rate error and dispatch delay p50/p99
   memory      peak RSS after 100k, 1M and 2M requests of one headless run (oha beside it)
   frames      TUI frame draw time early and late in a long live run
+  triton      `--engine triton` at batch 8 × 512 tokens, open loop, against the bench server's
+              KServe v2 mode (2 ms): achieved-rate error and dispatch delay with the client
+              tokenizing every request, and with `--pretokenize`; client CPU per request
 
 Every figure is the median of --reps runs; oha and encbench alternate run by run, so load from
 anything else on the machine falls on both alike. Results go to bench/out/results.{json,md}.
@@ -151,6 +154,8 @@ def run(cmd, tty=False, quit_after=None, env=None, watch=None):
         out = captured[0] if captured else b""
     return {
         "cpu_s": ru.ru_utime + ru.ru_stime,
+        "user_s": ru.ru_utime,
+        "sys_s": ru.ru_stime,
         "maxrss_kb": ru.ru_maxrss,
         "wall_s": time.monotonic() - started,
         "rc": proc.returncode,
@@ -241,6 +246,8 @@ def throughput(args, tools, body, server):
                     server_cpu = server.cpu_s() - server_cpu
                     r.update(tool=tool, rps=rps, served=served,
                              cpu_per_1k=r["cpu_s"] / served * 1000 if served else None,
+                             user_us=r["user_s"] / served * 1e6 if served else None,
+                             sys_us=r["sys_s"] / served * 1e6 if served else None,
                              server_cpu_per_1k=server_cpu / served * 1000 if served else None)
                     r.pop("stdout")
                     runs[tool].append(r)
@@ -253,6 +260,8 @@ def throughput(args, tools, body, server):
                 "encbench_rps": e, "oha_rps": o, "ratio": e / o if o else None,
                 "encbench_cpu_per_1k": median([r["cpu_per_1k"] for r in runs["encbench"]]),
                 "oha_cpu_per_1k": median([r["cpu_per_1k"] for r in runs["oha"]]),
+                **{f"{tool}_{part}_us": median([r[f"{part}_us"] for r in runs[tool]])
+                   for tool in ("encbench", "oha") for part in ("user", "sys")},
                 # The server's share shows whether a client made the server work harder.
                 "server_cpu_per_1k_encbench": median([r["server_cpu_per_1k"] for r in runs["encbench"]]),
                 "server_cpu_per_1k_oha": median([r["server_cpu_per_1k"] for r in runs["oha"]]),
@@ -311,6 +320,59 @@ def openloop(args, tools, server):
             "abs_error_pct": median([abs(r["error_pct"]) for r in runs]),
             "runs": runs,
         })
+    return rows
+
+
+def triton(args, tools, server):
+    """The Triton engine tokenizes every request on the client, inside the timed path: at
+    8 × 512 tokens that is milliseconds of CPU, on the cores that also keep the schedule."""
+    rows = []
+    tmp = os.path.join(OUT, "tmp")
+    for pretokenize in (False, True):
+        rates = args.triton_pretokenized_rates if pretokenize else args.triton_rates
+        for rate in rates:
+            runs = []
+            load = loadavg()
+            for _ in range(args.reps):
+                export = os.path.join(tmp, "triton.json")
+                if os.path.exists(export):
+                    os.remove(export)
+                n = int(rate * args.triton_duration)
+                cmd = tools.encbench_cmd(server.url, 256, n=n, rate=rate, export=export)
+                cmd += ["--engine", "triton", "--model", "bench", "--batch-size", "8",
+                        "--pad-to-max", "--max-len", "512"]
+                if pretokenize:
+                    cmd.append("--pretokenize")
+                wake_p50, wake_p99 = os_wake_lateness()
+                r = run(cmd)
+                p = export_phase(export)
+                runs.append({
+                    "achieved": p["req_per_s"],
+                    "error_pct": (p["req_per_s"] - rate) / rate * 100,
+                    "dd_p50_ms": p["dispatch_delay_ms"]["p50"],
+                    "dd_p99_ms": p["dispatch_delay_ms"]["p99"],
+                    "tokenize_p50_ms": (p.get("tokenize_ms") or {}).get("p50"),
+                    "latency_p50_ms": p["latency_ms"]["p50"],
+                    "latency_p99_ms": p["latency_ms"]["p99"],
+                    # The whole process, tokenizing before the phase included.
+                    "cpu_ms_per_req": r["cpu_s"] / p["n"] * 1000 if p["n"] else None,
+                    "n": p["n"],
+                    "errors": p["n"] - p["ok"],
+                    "os_wake_p99_ms": wake_p99,
+                })
+                log(f"  triton pretokenize={pretokenize} rate {rate}: achieved {p['req_per_s']:.1f}, "
+                    f"dispatch delay p99 {p['dispatch_delay_ms']['p99']} ms, "
+                    f"tokenize p50 {runs[-1]['tokenize_p50_ms']} ms, "
+                    f"cpu {runs[-1]['cpu_ms_per_req']:.2f} ms/req")
+            rows.append({
+                "pretokenize": pretokenize, "rate": rate, "load_before": load,
+                "load_after": loadavg(), "n": runs[0]["n"],
+                **{k: median([r[k] for r in runs])
+                   for k in ("achieved", "error_pct", "dd_p50_ms", "dd_p99_ms", "tokenize_p50_ms",
+                             "latency_p50_ms", "latency_p99_ms", "cpu_ms_per_req", "errors",
+                             "os_wake_p99_ms")},
+                "runs": runs,
+            })
     return rows
 
 
@@ -416,6 +478,22 @@ def markdown(res):
                 f"| {fmt(r.get('server_cpu_per_1k_encbench'), '.3f')} / "
                 f"{fmt(r.get('server_cpu_per_1k_oha'), '.3f')} "
                 f"| {r['load_before']} → {r['load_after']} |")
+        lines += [
+            "",
+            "### CPU per request served, user and system time (µs)",
+            "",
+            "| TUI | concurrency | encbench user | encbench system | oha user | oha system "
+            "| encbench / oha (total) |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for r in res["throughput"]:
+            e = (r.get("encbench_user_us") or 0) + (r.get("encbench_sys_us") or 0)
+            o = (r.get("oha_user_us") or 0) + (r.get("oha_sys_us") or 0)
+            lines.append(
+                f"| {'on' if r['tui'] else 'off'} | {r['concurrency']} "
+                f"| {fmt(r.get('encbench_user_us'), '.1f')} | {fmt(r.get('encbench_sys_us'), '.1f')} "
+                f"| {fmt(r.get('oha_user_us'), '.1f')} | {fmt(r.get('oha_sys_us'), '.1f')} "
+                f"| **{fmt(e / o if o else None, '.2f')}×** |")
         lines.append("")
     if "openloop" in res:
         lines += [
@@ -432,6 +510,28 @@ def markdown(res):
                 f"| {fmt(r['dd_p50_ms'], '.3f')} | {fmt(r['dd_p99_ms'], '.3f')} "
                 f"| {fmt(r['os_wake_p50_ms'], '.3f')} / {fmt(r['os_wake_p99_ms'], '.3f')} "
                 f"| {fmt(r['latency_p50_ms'], '.3f')} | {r['load_before']} → {r['load_after']} |")
+        lines.append("")
+    if "triton" in res:
+        lines += [
+            f"### Triton engine, batch 8 × 512 tokens, open loop (cap 256), KServe v2 server "
+            f"answering in {res['triton_delay_us'] / 1000:g} ms",
+            "",
+            "| tokenized | target req/s | n | achieved req/s | error % | dispatch delay p50 / p99 ms "
+            "| OS wake-up lateness p99 ms | tokenize p50 ms | latency p50 / p99 ms | client CPU ms/req "
+            "| errors | load avg before → after |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for r in res["triton"]:
+            lines.append(
+                f"| {'before the phase (--pretokenize)' if r['pretokenize'] else 'per request'} "
+                f"| {r['rate']:,} | {r['n']:,} | {fmt(r['achieved'], ',.1f')} "
+                f"| {fmt(r['error_pct'], '+.2f')} "
+                f"| {fmt(r['dd_p50_ms'], '.3f')} / {fmt(r['dd_p99_ms'], '.3f')} "
+                f"| {fmt(r.get('os_wake_p99_ms'), '.3f')} "
+                f"| {fmt(r['tokenize_p50_ms'], '.2f')} "
+                f"| {fmt(r['latency_p50_ms'], '.2f')} / {fmt(r['latency_p99_ms'], '.2f')} "
+                f"| {fmt(r['cpu_ms_per_req'], '.3f')} | {fmt(r['errors'], '.0f')} "
+                f"| {r['load_before']} → {r['load_after']} |")
         lines.append("")
     if "memory" in res:
         mem = res["memory"]
@@ -488,7 +588,7 @@ def main():
     ap.add_argument("--encbench", required=True)
     ap.add_argument("--server", required=True, help="bench_server binary")
     ap.add_argument("--oha", help="oha binary (sections that compare need it)")
-    ap.add_argument("--sections", default="throughput,openloop,memory,frames")
+    ap.add_argument("--sections", default="throughput,openloop,memory,frames,triton")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--duration", type=float, default=10, help="seconds per throughput run")
     ap.add_argument("--tui-duration", type=float, default=60,
@@ -502,6 +602,10 @@ def main():
     ap.add_argument("--memory-concurrency", type=int, default=16)
     ap.add_argument("--frames-duration", type=float, default=60)
     ap.add_argument("--frames-window", type=int, default=10)
+    ap.add_argument("--triton-rates", type=int, nargs="+", default=[200, 500])
+    ap.add_argument("--triton-pretokenized-rates", type=int, nargs="+", default=[500, 2500])
+    ap.add_argument("--triton-duration", type=float, default=10)
+    ap.add_argument("--triton-delay-us", type=int, default=2000)
     ap.add_argument("--server-threads", type=int, default=2)
     ap.add_argument("--out", help="results folder (default bench/out)")
     args = ap.parse_args()
@@ -515,7 +619,7 @@ def main():
 
     res = {"started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": machine(),
            "reps": args.reps, "duration_s": args.duration, "server_threads": args.server_threads,
-           "memory_concurrency": args.memory_concurrency,
+           "memory_concurrency": args.memory_concurrency, "triton_delay_us": args.triton_delay_us,
            "commands": " ".join(sys.argv)}
     body = os.path.join(OUT, "tmp", "body.json")
     if os.path.exists(body):
@@ -545,6 +649,13 @@ def main():
             res["openloop"] = openloop(args, tools, slow)
         finally:
             slow.stop()
+    if "triton" in sections:
+        log("triton")
+        kserve = Server(args.server, delay_us=args.triton_delay_us, threads=args.server_threads)
+        try:
+            res["triton"] = triton(args, tools, kserve)
+        finally:
+            kserve.stop()
     res["finished"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     with open(os.path.join(OUT, "results.json"), "w") as f:
         json.dump(res, f, indent=1)

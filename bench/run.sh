@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One command for the load-generator benchmark (see BENCHMARKS.md):
-#   bench/run.sh              the full matrix, about 35 minutes on 2 cores
+#   bench/run.sh              the full matrix, about 40 minutes on 2 cores
 #   bench/run.sh --quick      a one-minute smoke: short runs, one repetition, small counts
 # Extra arguments go to bench/bench.py (e.g. --sections throughput --reps 5).
 # Builds release binaries, installs oha from crates.io into target/bench/oha (once, about
@@ -16,7 +16,8 @@ quick=()
 if [[ "${1:-}" == "--quick" ]]; then
     shift
     quick=(--reps 1 --duration 2 --tui-duration 2 --concurrency 1 16 --rates 500 2000 --openloop-duration 2
-        --memory-marks 10000 50000 --frames-duration 8 --frames-window 3)
+        --memory-marks 10000 50000 --frames-duration 8 --frames-window 3 --triton-rates 100
+        --triton-pretokenized-rates 500 --triton-duration 2)
 fi
 
 cargo build --release --locked --bin encbench-tui --example bench_server

@@ -7,6 +7,11 @@
 //! [--save-body FILE]`
 //! prints its URL on the first stdout line. `GET /_count` tells how many POSTs it answered,
 //! so the harness can charge each client's CPU time per request it really got served.
+//!
+//! It also speaks just enough KServe v2 for `--engine triton` (model ready, config with the
+//! tensor names, infer): the reply is fixed logits, one row per input, the rows read from the
+//! first `"shape":[` of the request so the body is never parsed as JSON. The client tokenizes every
+//! request, so this is where the client's tokenizing, not the server, is measured.
 
 use axum::Router;
 use axum::body::Bytes;
@@ -42,6 +47,44 @@ async fn invocations(State(s): State<Arc<Server>>, body: Bytes) -> impl IntoResp
     }
     s.count.fetch_add(1, Ordering::Relaxed);
     ([(header::CONTENT_TYPE, "application/json")], REPLY)
+}
+
+async fn infer(State(s): State<Arc<Server>>, body: Bytes) -> impl IntoResponse {
+    let rows = batch_rows(&body);
+    if !s.delay.is_zero() {
+        encbench::timing::sleep(s.delay).await;
+    }
+    s.count.fetch_add(1, Ordering::Relaxed);
+    let data = vec!["4.0,0.0,0.0"; rows].join(",");
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        format!(
+            r#"{{"model_name":"bench","outputs":[{{"name":"logits","datatype":"FP32","shape":[{rows},3],"data":[{data}]}}]}}"#
+        ),
+    )
+}
+
+/// The batch size of a KServe v2 request: the first dimension of its first tensor's shape
+/// (a client may write a tensor's data before its shape, so the whole body is searched).
+fn batch_rows(head: &[u8]) -> usize {
+    const SHAPE: &[u8] = b"\"shape\":[";
+    head.windows(SHAPE.len())
+        .position(|w| w == SHAPE)
+        .map(|at| {
+            head[at + SHAPE.len()..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .fold(0usize, |n, b| n * 10 + usize::from(b - b'0'))
+        })
+        .filter(|&n| n > 0)
+        .unwrap_or(1)
+}
+
+async fn model_config() -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        r#"{"name":"bench","max_batch_size":64,"input":[{"name":"input_ids","data_type":"TYPE_INT64","dims":[-1]},{"name":"attention_mask","data_type":"TYPE_INT64","dims":[-1]},{"name":"token_type_ids","data_type":"TYPE_INT64","dims":[-1]}],"output":[{"name":"logits","data_type":"TYPE_FP32","dims":[3]}]}"#,
+    )
 }
 
 async fn ping() -> impl IntoResponse {
@@ -92,6 +135,10 @@ fn main() -> std::io::Result<()> {
             .route("/ping", get(ping))
             .route("/invocations", post(invocations))
             .route("/_count", get(count))
+            .route("/v2/health/ready", get(|| async { "" }))
+            .route("/v2/models/{model}/ready", get(|| async { "" }))
+            .route("/v2/models/{model}/config", get(model_config))
+            .route("/v2/models/{model}/infer", post(infer))
             .with_state(state);
         // Small replies must not wait on delayed ACKs.
         let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
