@@ -284,34 +284,40 @@ def os_wake_lateness(count=2000, sleep_s=0.0005):
     return overs[len(overs) // 2], overs[int(len(overs) * 0.99)]
 
 
+def open_loop_run(tools, server, rate, n, name, extra=()):
+    """One open-loop run of encbench (Poisson, cap 256) after sampling the OS's own wake-up
+    lateness: the process's rusage, the export's last phase, and the figures every open-loop
+    table shows."""
+    export = os.path.join(OUT, "tmp", name)
+    if os.path.exists(export):
+        os.remove(export)
+    wake_p50, wake_p99 = os_wake_lateness()
+    r = run(tools.encbench_cmd(server.url, 256, n=n, rate=rate, export=export) + list(extra))
+    p = export_phase(export)
+    return r, p, {
+        "achieved": p["req_per_s"],
+        "error_pct": (p["req_per_s"] - rate) / rate * 100,
+        "dd_p50_ms": p["dispatch_delay_ms"]["p50"],
+        "dd_p99_ms": p["dispatch_delay_ms"]["p99"],
+        "latency_p50_ms": p["latency_ms"]["p50"],
+        "n": p["n"],
+        "os_wake_p50_ms": wake_p50,
+        "os_wake_p99_ms": wake_p99,
+    }
+
+
 def openloop(args, tools, server):
     rows = []
-    tmp = os.path.join(OUT, "tmp")
     for rate in args.rates:
         runs = []
         load = loadavg()
         for _ in range(args.reps):
-            export = os.path.join(tmp, "openloop.json")
-            if os.path.exists(export):
-                os.remove(export)
-            n = int(rate * args.openloop_duration)
-            wake_p50, wake_p99 = os_wake_lateness()
-            cmd = tools.encbench_cmd(server.url, 256, n=n, rate=rate, export=export)
-            run(cmd)
-            p = export_phase(export)
-            runs.append({
-                "achieved": p["req_per_s"],
-                "error_pct": (p["req_per_s"] - rate) / rate * 100,
-                "dd_p50_ms": p["dispatch_delay_ms"]["p50"],
-                "dd_p99_ms": p["dispatch_delay_ms"]["p99"],
-                "latency_p50_ms": p["latency_ms"]["p50"],
-                "n": p["n"],
-                "os_wake_p50_ms": wake_p50,
-                "os_wake_p99_ms": wake_p99,
-            })
+            _, p, row = open_loop_run(tools, server, rate, int(rate * args.openloop_duration),
+                                      "openloop.json")
+            runs.append(row)
             log(f"  rate {rate}: achieved {p['req_per_s']:.1f}, dispatch delay p50 "
                 f"{p['dispatch_delay_ms']['p50']} p99 {p['dispatch_delay_ms']['p99']} ms; "
-                f"OS wake-up lateness p99 {wake_p99:.3f} ms")
+                f"OS wake-up lateness p99 {row['os_wake_p99_ms']:.3f} ms")
         rows.append({
             "rate": rate, "load_before": load, "load_after": loadavg(), "n": runs[0]["n"],
             **{k: median([r[k] for r in runs])
@@ -327,43 +333,29 @@ def triton(args, tools, server):
     """The Triton engine tokenizes every request on the client, inside the timed path: at
     8 × 512 tokens that is milliseconds of CPU, on the cores that also keep the schedule."""
     rows = []
-    tmp = os.path.join(OUT, "tmp")
+    engine = ["--engine", "triton", "--model", "bench", "--batch-size", "8", "--pad-to-max",
+              "--max-len", "512"]
     for pretokenize in (False, True):
         rates = args.triton_pretokenized_rates if pretokenize else args.triton_rates
         for rate in rates:
             runs = []
             load = loadavg()
             for _ in range(args.reps):
-                export = os.path.join(tmp, "triton.json")
-                if os.path.exists(export):
-                    os.remove(export)
-                n = int(rate * args.triton_duration)
-                cmd = tools.encbench_cmd(server.url, 256, n=n, rate=rate, export=export)
-                cmd += ["--engine", "triton", "--model", "bench", "--batch-size", "8",
-                        "--pad-to-max", "--max-len", "512"]
-                if pretokenize:
-                    cmd.append("--pretokenize")
-                wake_p50, wake_p99 = os_wake_lateness()
-                r = run(cmd)
-                p = export_phase(export)
-                runs.append({
-                    "achieved": p["req_per_s"],
-                    "error_pct": (p["req_per_s"] - rate) / rate * 100,
-                    "dd_p50_ms": p["dispatch_delay_ms"]["p50"],
-                    "dd_p99_ms": p["dispatch_delay_ms"]["p99"],
+                extra = engine + (["--pretokenize"] if pretokenize else [])
+                r, p, row = open_loop_run(tools, server, rate, int(rate * args.triton_duration),
+                                          "triton.json", extra)
+                row.update({
                     "tokenize_p50_ms": (p.get("tokenize_ms") or {}).get("p50"),
-                    "latency_p50_ms": p["latency_ms"]["p50"],
                     "latency_p99_ms": p["latency_ms"]["p99"],
                     # The whole process, tokenizing before the phase included.
                     "cpu_ms_per_req": r["cpu_s"] / p["n"] * 1000 if p["n"] else None,
-                    "n": p["n"],
                     "errors": p["n"] - p["ok"],
-                    "os_wake_p99_ms": wake_p99,
                 })
+                runs.append(row)
                 log(f"  triton pretokenize={pretokenize} rate {rate}: achieved {p['req_per_s']:.1f}, "
                     f"dispatch delay p99 {p['dispatch_delay_ms']['p99']} ms, "
-                    f"tokenize p50 {runs[-1]['tokenize_p50_ms']} ms, "
-                    f"cpu {runs[-1]['cpu_ms_per_req']:.2f} ms/req")
+                    f"tokenize p50 {row['tokenize_p50_ms']} ms, "
+                    f"cpu {row['cpu_ms_per_req']:.2f} ms/req")
             rows.append({
                 "pretokenize": pretokenize, "rate": rate, "load_before": load,
                 "load_after": loadavg(), "n": runs[0]["n"],
