@@ -135,7 +135,6 @@ fn main() -> std::io::Result<()> {
             .route("/ping", get(ping))
             .route("/invocations", post(invocations))
             .route("/_count", get(count))
-            .route("/v2/health/ready", get(|| async { "" }))
             .route("/v2/models/{model}/ready", get(|| async { "" }))
             .route("/v2/models/{model}/config", get(model_config))
             .route("/v2/models/{model}/infer", post(infer))

@@ -193,7 +193,7 @@ impl Format for HfFormat {
 
 /// The classifier's usual reply, `[{"label": "...", ...}, ...]`, counted without building a
 /// document. Every reply is checked between its last byte and the slot's next send, and at
-/// concurrency 1 building the document (a map and strings per item) was a tenth of the
+/// concurrency 1 building the document (a map and strings per item) was a seventh of the
 /// client's user time. Any other reply, or one this cannot read, takes `hf_answers`, which
 /// gives the same count for this form.
 fn count_labels(body: &[u8]) -> Option<usize> {
