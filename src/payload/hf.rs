@@ -197,14 +197,47 @@ impl Format for HfFormat {
 /// client's user time. Any other reply, or one this cannot read, takes `hf_answers`, which
 /// gives the same count for this form.
 fn count_labels(body: &[u8]) -> Option<usize> {
-    #[derive(serde::Deserialize)]
-    struct Labelled<'a> {
-        #[serde(borrow)]
-        #[allow(dead_code)]
-        label: &'a str,
-    }
     let items: Vec<Labelled> = serde_json::from_slice(body).ok()?;
     (!items.is_empty()).then_some(items.len())
+}
+
+/// An object whose `label` is a string, read in place. Written out, not derived: a derived
+/// struct also reads a list (`["x"]` as `{"label": "x"}`), which the full reading rejects.
+struct Labelled;
+
+impl<'de> serde::Deserialize<'de> for Labelled {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Object;
+        impl<'de> serde::de::Visitor<'de> for Object {
+            type Value = Labelled;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object with a string label")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<Labelled, A::Error> {
+                use serde::de::{Error, IgnoredAny};
+                let mut label = false;
+                while let Some(key) = m.next_key::<&str>()? {
+                    if key == "label" {
+                        // A repeated key: the full reading keeps the last, so it decides.
+                        if label {
+                            return Err(A::Error::duplicate_field("label"));
+                        }
+                        m.next_value::<&str>()?;
+                        label = true;
+                    } else {
+                        m.next_value::<IgnoredAny>()?;
+                    }
+                }
+                label
+                    .then_some(Labelled)
+                    .ok_or_else(|| A::Error::missing_field("label"))
+            }
+        }
+        d.deserialize_map(Object)
+    }
 }
 
 #[cfg(test)]
@@ -312,6 +345,9 @@ mod tests {
             r#"[{"label":3}]"#,
             "[]",
             r#"[{"label":"a","label":"b"}]"#,
+            // Lists where objects belong, which a derived struct would read as one.
+            r#"[["logits"]]"#,
+            r#"[{"label":"a"},["b"]]"#,
         ] {
             assert_eq!(count_labels(body.as_bytes()), None, "{body}");
         }

@@ -129,18 +129,48 @@ const SERVICE_MS: f64 = 20.0;
 ///   (Lindley's recursion moves no departure by more than its largest input shift), and the
 ///   two runs' mean overheads differ by no more than the overhead's spread (its constant
 ///   part cancels in the subtraction). So the limit is 1 ms (README's figure) plus twice
-///   that spread as the even run measured it (its latency p99 less its p50), not a guess.
+///   that spread as the even run measured it, not a guess: the bulk's width (p90 less p50)
+///   plus what its rare stalls add to a mean (the mean's excess over p50). Not p99 less
+///   p50: of 100 requests that is the second slowest, one stall of the VM's (3 to 9 ms
+///   here on an idle machine) that moves a mean by a hundredth of itself.
 /// - discriminating: leaving the queueing out lands the whole time queued (about 9 ms)
 ///   below, counting it twice as far above; the test asks that the limit stay under two
-///   thirds of it, or the host was too loaded to measure anything.
+///   thirds of it, or the host was too loaded to measure anything (and measures again).
 #[test]
 fn open_loop_md1_poisson_25_per_s_20_ms() {
     let _t = timed();
     let s = Serve::fixed(SERVICE_MS as u32, 1, &[]);
-    let even = md1_run(&s, 100, f64::INFINITY);
+    let mut attempts = Vec::new();
+    for _ in 0..MD1_ATTEMPTS {
+        match md1_attempt(&s) {
+            Ok(()) => return,
+            Err(why) => {
+                eprintln!("M/D/1 attempt failed: {why}");
+                attempts.push(why);
+            }
+        }
+    }
+    panic!(
+        "M/D/1 failed {MD1_ATTEMPTS} measurements in a row:\n{}",
+        attempts.join("\n")
+    );
+}
+
+/// How many times the pair of runs is measured before the test fails. The exact checks hold
+/// on every attempt; only the bounds that rest on the host's noise may be measured again. A
+/// shared CI host can be too loaded for one pair (CI failed here once, beside the peers'
+/// servers, while it passed alone on the same code), and a client that queues wrongly is
+/// off by the whole ~9 ms on every attempt.
+const MD1_ATTEMPTS: usize = 3;
+
+/// One pair of runs (even gaps, then bursty): panics on an exact check, `Err` on a bound
+/// this host's noise may have broken.
+fn md1_attempt(s: &Serve) -> Result<(), String> {
+    let even = md1_run(s, 100, f64::INFINITY);
     let round_trip = even.mean - even.exact;
-    let spread = f(&even.p["latency_ms"]["p99"]) - f(&even.p["latency_ms"]["p50"]);
-    let run = md1_run(&s, 500, 1.0);
+    let l = &even.p["latency_ms"];
+    let spread = f(&l["p90"]) - f(&l["p50"]) + (f(&l["mean"]) - f(&l["p50"])).max(0.0);
+    let run = md1_run(s, 500, 1.0);
     let rps = f(&run.p["req_per_s"]);
     let queued = run.exact - SERVICE_MS;
     let limit = 1.0 + 2.0 * spread.max(0.0);
@@ -163,32 +193,33 @@ fn open_loop_md1_poisson_25_per_s_20_ms() {
         );
     }
     assert!(
-        round_trip > -0.1 && round_trip < 5.0,
-        "even gaps: mean {} vs exact {}: not a loopback round trip",
-        even.mean,
-        even.exact
-    );
-    assert!(
         queued > 6.0,
         "the schedule queues too little to tell: {queued}"
     );
-    assert!(
-        limit < queued * 2.0 / 3.0,
-        "the overhead's spread ({spread:.3} ms) is too large beside the {queued:.3} ms \
-         queued for this host to measure it"
-    );
-    assert!(
-        queueing_error.abs() < limit,
-        "mean {} vs exact {} plus the round trip {round_trip:.3}: the time queued at the \
-         server ({queued:.3} ms) is off by {queueing_error:.3} ms, over {limit:.3} ms",
-        run.mean,
-        run.exact
-    );
-    assert!(
-        (rps / RATE - 1.0).abs() < 0.03,
-        "achieved {rps} req/s, want {RATE} ± 3 %"
-    );
     assert_eq!(run.p["closed_loop"], false);
+    if !(round_trip > -0.1 && round_trip < 5.0) {
+        return Err(format!(
+            "even gaps: mean {} vs exact {}: not a loopback round trip",
+            even.mean, even.exact
+        ));
+    }
+    if limit >= queued * 2.0 / 3.0 {
+        return Err(format!(
+            "the overhead's spread ({spread:.3} ms) is too large beside the {queued:.3} ms \
+             queued for this host to measure it"
+        ));
+    }
+    if queueing_error.abs() >= limit {
+        return Err(format!(
+            "mean {:.3} vs exact {:.3} plus the round trip {round_trip:.3}: the time queued at the \
+             server ({queued:.3} ms) is off by {queueing_error:.3} ms, over {limit:.3} ms",
+            run.mean, run.exact
+        ));
+    }
+    if (rps / RATE - 1.0).abs() >= 0.03 {
+        return Err(format!("achieved {rps} req/s, want {RATE} ± 3 %"));
+    }
+    Ok(())
 }
 
 #[test]

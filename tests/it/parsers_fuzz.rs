@@ -398,8 +398,9 @@ proptest! {
     #![proptest_config(cases(64))]
 
     /// The callers of the parsers too: the accuracy check reads whatever the deployment
-    /// answers, every sample gets a verdict or an error, and a pass is only ever a verdict
-    /// equal to the expected one.
+    /// answers, every sample of the kind the first answer shows (NLI for labels or an
+    /// error, retrieval for vectors) gets a verdict or an error, and a pass is only ever a
+    /// verdict equal to the expected one.
     #[test]
     fn the_accuracy_check_never_panics_on_any_reply(body in body()) {
         let _turn = crate::common::load();
@@ -413,11 +414,49 @@ proptest! {
         let target = Answers(body.into());
         for f in formats() {
             let r = rt.block_on(encbench::accuracy::check(&target, f.as_ref(), &setup));
-            prop_assert_eq!(r.total, setup.samples.len());
+            let asked = match r.output {
+                Some(encbench::accuracy::Output::Vectors { .. }) => setup.retrieval.len(),
+                _ => setup.samples.len(),
+            };
+            prop_assert_eq!(r.total, asked);
             for v in &r.samples {
                 prop_assert_eq!(v.ok, v.predicted.as_deref() == Some(v.expected.as_str()));
                 prop_assert!(v.predicted.is_some() || v.error.is_some());
             }
         }
     }
+}
+
+/// The reply the property once failed on (CI, stop 30): `[[0]]` reads as a 1-d vector, so
+/// the check is a retrieval check, counted over the retrieval samples, each with a verdict.
+#[test]
+fn a_one_dimensional_vector_reply_is_checked_as_retrieval() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let setup = encbench::accuracy::AccuracySetup {
+        samples: encbench::input::shipped_samples(),
+        labels: encbench::payload::LabelMap::default(),
+        retrieval: encbench::input::shipped_retrieval(),
+    };
+    let r = rt.block_on(encbench::accuracy::check(
+        &Answers(bytes::Bytes::from_static(b"[[0]]")),
+        &HfFormat::new(Shape {
+            pad_to_max: false,
+            max_len: 512,
+        }),
+        &setup,
+    ));
+    assert_eq!(
+        r.output,
+        Some(encbench::accuracy::Output::Vectors { dim: 1 })
+    );
+    assert_ne!(setup.retrieval.len(), setup.samples.len());
+    assert_eq!(r.total, setup.retrieval.len());
+    assert_eq!(r.samples.len(), setup.retrieval.len());
+    assert!(
+        r.samples
+            .iter()
+            .all(|v| v.predicted.is_some() || v.error.is_some())
+    );
 }
