@@ -18,6 +18,7 @@ anything else on the machine falls on both alike. Results go to bench/out/result
 """
 
 import argparse
+import datetime
 import fcntl
 import json
 import os
@@ -284,16 +285,59 @@ def os_wake_lateness(count=2000, sleep_s=0.0005):
     return overs[len(overs) // 2], overs[int(len(overs) * 0.99)]
 
 
+class WakeProbe:
+    """A plain sleeping thread beside a run: how late the kernel woke it while the run (client
+    and server) loaded the cores. That is the floor under a dispatcher's lateness at that
+    moment, which a sample taken before the run, on quiet cores, is not."""
+
+    def __init__(self, sleep_s=0.0005):
+        self.sleep_s = sleep_s
+        self.samples = []  # (wall-clock time woken, lateness ms)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self):
+        while not self.stop.is_set():
+            t = time.perf_counter()
+            time.sleep(self.sleep_s)
+            late = (time.perf_counter() - t - self.sleep_s) * 1000
+            self.samples.append((time.time(), late))
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_):
+        self.stop.set()
+        self.thread.join()
+
+    def p99_between(self, start, end):
+        """p99 of the wake-ups between two wall-clock times: the export's measured window,
+        leaving out start-up (loading the tokenizer, tokenizing ahead) and exit."""
+        overs = sorted(late for t, late in self.samples if start <= t <= end)
+        return overs[int(len(overs) * 0.99)] if overs else None
+
+
+def rfc3339_s(stamp):
+    """Seconds since the epoch of an export's `started_at` / `ended_at` (Python 3.11 reads
+    the `Z` and cuts the nanoseconds to microseconds)."""
+    return datetime.datetime.fromisoformat(stamp).timestamp()
+
+
 def open_loop_run(tools, server, rate, n, name, extra=()):
     """One open-loop run of encbench (Poisson, cap 256) after sampling the OS's own wake-up
-    lateness: the process's rusage, the export's last phase, and the figures every open-loop
-    table shows."""
+    lateness, and with a probe of it during the run: the process's rusage, the export's last
+    phase, and the figures every open-loop table shows."""
     export = os.path.join(OUT, "tmp", name)
     if os.path.exists(export):
         os.remove(export)
     wake_p50, wake_p99 = os_wake_lateness()
-    r = run(tools.encbench_cmd(server.url, 256, n=n, rate=rate, export=export) + list(extra))
-    p = export_phase(export)
+    with WakeProbe() as probe:
+        r = run(tools.encbench_cmd(server.url, 256, n=n, rate=rate, export=export) + list(extra))
+    with open(export) as f:
+        e = json.load(f)
+    during = probe.p99_between(rfc3339_s(e["started_at"]), rfc3339_s(e["ended_at"]))
+    p = e["phases"][-1]
     return r, p, {
         "achieved": p["req_per_s"],
         "error_pct": (p["req_per_s"] - rate) / rate * 100,
@@ -303,6 +347,7 @@ def open_loop_run(tools, server, rate, n, name, extra=()):
         "n": p["n"],
         "os_wake_p50_ms": wake_p50,
         "os_wake_p99_ms": wake_p99,
+        "os_wake_during_p99_ms": during,
     }
 
 
@@ -317,12 +362,13 @@ def openloop(args, tools, server):
             runs.append(row)
             log(f"  rate {rate}: achieved {p['req_per_s']:.1f}, dispatch delay p50 "
                 f"{p['dispatch_delay_ms']['p50']} p99 {p['dispatch_delay_ms']['p99']} ms; "
-                f"OS wake-up lateness p99 {row['os_wake_p99_ms']:.3f} ms")
+                f"OS wake-up lateness p99 {row['os_wake_p99_ms']:.3f} ms before, "
+                f"{fmt(row['os_wake_during_p99_ms'], '.3f')} ms during")
         rows.append({
             "rate": rate, "load_before": load, "load_after": loadavg(), "n": runs[0]["n"],
             **{k: median([r[k] for r in runs])
                for k in ("achieved", "error_pct", "dd_p50_ms", "dd_p99_ms", "latency_p50_ms",
-                         "os_wake_p50_ms", "os_wake_p99_ms")},
+                         "os_wake_p50_ms", "os_wake_p99_ms", "os_wake_during_p99_ms")},
             "abs_error_pct": median([abs(r["error_pct"]) for r in runs]),
             "runs": runs,
         })
@@ -354,6 +400,7 @@ def triton(args, tools, server):
                 runs.append(row)
                 log(f"  triton pretokenize={pretokenize} rate {rate}: achieved {p['req_per_s']:.1f}, "
                     f"dispatch delay p99 {p['dispatch_delay_ms']['p99']} ms, "
+                    f"OS wake-up p99 during {fmt(row['os_wake_during_p99_ms'], '.3f')} ms, "
                     f"tokenize p50 {row['tokenize_p50_ms']} ms, "
                     f"cpu {row['cpu_ms_per_req']:.2f} ms/req")
             rows.append({
@@ -362,7 +409,7 @@ def triton(args, tools, server):
                 **{k: median([r[k] for r in runs])
                    for k in ("achieved", "error_pct", "dd_p50_ms", "dd_p99_ms", "tokenize_p50_ms",
                              "latency_p50_ms", "latency_p99_ms", "cpu_ms_per_req", "errors",
-                             "os_wake_p99_ms")},
+                             "os_wake_p99_ms", "os_wake_during_p99_ms")},
                 "runs": runs,
             })
     return rows
@@ -492,15 +539,16 @@ def markdown(res):
             "### Open loop, 1 ms server, concurrency cap 256, Poisson arrivals",
             "",
             "| target req/s | n | achieved req/s | error % | dispatch delay p50 ms | "
-            "dispatch delay p99 ms | OS wake-up lateness p50 / p99 ms | latency p50 ms | "
-            "load avg before → after |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "dispatch delay p99 ms | OS wake-up lateness p50 / p99 ms, before | "
+            "OS wake-up p99 ms, during | latency p50 ms | load avg before → after |",
+            "|---|---|---|---|---|---|---|---|---|---|",
         ]
         for r in res["openloop"]:
             lines.append(
                 f"| {r['rate']:,} | {r['n']:,} | {fmt(r['achieved'], ',.1f')} | {fmt(r['error_pct'], '+.2f')} "
                 f"| {fmt(r['dd_p50_ms'], '.3f')} | {fmt(r['dd_p99_ms'], '.3f')} "
                 f"| {fmt(r['os_wake_p50_ms'], '.3f')} / {fmt(r['os_wake_p99_ms'], '.3f')} "
+                f"| {fmt(r.get('os_wake_during_p99_ms'), '.3f')} "
                 f"| {fmt(r['latency_p50_ms'], '.3f')} | {r['load_before']} → {r['load_after']} |")
         lines.append("")
     if "triton" in res:
@@ -509,8 +557,8 @@ def markdown(res):
             f"answering in {res['triton_delay_us'] / 1000:g} ms",
             "",
             "| tokenized | target req/s | n | achieved req/s | error % | dispatch delay p50 / p99 ms "
-            "| OS wake-up lateness p99 ms | tokenize p50 ms | latency p50 / p99 ms | client CPU ms/req "
-            "| errors | load avg before → after |",
+            "| OS wake-up p99 ms, before / during | tokenize p50 ms | latency p50 / p99 ms "
+            "| client CPU ms/req | errors | load avg before → after |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for r in res["triton"]:
@@ -519,7 +567,8 @@ def markdown(res):
                 f"| {r['rate']:,} | {r['n']:,} | {fmt(r['achieved'], ',.1f')} "
                 f"| {fmt(r['error_pct'], '+.2f')} "
                 f"| {fmt(r['dd_p50_ms'], '.3f')} / {fmt(r['dd_p99_ms'], '.3f')} "
-                f"| {fmt(r.get('os_wake_p99_ms'), '.3f')} "
+                f"| {fmt(r.get('os_wake_p99_ms'), '.3f')} / "
+                f"{fmt(r.get('os_wake_during_p99_ms'), '.3f')} "
                 f"| {fmt(r['tokenize_p50_ms'], '.2f')} "
                 f"| {fmt(r['latency_p50_ms'], '.2f')} / {fmt(r['latency_p99_ms'], '.2f')} "
                 f"| {fmt(r['cpu_ms_per_req'], '.3f')} | {fmt(r['errors'], '.0f')} "
