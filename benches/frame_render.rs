@@ -8,8 +8,8 @@
 use encbench::engine::{LiveStats, Snapshot};
 use encbench::fixtures::{self, Live};
 use encbench::stats::{Completion, LatencySummary, PhaseRecorder, Timeline, view_histogram};
-use encbench::tui::app::App;
 use encbench::tui::screen;
+use encbench::tui::state::App;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::sync::Arc;

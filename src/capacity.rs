@@ -5,7 +5,7 @@
 //! Per batch size: a closed-loop phase at the concurrency cap first. Its throughput is the
 //! most the endpoint completes at that cap, so no offered rate above it can be kept up with:
 //! the bracket's upper end. Then bisection between the highest rate that met the SLO and the
-//! lowest that did not, each probe run until stable (`sweep::ProbeRule`), until the bracket
+//! lowest that did not, each probe run until stable (`plan::ProbeRule`), until the bracket
 //! is within the precision. Bisection needs no model of the endpoint and halves the bracket
 //! with every probe whatever the noise; a probe misjudged near the answer moves it by less
 //! than the bracket it was probing.
@@ -29,7 +29,7 @@ pub struct SearchPlan {
     pub precision: f64,
     pub stability: f64,
     /// How each phase of the search runs until stable.
-    pub probe: crate::sweep::ProbeRule,
+    pub probe: crate::plan::ProbeRule,
 }
 
 /// A batch size's answer before any phase of it ran.
@@ -199,7 +199,7 @@ impl Search {
                         c.verdict = format!(
                             "no rate meets {}: at {} req/s still {}{}",
                             c.slo,
-                            crate::fmt::sig3(rate_per_s),
+                            crate::text::sig3(rate_per_s),
                             r.slo_missed.as_deref().unwrap_or("missed"),
                             if no_better {
                                 " (and at twice the rate: less load would not bring it within)"
@@ -246,7 +246,7 @@ impl Search {
             c.verdict = match c.max_rate_per_s {
                 Some(lo) => format!(
                     "stopped before converging: at least {} req/s meets {}",
-                    crate::fmt::sig3(lo),
+                    crate::text::sig3(lo),
                     c.slo
                 ),
                 None => "stopped before any rate met the SLO".into(),
@@ -261,16 +261,16 @@ impl Search {
 fn answer(c: &Capacity) -> String {
     let lo = c.max_rate_per_s.unwrap_or(0.0);
     let above = match c.failed_at_per_s {
-        Some(hi) => format!("; {} req/s did not", crate::fmt::sig3(hi)),
+        Some(hi) => format!("; {} req/s did not", crate::text::sig3(hi)),
         None => format!(
             "; the closed-loop ceiling is {} req/s",
-            crate::fmt::sig3(c.ceiling_per_s.unwrap_or(0.0))
+            crate::text::sig3(c.ceiling_per_s.unwrap_or(0.0))
         ),
     };
     format!(
         "{} req/s ({} samples/s) meets {}{above}",
-        crate::fmt::sig3(lo),
-        crate::fmt::sig3(c.samples_per_s.unwrap_or(0.0)),
+        crate::text::sig3(lo),
+        crate::text::sig3(c.samples_per_s.unwrap_or(0.0)),
         c.slo
     )
 }
@@ -321,8 +321,8 @@ pub fn advice(results: &[Capacity]) -> Option<String> {
         "batch {}: the most samples/s within {}: {} samples/s at {} req/s{cost}",
         best.batch_size,
         best.slo,
-        crate::fmt::sig3(best.samples_per_s.unwrap_or(0.0)),
-        crate::fmt::sig3(best.max_rate_per_s.unwrap_or(0.0)),
+        crate::text::sig3(best.samples_per_s.unwrap_or(0.0)),
+        crate::text::sig3(best.max_rate_per_s.unwrap_or(0.0)),
     ))
 }
 
@@ -354,15 +354,15 @@ pub fn cheapest(results: &[Capacity]) -> Option<String> {
             best.slo,
             best.batch_size,
             best.cost_per_1m_usd.unwrap_or(0.0),
-            crate::fmt::sig3(best.samples_per_s.unwrap_or(0.0)),
-            crate::fmt::sig3(best.max_rate_per_s.unwrap_or(0.0)),
+            crate::text::sig3(best.samples_per_s.unwrap_or(0.0)),
+            crate::text::sig3(best.max_rate_per_s.unwrap_or(0.0)),
         )
     } else {
         format!(
             "most capacity within {} (no prices to compare costs): {name} at batch {}, {} samples/s",
             best.slo,
             best.batch_size,
-            crate::fmt::sig3(best.samples_per_s.unwrap_or(0.0)),
+            crate::text::sig3(best.samples_per_s.unwrap_or(0.0)),
         )
     })
 }
@@ -371,7 +371,7 @@ pub fn cheapest(results: &[Capacity]) -> Option<String> {
 mod tests {
     use super::*;
     use crate::fixtures::phase_row;
-    use crate::sweep::PhaseKind;
+    use crate::plan::PhaseKind;
 
     fn slo(s: &str) -> Slo {
         Slo {
@@ -385,7 +385,7 @@ mod tests {
             concurrency: 8,
             precision: 0.05,
             stability: 0.1,
-            probe: crate::sweep::ProbeRule {
+            probe: crate::plan::ProbeRule {
                 min_requests: 200,
                 stability: 0.1,
                 max: std::time::Duration::from_secs(30),

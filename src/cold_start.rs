@@ -3,11 +3,11 @@
 //! (measured on SageMaker: scale-to-zero 471 s and 95 retries, 15,422× the steady p50;
 //! serverless 43.2 s, 364×).
 
+use crate::client::Target;
 use crate::export::rfc3339;
 use crate::payload::Prepared;
 pub use crate::results::cold_start::{ColdStartExport, ColdStartProbe, ColdStartResult};
 use crate::stats::{ABANDONED, LatencySummary, phase_histogram};
-use crate::target::Target;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;

@@ -52,13 +52,14 @@ pub mod export;
 pub mod failure;
 // Always built: behind a feature, the benchmark would need the crate as its own
 // dev-dependency, and that makes the unit tests wait for the library to compile first.
+pub mod client;
 #[doc(hidden)]
 pub mod fixtures;
-pub mod fmt;
 pub mod headless;
 pub mod input;
 pub mod metrics;
 pub mod payload;
+pub mod plan;
 pub mod report;
 pub mod results;
 pub mod scrub;
@@ -69,8 +70,7 @@ pub mod shard;
 pub mod signals;
 pub mod slo;
 pub mod stats;
-pub mod sweep;
-pub mod target;
+pub mod text;
 pub mod thresholds;
 pub mod timing;
 pub mod tokenize;

@@ -1,10 +1,11 @@
 use encbench::app::{self, Stdout};
+use encbench::cli;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     encbench::failure::install_hook();
-    let cli = match app::parse(std::env::args_os()) {
+    let cli = match cli::parse(std::env::args_os()) {
         Ok(cli) => cli,
         Err((0, text)) => return exit(app::out(&mut std::io::stdout(), &text)),
         Err((code, line)) => {

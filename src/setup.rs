@@ -4,16 +4,16 @@
 //! `compare` are prepared the same way.
 
 use crate::accuracy::AccuracySetup;
+use crate::client::headers::ExtraHeaders;
+use crate::client::sagemaker::{MAX_BODY_BYTES, SageMakerConfig, SageMakerTarget};
+use crate::client::url::{self, UrlTarget};
+use crate::client::{Target, body, shown_url};
 use crate::input::{Input, batch_inputs, load_samples, load_texts, shipped_samples};
 use crate::metrics::{instance_price, unpriced};
 use crate::payload::kserve::{KServeFormat, TensorNames};
 use crate::payload::vllm::{VllmApi, VllmFormat};
 use crate::payload::{Format, HfFormat, LabelMap, PayloadFormat, Pooling, Shape};
 use crate::serve::{self, ServeConfig};
-use crate::target::headers::ExtraHeaders;
-use crate::target::local::{self, LocalTarget};
-use crate::target::sagemaker::{MAX_BODY_BYTES, SageMakerConfig, SageMakerTarget};
-use crate::target::{Target, body, shown_url};
 use crate::tokenize::{self, TokenCounter};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -223,11 +223,11 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
         }
         (_, Some(url)) => {
             let limit = BodyLimit {
-                bytes: local::MAX_BODY_BYTES,
+                bytes: url::MAX_BODY_BYTES,
                 whose: "the 64 MiB limit of a --url target",
             };
             check_body_limit(s, &texts, format.as_ref(), limit)?;
-            let t = LocalTarget::new(url, format.as_ref(), s.max_concurrency, s.timeout)
+            let t = UrlTarget::new(url, format.as_ref(), s.max_concurrency, s.timeout)
                 .with_ready_timeout(s.ready_timeout)
                 .with_headers(&headers);
             let shown = t.describe();
@@ -403,7 +403,7 @@ async fn build_format(
 async fn server_names(url: &str, model: &str, headers: &ExtraHeaders) -> Option<TensorNames> {
     let config_url = format!("{}/v2/models/{model}/config", url.trim_end_matches('/'));
     // A server that does not answer its config soon is taken as one without.
-    let Ok(client) = crate::target::tls::reqwest_builder()
+    let Ok(client) = crate::client::tls::reqwest_builder()
         .default_headers(headers.map())
         .timeout(Duration::from_secs(10))
         .build()

@@ -344,7 +344,7 @@ pub fn failure_warning(phases: &[PhaseResult]) -> Option<String> {
     };
     Some(format!(
         "warning: {how_many} ({}): the figures above describe failures, not the model",
-        crate::fmt::counts(&errors)
+        crate::text::counts(&errors)
     ))
 }
 
@@ -382,7 +382,7 @@ mod tests {
     #[test]
     fn the_worst_phase_is_named_and_nothing_measured_is_a_breach() {
         use crate::fixtures::phase_row;
-        use crate::sweep::PhaseKind::Batch;
+        use crate::plan::PhaseKind::Batch;
         let phases = vec![
             phase_row(Batch, 1, 1, 100.0, 5.0, 10.0, None),
             phase_row(Batch, 8, 1, 50.0, 20.0, 40.0, None),

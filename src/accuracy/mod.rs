@@ -8,11 +8,11 @@
 pub mod agreement;
 pub mod diff;
 
+use crate::client::Target;
 use crate::input::{Input, NliSample, RetrievalSample};
 use crate::payload::vectors::cosine;
 use crate::payload::{Answers, Format, LabelMap};
 use crate::scrub;
-use crate::target::Target;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicUsize, Ordering};
 

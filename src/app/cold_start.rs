@@ -2,12 +2,12 @@
 
 use super::{AppError, Stdout, check_export_path, sagemaker_config, usage, write_export};
 use crate::cli::ColdStartArgs;
+use crate::client::Target;
+use crate::client::sagemaker::SageMakerTarget;
 use crate::cold_start::{self, ColdStartExport, ColdStartProbe};
 use crate::payload::{Format, HfFormat, Shape};
 use crate::report::{Loaded, ReportFormat, render_loaded};
 use crate::signals::ABORT_EXIT_CODE;
-use crate::target::Target;
-use crate::target::sagemaker::SageMakerTarget;
 use std::time::Duration;
 
 /// The first SIGINT/SIGTERM; a second one while the attempts so far are being written

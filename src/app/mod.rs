@@ -6,17 +6,15 @@ mod cloudwatch;
 mod cold_start;
 mod compare;
 mod hosts;
-mod parse;
 mod report;
 mod run;
 mod serve;
 
-pub use parse::parse;
 pub use serve::config as serve_config;
 
 use crate::cli::{Cli, SageMakerArgs, Sub};
+use crate::client::sagemaker::SageMakerConfig;
 use crate::setup::SetupError;
-use crate::target::sagemaker::SageMakerConfig;
 use clap::CommandFactory;
 use std::io::Write;
 use std::path::Path;

@@ -9,19 +9,19 @@ use crate::cli::RunArgs;
 use crate::engine::{Engine, EngineSetup};
 use crate::export::{Export, write_atomic};
 use crate::payload::Shape;
+use crate::plan::{RunPlan, StopAt};
 use crate::report::{ReportFormat, render};
 use crate::results::RunReport;
 use crate::setup::{self, Address, FormatSettings, PreparedTarget, TargetSettings};
 use crate::signals::Abort;
-use crate::sweep::{StopAt, SweepPlan};
-use crate::tui::{self, app::Info};
+use crate::tui::{self, state::Info};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 /// What `setup` needs of the command line.
 fn target_settings(a: &RunArgs) -> TargetSettings {
-    // `app::parse` refuses a run that names none of the three, and clap two of them.
+    // `cli::parse` refuses a run that names none of the three, and clap two of them.
     let address = match (&a.endpoint, &a.url) {
         (Some(name), _) => Address::SageMaker(sagemaker_config(name, &a.sagemaker)),
         (None, Some(url)) => Address::Url(url.clone()),
@@ -186,7 +186,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         Some(d) => StopAt::Duration(Duration::from_secs_f64(d)),
         None => StopAt::Count(a.n),
     };
-    let plan = SweepPlan {
+    let plan = RunPlan {
         batch_size: a.batch_size,
         concurrency: a.concurrency,
         warmup: a.warmup,
@@ -343,7 +343,7 @@ mod tests {
 
     #[test]
     fn a_plain_run_checks_only_its_own_batch_size_against_the_body_limit() {
-        let cli = crate::app::parse([
+        let cli = crate::cli::parse([
             "encbench-tui",
             "--batch-size",
             "4",

@@ -4,11 +4,13 @@
 
 mod commands;
 pub mod hosts;
+mod parse;
 mod run;
 mod server;
 mod values;
 
 pub use commands::{ColdStartArgs, CompareArgs, CompletionsArgs, ReportArgs, ServeArgs};
+pub use parse::parse;
 pub use run::{HttpArgs, RunArgs, SageMakerArgs, SloArgs};
 pub use server::ServerArgs;
 pub use values::Rate;

@@ -12,9 +12,9 @@ use crate::export::{
     AccuracyExport, CompareOrder, CompareSection, CompareTarget, Export, SCHEMA_VERSION, rfc3339,
 };
 use crate::payload::PayloadFormat;
+use crate::plan::{PhaseKind, RunPlan, StopAt};
 use crate::results::{PhaseResult, derive};
 use crate::setup::PreparedTarget;
-use crate::sweep::{PhaseKind, StopAt, SweepPlan};
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -173,7 +173,7 @@ fn engine_for(entry: &Entry, a: &Settings, step: Step, index: usize) -> Engine {
             rate_per_s: None,
             burstiness: 1.0,
         },
-        plan: SweepPlan {
+        plan: RunPlan {
             batch_size: step.batch_size,
             concurrency: step.concurrency,
             warmup: a.warmup,

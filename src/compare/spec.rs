@@ -2,9 +2,9 @@
 //! against it would take, so a compared target is prepared exactly as a plain run would be.
 
 use super::Settings;
+use crate::client::sagemaker::SageMakerConfig;
 use crate::payload::{PayloadFormat, Shape};
 use crate::setup::{Address, FormatSettings, TargetSettings};
-use crate::target::sagemaker::SageMakerConfig;
 use clap::ValueEnum;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -104,7 +104,7 @@ pub fn parse_target(s: &str) -> Result<TargetSpec, String> {
         t.name = t
             .endpoint
             .clone()
-            .or(t.url.as_deref().map(crate::target::shown_url))
+            .or(t.url.as_deref().map(crate::client::shown_url))
             .unwrap_or_default();
     }
     Ok(t)

@@ -7,7 +7,7 @@
 //! while the second core sat partly idle: at concurrency 16 on loopback that made the client
 //! slower than oha, which spreads over every core.
 //!
-//! Each client thread keeps its own connections (see `crate::target::client_thread`), so a
+//! Each client thread keeps its own connections (see `crate::client::client_thread`), so a
 //! request and its connection's I/O run on the same thread; only the hand-off from the
 //! dispatcher and the freed concurrency slot cross threads. At concurrency 1 every request
 //! would cross twice for nothing, so a cap of 1 keeps everything on the engine's thread.
@@ -65,7 +65,7 @@ fn extra(n: usize) -> Vec<Handle> {
             .name(format!("encbench-client-{index}"))
             .spawn(move || {
                 crate::timing::tighten_timer_slack();
-                crate::target::client_thread::set(index);
+                crate::client::client_thread::set(index);
                 let runtime = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
@@ -99,7 +99,7 @@ mod tests {
                     idx,
                     concurrency,
                     name,
-                    crate::target::client_thread::current(),
+                    crate::client::client_thread::current(),
                 ));
                 done.fetch_add(1, Ordering::SeqCst);
             });

@@ -16,7 +16,7 @@
 use super::client_threads::ClientThreads;
 use super::limiter::Limiter;
 use super::request::{Requester, Ticket};
-use crate::sweep::{PhaseSpec, StopAt};
+use crate::plan::{PhaseSpec, StopAt};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! The relative forms (scale, add, toggle) are resolved by the engine against its own state,
 //! so keys pressed faster than snapshots arrive still each take effect.
 
-use crate::sweep::SweepKind;
+use crate::plan::SweepKind;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {

@@ -12,11 +12,11 @@ use super::request::{Requester, Ticket};
 use super::steer::{self, Flow, Settings};
 use super::{Command, Ctx, PhaseView, RunState};
 use crate::arrival::{Arrivals, Pace, phase_seed};
-use crate::fmt;
+use crate::client::ServerStats;
+use crate::plan::{PhaseKind, PhaseSpec, StopAt, SweepKind};
 use crate::results::{self, PhaseResult, ServerBreakdown};
 use crate::stats::{PhaseRecorder, ScheduleOutcome};
-use crate::sweep::{PhaseKind, PhaseSpec, StopAt, SweepKind};
-use crate::target::ServerStats;
+use crate::text;
 use crate::timing;
 use std::future::Future;
 use std::pin::Pin;
@@ -176,7 +176,7 @@ pub(crate) fn overloaded(lag: std::time::Duration, span: std::time::Duration) ->
 }
 
 /// The server's counters now; a statistics API that refuses is said once, not shown as "-".
-async fn server_stats(ctx: &Ctx) -> Option<crate::target::ServerStats> {
+async fn server_stats(ctx: &Ctx) -> Option<crate::client::ServerStats> {
     match ctx.target.server_stats().await {
         Ok(s) => s,
         Err(why) => {
@@ -244,7 +244,7 @@ pub(crate) async fn run_phase(
                 spec.kind.name(),
                 spec.batch_size,
                 spec.concurrency,
-                fmt::pace(&pace)
+                text::pace(&pace)
             ),
         );
     }
@@ -536,14 +536,14 @@ const STABLE_CHECK_EVERY: std::time::Duration = std::time::Duration::from_millis
 
 /// Decides when a phase that runs until stable ends, and why.
 struct ProbeWatch {
-    rule: crate::sweep::ProbeRule,
+    rule: crate::plan::ProbeRule,
     next_check: Instant,
     /// Time spent paused, which the time bound does not count.
     paused: std::time::Duration,
 }
 
 impl ProbeWatch {
-    fn new(rule: crate::sweep::ProbeRule) -> ProbeWatch {
+    fn new(rule: crate::plan::ProbeRule) -> ProbeWatch {
         ProbeWatch {
             rule,
             next_check: Instant::now(),

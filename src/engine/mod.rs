@@ -22,13 +22,13 @@ pub use start::Hosts;
 use crate::accuracy::{self, AccuracyReport, AccuracySetup};
 use crate::arrival::Pace;
 use crate::capacity::{Capacity, Search, SearchPlan, Step};
+use crate::client::Target;
 use crate::input::Input;
 use crate::payload::{Format, Shape};
+use crate::plan::{PhaseKind, PhaseSpec, ProbeRule, RunPlan, StopAt};
 use crate::results::{PhaseResult, RunReport};
 use crate::slo::Slo;
 use crate::stats::{Completion, LatencySummary, PhaseRecorder, Timeline, view_histogram};
-use crate::sweep::{PhaseKind, PhaseSpec, ProbeRule, StopAt, SweepPlan};
-use crate::target::Target;
 use hdrhistogram::Histogram;
 use limiter::Limiter;
 use std::collections::VecDeque;
@@ -46,7 +46,7 @@ pub struct EngineSetup {
     /// Per-request timeout of warmup requests.
     pub warmup_timeout: Duration,
     pub pace: Pace,
-    pub plan: SweepPlan,
+    pub plan: RunPlan,
     pub seed: u64,
     pub accuracy: Option<AccuracySetup>,
     pub price_per_hour: Option<f64>,
@@ -726,8 +726,8 @@ async fn run(
                     live.timeline
                         .event(Instant::now(), "sweep runs closed loop");
                     match kind {
-                        crate::sweep::SweepKind::Batch => live.concurrency,
-                        crate::sweep::SweepKind::Concurrency => live.batch_size,
+                        crate::plan::SweepKind::Batch => live.concurrency,
+                        crate::plan::SweepKind::Concurrency => live.batch_size,
                     }
                 };
                 queue = plan.sweep(kind, fixed).into();
@@ -787,7 +787,7 @@ async fn run(
 /// A capacity search at the live concurrency and burstiness, over the plan's batch sizes
 /// (`--batch-sizes` with `--sweep-batch`, else the current one). The live settings come back
 /// when it is done.
-fn start_search(shared: &Shared, plan: &SweepPlan, slo: &Slo, setup: SearchSetup) -> Search {
+fn start_search(shared: &Shared, plan: &RunPlan, slo: &Slo, setup: SearchSetup) -> Search {
     let mut live = shared.lock();
     live.after_sweep = Some((live.batch_size, live.concurrency, live.pace));
     let batch_sizes = if plan.sweep_batch {
@@ -817,7 +817,7 @@ fn start_search(shared: &Shared, plan: &SweepPlan, slo: &Slo, setup: SearchSetup
 
 /// The phase for the search's next step: closed loop for the ceiling, open loop at the
 /// probe's rate with the operator's burstiness.
-fn probe_phase(shared: &Shared, plan: &SweepPlan, search: &Search, step: Step) -> PhaseSpec {
+fn probe_phase(shared: &Shared, plan: &RunPlan, search: &Search, step: Step) -> PhaseSpec {
     let mut live = shared.lock();
     let (batch_size, rate) = match step {
         Step::Ceiling { batch_size } => (batch_size, None),
@@ -833,7 +833,7 @@ fn probe_phase(shared: &Shared, plan: &SweepPlan, search: &Search, step: Step) -
             None => format!("capacity b={batch_size}: closed-loop ceiling"),
             Some(r) => format!(
                 "capacity b={batch_size}: probe at {} req/s",
-                crate::fmt::sig3(r)
+                crate::text::sig3(r)
             ),
         },
     );

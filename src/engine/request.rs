@@ -3,10 +3,10 @@
 
 use super::limiter::Permit;
 use super::{Ctx, Shared};
+use crate::client::{ErrorKind, Target};
 use crate::input::{Input, batch_inputs};
 use crate::payload::{Format, Prepared, prepared_ring};
 use crate::stats::{CLIENT_PANIC, Completion};
-use crate::target::{ErrorKind, Target};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -3,9 +3,9 @@
 
 use crate::accuracy::AccuracyReport;
 use crate::arrival::Pace;
+use crate::plan::{PhaseKind, StopAt};
 use crate::results::PhaseResult;
 use crate::stats::{LatencySummary, TimelineEntry};
-use crate::sweep::{PhaseKind, StopAt};
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::sync::Arc;

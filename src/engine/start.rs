@@ -6,8 +6,8 @@
 use super::request::{Requester, Ticket};
 use super::{Command, Ctx, RunState};
 use crate::arrival::Pace;
+use crate::plan::{PhaseSpec, StopAt};
 use crate::shard::Shard;
-use crate::sweep::{PhaseSpec, StopAt};
 use std::future::Future;
 use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -136,7 +136,7 @@ async fn until_stopped<F: Future>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::PhaseKind;
+    use crate::plan::PhaseKind;
 
     #[test]
     fn a_host_runs_its_share_of_count_and_concurrency_and_its_own_warmup() {

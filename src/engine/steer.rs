@@ -11,9 +11,9 @@
 use super::dispatch::PhaseEnd;
 use super::{Command, Ctx, RunState};
 use crate::arrival::Pace;
-use crate::fmt;
+use crate::plan::{PhaseKind, PhaseSpec, StopAt};
 use crate::stats::PhaseRecorder;
-use crate::sweep::{PhaseKind, PhaseSpec, StopAt};
+use crate::text;
 use std::time::Instant;
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -208,15 +208,15 @@ fn describe(now: Settings, next: Settings) -> String {
     if next.pace.rate_per_s != now.pace.rate_per_s {
         parts.push(format!(
             "request_rate {} -> {}",
-            fmt::rate(now.pace.rate_per_s),
-            fmt::rate(next.pace.rate_per_s)
+            text::rate(now.pace.rate_per_s),
+            text::rate(next.pace.rate_per_s)
         ));
     }
     if next.pace.burstiness.to_bits() != now.pace.burstiness.to_bits() {
         parts.push(format!(
             "burstiness {} -> {}",
-            fmt::burstiness(now.pace.burstiness),
-            fmt::burstiness(next.pace.burstiness)
+            text::burstiness(now.pace.burstiness),
+            text::burstiness(next.pace.burstiness)
         ));
     }
     if next.concurrency != now.concurrency {
@@ -234,14 +234,14 @@ fn log_clamp(shared: &super::Shared, command: &Command, got: Settings) {
     match *command {
         Command::SetRate(asked) if asked != got.pace.rate_per_s => shared.event(format!(
             "request_rate {} clamped to {} (supported: {MIN_RATE} to {MAX_RATE} req/s, or inf)",
-            fmt::rate(asked),
-            fmt::rate(got.pace.rate_per_s),
+            text::rate(asked),
+            text::rate(got.pace.rate_per_s),
         )),
         Command::SetBurstiness(asked) if asked.to_bits() != got.pace.burstiness.to_bits() => {
             shared.event(format!(
                 "burstiness {} clamped to {} (supported: {MIN_BURSTINESS} to {MAX_BURSTINESS}, or inf)",
-                fmt::burstiness(asked),
-                fmt::burstiness(got.pace.burstiness),
+                text::burstiness(asked),
+                text::burstiness(got.pace.burstiness),
             ));
         }
         _ => {}

@@ -2,9 +2,9 @@
 //! panics mid-request must not lose the request or hang the phase.
 
 use super::*;
+use crate::client::{BoxFuture, ErrorKind, TargetError};
 use crate::payload::{HfFormat, Prepared, Reply};
-use crate::sweep::StopAt;
-use crate::target::{BoxFuture, ErrorKind, TargetError};
+use crate::plan::StopAt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Answers one verdict, except every third request, where it panics.
@@ -47,7 +47,7 @@ async fn a_panicking_request_is_counted_and_the_phase_completes() {
             rate_per_s: None,
             burstiness: 1.0,
         },
-        plan: SweepPlan {
+        plan: RunPlan {
             batch_size: 1,
             concurrency: 2,
             warmup: 0,

@@ -4,8 +4,8 @@
 //! new line behind at every rewrite), so the least important fields go first.
 
 use crate::engine::{RunState, Snapshot};
-use crate::fmt;
 use crate::results::RunReport;
+use crate::text;
 
 /// One part of the line; a higher `rank` is dropped sooner when the line must shrink.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,16 +77,16 @@ pub(super) fn fields(s: &Snapshot) -> Vec<Field> {
     ));
     out.push(field(1, format!("ok {}", c.ok)));
     out.push(field(1, format!("err {}", c.error_count())));
-    out.push(field(5, format!("p50 {} ms", fmt::ms(c.latency.p50))));
-    out.push(field(4, format!("p99 {} ms", fmt::ms(c.latency.p99))));
-    out.push(field(2, format!("{} req/s", fmt::sig3(c.req_per_s))));
+    out.push(field(5, format!("p50 {} ms", text::ms(c.latency.p50))));
+    out.push(field(4, format!("p99 {} ms", text::ms(c.latency.p99))));
+    out.push(field(2, format!("{} req/s", text::sig3(c.req_per_s))));
     if s.accuracy_running {
         let (answered, total) = s.accuracy_progress;
         out.push(field(6, format!("accuracy {answered}/{total}")));
     }
     if let Some(t) = s
         .schedule
-        .and_then(|q| fmt::behind(q.offered_per_s, c.req_per_s, q.backlog, q.lag, q.overloaded))
+        .and_then(|q| text::behind(q.offered_per_s, c.req_per_s, q.backlog, q.lag, q.overloaded))
     {
         out.push(field(2, t));
     }
@@ -116,7 +116,7 @@ pub(super) fn fit(fields: &[Field], width: Option<usize>) -> String {
             .expect("more than one field");
         kept.remove(worst);
     }
-    fmt::truncate(&join(&kept), width)
+    text::truncate(&join(&kept), width)
 }
 
 /// The line after the run: the measured counts of every phase, as the export has them.

@@ -54,7 +54,7 @@ fn labels_of(v: &Value) -> Result<Vec<String>, String> {
         Some(l) if !l.is_empty() => Ok(l),
         _ => Err(format!(
             "no label in response: {}",
-            crate::fmt::truncate(&v.to_string(), 120)
+            crate::text::truncate(&v.to_string(), 120)
         )),
     }
 }

@@ -99,8 +99,8 @@ pub fn tables(e: &ColdStartExport) -> Vec<Table> {
             m(name).map(|x| {
                 format!(
                     "avg {} · max {} ms (n {})",
-                    crate::fmt::num(x.average, 1),
-                    crate::fmt::num(x.max, 1),
+                    crate::text::num(x.average, 1),
+                    crate::text::num(x.max, 1),
                     x.sample_count
                 )
             })

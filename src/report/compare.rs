@@ -4,9 +4,9 @@
 
 use super::table::Table;
 use crate::export::Export;
-use crate::fmt::{num, truncate};
+use crate::plan::PhaseKind;
 use crate::results::PhaseResult;
-use crate::sweep::PhaseKind;
+use crate::text::{num, truncate};
 use std::cmp::Ordering;
 
 /// What was compared, in a few lines above the tables.

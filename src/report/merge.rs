@@ -35,7 +35,7 @@ const WORKLOAD_KEYS: [&str; 15] = [
 
 fn short(v: &Value) -> String {
     let s = v.to_string();
-    crate::fmt::truncate(&s, 60)
+    crate::text::truncate(&s, 60)
 }
 
 /// Why `b` is not the workload of `a`, if it is not.

@@ -9,10 +9,10 @@
 use super::table::{NOT_A_RATE, Table};
 use crate::arrival::Pace;
 use crate::export::{AccuracyExport, Export};
-use crate::fmt::{self, num};
+use crate::plan::PhaseKind;
 use crate::results::capacity::Capacity;
 use crate::results::{PhaseResult, analysis};
-use crate::sweep::PhaseKind;
+use crate::text::{self, num};
 
 /// Batch efficiency under which a batch size is past the knee, when the export does not say.
 const DEFAULT_KNEE: f64 = 0.8;
@@ -48,14 +48,14 @@ pub fn heading(e: &Export) -> Vec<String> {
     let concs: Vec<usize> = e.phases.iter().map(|p| p.concurrency).collect();
     let same = |v: &[usize]| v.first().filter(|&&f| v.iter().all(|&x| x == f)).copied();
     let how = match paces.first() {
-        None => fmt::pace_at(&flags, c["concurrency"].as_u64().unwrap_or(1) as usize),
+        None => text::pace_at(&flags, c["concurrency"].as_u64().unwrap_or(1) as usize),
         Some(first) if paces.iter().all(|p| p == first) => match same(&concs) {
-            Some(c) => fmt::pace_at(first, c),
-            None => format!("{}, concurrency per phase", fmt::pace(first)),
+            Some(c) => text::pace_at(first, c),
+            None => format!("{}, concurrency per phase", text::pace(first)),
         },
         Some(_) => format!(
             "pace per phase in the tables (the run started {})",
-            fmt::pace(&flags)
+            text::pace(&flags)
         ),
     };
     let shape = if c["pad_to_max"].as_bool() == Some(true) {
@@ -123,7 +123,7 @@ struct Col(&'static str, fn(&PhaseResult) -> String);
 const KIND: Col = Col("kind", |p| p.kind.name().into());
 const BATCH: Col = Col("batch", |p| p.batch_size.to_string());
 const CONC: Col = Col("conc", |p| p.concurrency.to_string());
-const PACE: Col = Col("pace", |p| fmt::pace_short(&pace_of(p)));
+const PACE: Col = Col("pace", |p| text::pace_short(&pace_of(p)));
 const N: Col = Col("n", |p| p.n.to_string());
 const P50: Col = Col("p50 ms", |p| num(Some(p.latency_ms.p50), 1));
 const P90: Col = Col("p90 ms", |p| num(Some(p.latency_ms.p90), 1));
@@ -288,7 +288,7 @@ fn probes_table(found: &[Capacity]) -> Option<Table> {
         for p in &c.probes {
             t.row(vec![
                 c.batch_size.to_string(),
-                fmt::sig3(p.rate_per_s),
+                text::sig3(p.rate_per_s),
                 p.n.to_string(),
                 num(Some(p.p50), 1),
                 num(Some(p.p99), 1),
@@ -428,7 +428,7 @@ fn counts_table(
             p.kind.name().into(),
             p.batch_size.to_string(),
             p.concurrency.to_string(),
-            fmt::counts(counts(p)),
+            text::counts(counts(p)),
         ]);
     }
     Some(t)
@@ -506,17 +506,17 @@ fn accuracy_table(a: &AccuracyExport) -> Table {
         t.row(vec![
             if v.ok { "ok" } else { "MISMATCH" }.into(),
             // A retrieval item's verdicts are candidate sentences.
-            fmt::truncate(&v.expected, 48),
-            fmt::truncate(
+            text::truncate(&v.expected, 48),
+            text::truncate(
                 &v.predicted
                     .clone()
                     .or(v.error.clone())
                     .unwrap_or_else(|| "-".into()),
                 48,
             ),
-            fmt::truncate(&v.premise, 48),
+            text::truncate(&v.premise, 48),
             if v.candidates.is_empty() {
-                fmt::truncate(&v.hypothesis, 48)
+                text::truncate(&v.hypothesis, 48)
             } else {
                 format!("(nearest of {} candidates)", v.candidates.len())
             },

@@ -2,9 +2,9 @@
 //! (`--metrics-url`), and every metric the user named (`--metric`).
 
 use super::table::Table;
-use crate::fmt::num;
 use crate::results::PhaseResult;
 use crate::server_metrics::ServerMetrics;
+use crate::text::num;
 
 fn with_metrics(phases: &[PhaseResult]) -> Vec<(&PhaseResult, &ServerMetrics)> {
     phases

@@ -24,7 +24,7 @@ pub fn schema_violation(json: &Value) -> Option<String> {
     let e = SCHEMA.iter_errors(json).next()?;
     // The message quotes the offending value, which may be a whole phase.
     let line = format!("{}: {e}", e.instance_path());
-    Some(crate::fmt::truncate(&line, 200))
+    Some(crate::text::truncate(&line, 200))
 }
 
 /// A rounded duration is within half a millisecond of the interval it was rounded from.

@@ -2,7 +2,7 @@
 //! stops buying throughput (saturation), and the one line of advice that follows.
 
 use super::PhaseResult;
-use crate::sweep::PhaseKind;
+use crate::plan::PhaseKind;
 
 /// The latest sweep of `kind`: the last run of consecutive phases of that kind.
 pub fn latest_sweep(phases: &[PhaseResult], kind: PhaseKind) -> Vec<&PhaseResult> {

@@ -9,9 +9,9 @@ use crate::accuracy::AccuracyReport;
 use crate::arrival::Pace;
 use crate::metrics::{batch_efficiency, cost_per_million, tail_ratio};
 use crate::payload::Shape;
+use crate::plan::{PhaseKind, PhaseSpec};
 use crate::slo::{Measured, Slo};
 use crate::stats::{LatencySummary, PhaseRecorder, TimelineEntry, round3};
-use crate::sweep::{PhaseKind, PhaseSpec};
 use base64::Engine as _;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer, V2Serializer};
@@ -249,7 +249,7 @@ pub struct ServerBreakdown {
 }
 
 impl ServerBreakdown {
-    pub fn from_stats(s: &crate::target::ServerStats) -> ServerBreakdown {
+    pub fn from_stats(s: &crate::client::ServerStats) -> ServerBreakdown {
         let per = |ns: u64| {
             if s.success_count > 0 {
                 ns as f64 / s.success_count as f64 / 1e6

@@ -6,7 +6,7 @@
 //! CloudWatch keeps one-minute periods and publishes them a minute or more late: the window
 //! is widened to whole minutes and the figures say so.
 
-use crate::target::sagemaker::SageMakerConfig;
+use crate::client::sagemaker::SageMakerConfig;
 use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;
 use aws_sdk_cloudwatch::Client;
@@ -76,7 +76,7 @@ impl CloudWatch {
         // CloudWatch's own endpoint variable wins over --endpoint-url, which is the runtime's.
         let own_url = std::env::var_os("AWS_ENDPOINT_URL_CLOUDWATCH").is_some();
         let loaded =
-            crate::target::aws::load(cfg, 1, RetryConfig::standard(), timeouts, !own_url).await;
+            crate::client::aws::load(cfg, 1, RetryConfig::standard(), timeouts, !own_url).await;
         let mut config = aws_sdk_cloudwatch::config::Builder::from(&loaded.sdk);
         config.set_credentials_provider(loaded.credentials);
         let mut dimensions = BTreeMap::new();

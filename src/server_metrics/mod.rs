@@ -217,7 +217,7 @@ const SCRAPE_TIMEOUT: Duration = Duration::from_secs(3);
 
 impl Scraper {
     pub fn new(url: &str, model: Option<&str>, names: Vec<String>) -> Result<Scraper, String> {
-        let client = crate::target::tls::reqwest_builder()
+        let client = crate::client::tls::reqwest_builder()
             .timeout(SCRAPE_TIMEOUT)
             .build()
             .map_err(|e| crate::scrub::text(&e.to_string()))?;
@@ -251,7 +251,7 @@ impl Scraper {
         if !status.is_success() {
             return Err(format!("HTTP {}", status.as_u16()));
         }
-        let (body, _cut) = crate::target::body::read_reqwest(resp, MAX_SCRAPE_BYTES)
+        let (body, _cut) = crate::client::body::read_reqwest(resp, MAX_SCRAPE_BYTES)
             .await
             .map_err(|e| crate::scrub::text(&e.to_string()))?;
         let at = Instant::now();

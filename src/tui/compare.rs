@@ -3,12 +3,12 @@
 
 use crate::compare::{CompareView, RowState, RowView, order_note};
 use crate::export::Export;
-use crate::fmt::{elapsed, ms};
+use crate::plan::PhaseKind;
 use crate::results::PhaseResult;
-use crate::sweep::PhaseKind;
-use crate::tui::app::is_interrupt;
+use crate::text::{elapsed, ms};
 use crate::tui::panels::block;
 use crate::tui::screen::{MIN_HEIGHT, MIN_WIDTH};
+use crate::tui::state::is_interrupt;
 use ratatui::Frame;
 use ratatui::crossterm::event::{Event, KeyCode, KeyEventKind};
 use ratatui::layout::{Constraint, Layout};

@@ -2,7 +2,7 @@
 //! print it, so a key cannot be bound without being shown, or shown without being bound.
 
 use crate::engine::Command;
-use crate::sweep::SweepKind;
+use crate::plan::SweepKind;
 use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 use std::sync::LazyLock;
 

@@ -1,19 +1,19 @@
 //! The live terminal UI: a front-end that steers the engine with keys and draws its snapshots.
 //! It never sees a single request: frame cost depends on the screen, not on the run's length.
 
-pub mod app;
 pub mod compare;
 pub mod keys;
 pub mod panels;
 pub mod screen;
+pub mod state;
 #[cfg(test)]
 mod tests;
 
 use crate::engine::{Command, Engine};
 use crate::results::RunReport;
 use crate::signals::{Abort, abort_now, wait_for_signal};
-use app::{Action, App, Info};
 use ratatui::crossterm::event::{self, Event};
+use state::{Action, App, Info};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -166,7 +166,7 @@ pub async fn run(
         tokio::select! {
             report = &mut finishing => break report,
             ev = events.recv() => match ev {
-                Some(Event::Key(k)) if app::is_interrupt(&k) => {
+                Some(Event::Key(k)) if state::is_interrupt(&k) => {
                     drop(restore);
                     abort_now(&abort, &interim);
                 }

@@ -13,8 +13,8 @@
 //! Where the columns' needs allow, the panels line up as bands. `?` draws the help overlay
 //! on top. Below 80×24 only a message is drawn.
 
-use crate::tui::app::App;
 use crate::tui::panels;
+use crate::tui::state::App;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;

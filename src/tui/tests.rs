@@ -2,7 +2,7 @@
 
 mod small_terminal;
 
-use super::app::App;
+use super::state::App;
 use super::{panels, screen};
 use crate::fixtures;
 use ratatui::Terminal;
@@ -145,7 +145,7 @@ fn percentiles_of_the_whole_run_after_w() {
         "{whole}"
     );
     assert!(whole.contains(&format!("ok {ok}  errors 7")), "{whole}");
-    let p99 = crate::fmt::ms(crate::stats::LatencySummary::of(&a.snap.run_latency).p99);
+    let p99 = crate::text::ms(crate::stats::LatencySummary::of(&a.snap.run_latency).p99);
     assert!(whole.contains(&format!("p99  {p99:>6} ms")), "{whole}");
 }
 
@@ -199,7 +199,7 @@ fn panel_footer_long_and_short() {
 /// done, the third in its last phase.
 fn compare_view() -> crate::compare::CompareView {
     use crate::compare::{CompareView, RowState, RowView, Step};
-    use crate::sweep::PhaseKind;
+    use crate::plan::PhaseKind;
     let e: crate::export::Export =
         serde_json::from_str(include_str!("../../tests/fixtures/compare.json")).unwrap();
     let cmp = e.compare.clone().unwrap();

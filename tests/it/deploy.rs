@@ -2,7 +2,7 @@
 //! Job (`deploy/kubernetes/encbench-job.yaml`), read as files and checked against the real
 //! command line: neither docker nor a cluster is needed to know they fit the binary.
 
-use encbench::app;
+use encbench::cli;
 use encbench::shard::Shard;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -12,7 +12,7 @@ fn read(path: &str) -> String {
 }
 
 fn help() -> String {
-    match app::parse(["encbench-tui", "--help"]) {
+    match cli::parse(["encbench-tui", "--help"]) {
         Err((0, text)) => text,
         _ => panic!("--help prints the help"),
     }
@@ -133,7 +133,7 @@ fn the_image_is_multi_stage_and_non_root_and_runs_the_binary_with_the_assets() {
         .chain(cmd.iter().cloned())
         .collect();
     assert_documented(&argv, &help());
-    match app::parse(&argv) {
+    match cli::parse(&argv) {
         Err((0, text)) => assert!(text.contains("--shard"), "the help of this binary"),
         Ok(_) => {}
         Err((code, e)) => panic!("{argv:?}: exit {code}: {e}"),
@@ -209,7 +209,7 @@ fn the_job_runs_one_shard_per_pod_from_its_index_through_the_real_command_line()
             "every reference set: {argv:?}"
         );
         assert_documented(&argv, &help);
-        let cli = app::parse(&argv).unwrap_or_else(|(c, e)| panic!("{argv:?}: exit {c}: {e}"));
+        let cli = cli::parse(&argv).unwrap_or_else(|(c, e)| panic!("{argv:?}: exit {c}: {e}"));
         let run = &cli.run;
         assert_eq!(
             run.hosts.shard(Some(&index.to_string())),
@@ -265,7 +265,7 @@ fn the_readme_ships_the_files_and_its_commands_parse() {
             if argv.get(1).is_none_or(|a| a.starts_with('-')) {
                 assert_documented(&argv, &help);
             }
-            match app::parse(&argv) {
+            match cli::parse(&argv) {
                 Ok(_) | Err((0, _)) => commands += 1,
                 Err((code, e)) => panic!("README: {line}: exit {code}: {e}"),
             }

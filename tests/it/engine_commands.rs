@@ -3,13 +3,13 @@
 
 use encbench::accuracy::AccuracySetup;
 use encbench::arrival::Pace;
+use encbench::client::url::UrlTarget;
 use encbench::engine::{Command, Engine, EngineSetup, RunState, Snapshot};
 use encbench::input::shipped_samples;
 use encbench::payload::{HfFormat, LabelMap, Shape};
+use encbench::plan::{PhaseKind, RunPlan, StopAt, SweepKind};
 use encbench::serve::{self, ServeConfig, model::ServiceModel};
 use encbench::stats::TimelineEntry;
-use encbench::sweep::{PhaseKind, StopAt, SweepKind, SweepPlan};
-use encbench::target::local::LocalTarget;
 use encbench::tokenize::TokenCounter;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -65,7 +65,7 @@ fn live_setup(url: &str, pace: Pace) -> EngineSetup {
         max_len: 512,
     };
     EngineSetup {
-        target: Arc::new(LocalTarget::new(
+        target: Arc::new(UrlTarget::new(
             url,
             &HfFormat::new(shape),
             8,
@@ -82,7 +82,7 @@ fn live_setup(url: &str, pace: Pace) -> EngineSetup {
             max_len: 512,
         },
         pace,
-        plan: SweepPlan {
+        plan: RunPlan {
             batch_size: 1,
             concurrency: 2,
             warmup: 2,

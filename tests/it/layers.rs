@@ -124,7 +124,7 @@ fn no_module_uses_one_above_it() {
 fn the_check_sees_an_upward_use() {
     let rank = layers();
     let used = names_used(
-        "use crate::{engine::{Snapshot, RunState}, fmt};\nlet a = crate::tui::app::App::new();",
+        "use crate::{engine::{Snapshot, RunState}, fmt};\nlet a = crate::tui::state::App::new();",
     );
     assert_eq!(used, ["engine", "fmt", "tui"]);
     assert!(rank["tui"] > rank["engine"] && rank["engine"] > rank["fmt"]);

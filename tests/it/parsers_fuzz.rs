@@ -6,12 +6,12 @@
 //! CI runs a short pass; `ENCBENCH_FUZZ_CASES=100000 cargo test --release --test
 //! it parsers_fuzz` is the long one (README, "Tests").
 
+use encbench::client::{ServerStats, Target};
 use encbench::input::{Input, parse_samples, parse_texts};
 use encbench::payload::hf::hf_labels;
 use encbench::payload::kserve::{KServeFormat, TensorNames, output_f32};
 use encbench::payload::vllm::{VllmApi, VllmFormat};
 use encbench::payload::{Format, HfFormat, Reply, Shape};
-use encbench::target::{ServerStats, Target};
 use encbench::tokenize::TokenCounter;
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -330,7 +330,7 @@ proptest! {
 
         let format = HfFormat::new(Shape { pad_to_max: false, max_len: 512 });
         let req = format.prepare(&[&Input::Text("x".into())]);
-        let local = encbench::target::local::LocalTarget::new(
+        let local = encbench::client::url::UrlTarget::new(
             url, &format, 1, std::time::Duration::from_secs(5),
         );
         let result = rt.block_on(local.invoke(&req));
@@ -346,7 +346,7 @@ proptest! {
                 .send(),
         );
         if let Err(e) = e {
-            let (kind, message) = encbench::target::sagemaker::classify(&e);
+            let (kind, message) = encbench::client::sagemaker::classify(&e);
             prop_assert!(!kind.key().is_empty());
             prop_assert!(!message.contains("fuzz-secret"));
         }
@@ -381,14 +381,14 @@ impl Target for Answers {
 
     fn check_ready(
         &self,
-    ) -> encbench::target::BoxFuture<'_, Result<String, encbench::target::TargetError>> {
+    ) -> encbench::client::BoxFuture<'_, Result<String, encbench::client::TargetError>> {
         Box::pin(async { Ok(String::new()) })
     }
 
     fn invoke<'a>(
         &'a self,
         _: &'a encbench::payload::Prepared,
-    ) -> encbench::target::BoxFuture<'a, Result<Reply, encbench::target::ErrorKind>> {
+    ) -> encbench::client::BoxFuture<'a, Result<Reply, encbench::client::ErrorKind>> {
         let reply = Reply::new(self.0.clone(), None);
         Box::pin(async move { Ok(reply) })
     }

@@ -447,11 +447,11 @@ fn real_triton_pad_to_max_b8_in_json_and_binary() {
 
 #[test]
 fn real_triton_outputs_prove_the_client_tensors_and_dynamic_batching() {
+    use encbench::client::Target;
+    use encbench::client::url::UrlTarget;
     use encbench::input::Input;
     use encbench::payload::Format;
     use encbench::payload::kserve::{KServeFormat, TensorNames, output_f32};
-    use encbench::target::Target;
-    use encbench::target::local::LocalTarget;
     use encbench::tokenize::TokenCounter;
     use std::sync::Arc;
 
@@ -469,7 +469,7 @@ fn real_triton_outputs_prove_the_client_tensors_and_dynamic_batching() {
             text_input: None,
             pooling: encbench::payload::Pooling::Mean,
         });
-        let target = Arc::new(LocalTarget::new(
+        let target = Arc::new(UrlTarget::new(
             &t.url(),
             format.as_ref(),
             64,
@@ -602,7 +602,7 @@ fn real_triton_metrics_agree_with_its_statistics() {
 fn moto_cloudwatch(url: &str) -> aws_sdk_cloudwatch::Client {
     use aws_sdk_cloudwatch::config::{BehaviorVersion, Credentials, Region};
     let http = aws_smithy_http_client::Builder::new()
-        .tls_provider(encbench::target::tls::sdk_provider())
+        .tls_provider(encbench::client::tls::sdk_provider())
         .build_https();
     let conf = aws_sdk_cloudwatch::Config::builder()
         .behavior_version(BehaviorVersion::latest())

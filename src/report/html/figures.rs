@@ -7,8 +7,8 @@
 
 use super::chart::{Axis, Chart, Level, Mark, Scale, Series, Style};
 use crate::export::Export;
+use crate::plan::PhaseKind;
 use crate::results::{PhaseResult, analysis, decode_histogram};
-use crate::sweep::PhaseKind;
 use std::str::FromStr;
 
 /// Batch efficiency under which a batch size is past the knee, when the export does not say

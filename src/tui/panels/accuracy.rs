@@ -1,9 +1,9 @@
 //! Each verdict of the latest accuracy check, against the one before the load; when they do
 //! not all fit, the wrong ones stay and the rest are counted (`+3 more`).
 
-use crate::fmt::truncate;
-use crate::tui::app::App;
+use crate::text::truncate;
 use crate::tui::panels::{Keep, block, fit};
+use crate::tui::state::App;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};

@@ -1,8 +1,8 @@
 //! The keys (from the key table), or a short status message. A message wider than the
 //! terminal loses its middle, not its end: an export's path ends with the file's name.
 
-use crate::tui::app::App;
 use crate::tui::keys;
+use crate::tui::state::App;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};

@@ -2,9 +2,9 @@
 //! for them (`50.0 Poisson` for `open loop 50.0 req/s Poisson`), never a line cut mid-word.
 
 use crate::engine::{RunState, Snapshot};
-use crate::fmt;
-use crate::sweep::PhaseKind;
-use crate::tui::app::App;
+use crate::plan::PhaseKind;
+use crate::text;
+use crate::tui::state::App;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -69,7 +69,7 @@ fn cut(line: Line<'static>, width: usize) -> Line<'static> {
         if room == 0 {
             break;
         }
-        let text = fmt::truncate(&s.content, room + 1);
+        let text = text::truncate(&s.content, room + 1);
         let text = text.strip_suffix('…').unwrap_or(&text).to_string();
         room -= text.chars().count().min(room);
         spans.push(Span::styled(text, s.style));
@@ -129,9 +129,10 @@ fn second(s: &Snapshot, width: usize) -> Line<'static> {
     let mut fields = vec![field(vec![state], state_style)];
     if let Some(q) = s.schedule {
         let achieved = s.current.req_per_s;
-        if let Some(full) = fmt::behind(q.offered_per_s, achieved, q.backlog, q.lag, q.overloaded) {
+        if let Some(full) = text::behind(q.offered_per_s, achieved, q.backlog, q.lag, q.overloaded)
+        {
             let word = if q.overloaded { "OVERLOADED" } else { "behind" };
-            let lag = fmt::lag(q.lag);
+            let lag = text::lag(q.lag);
             let style = if q.overloaded {
                 Style::default().fg(Color::Red).add_modifier(Modifier::BOLD)
             } else {
@@ -142,8 +143,8 @@ fn second(s: &Snapshot, width: usize) -> Line<'static> {
                     full,
                     format!(
                         "{word}: {} of {} req/s, backlog {}, lag {lag}",
-                        fmt::rate(Some(achieved)),
-                        fmt::rate(Some(q.offered_per_s)),
+                        text::rate(Some(achieved)),
+                        text::rate(Some(q.offered_per_s)),
                         q.backlog
                     ),
                     format!("{word}: lag {lag}, backlog {}", q.backlog),
@@ -158,9 +159,9 @@ fn second(s: &Snapshot, width: usize) -> Line<'static> {
     let compact = if secs < 3600 {
         format!("{}:{:02}", secs / 60, secs % 60)
     } else {
-        fmt::elapsed(s.elapsed)
+        text::elapsed(s.elapsed)
     };
-    fields.push(field(vec![fmt::elapsed(s.elapsed), compact], plain));
+    fields.push(field(vec![text::elapsed(s.elapsed), compact], plain));
     let phase = match &s.phase {
         Some(p) => {
             let of = p.planned.map(|n| format!("/{n}")).unwrap_or_default();
@@ -181,12 +182,12 @@ fn second(s: &Snapshot, width: usize) -> Line<'static> {
         None => "closed loop".into(),
         Some(r) => format!(
             "{} req/s {}",
-            fmt::rate(Some(r)),
-            fmt::arrivals(pace.burstiness)
+            text::rate(Some(r)),
+            text::arrivals(pace.burstiness)
         ),
     };
     fields.push(field(
-        vec![fmt::pace(pace), medium, fmt::pace_short(pace)],
+        vec![text::pace(pace), medium, text::pace_short(pace)],
         plain,
     ));
     fields.push(field(vec![format!("conc {}", s.concurrency)], plain));

@@ -1,9 +1,9 @@
 //! Scheduled latency on log-scale buckets: the recent window, or the whole run (`w`); measured
 //! requests only, like the percentiles beside it.
 
-use crate::fmt;
-use crate::tui::app::App;
+use crate::text;
 use crate::tui::panels::block;
+use crate::tui::state::App;
 use hdrhistogram::Histogram;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -60,7 +60,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
             let len = ((n as f64 / top as f64) * bar_w as f64).round() as usize;
             let len = if n > 0 { len.max(1) } else { 0 };
             Line::from(vec![
-                Span::raw(format!("{:>6}–{:<6}ms", fmt::ms(lo), fmt::ms(hi))),
+                Span::raw(format!("{:>6}–{:<6}ms", text::ms(lo), text::ms(hi))),
                 Span::styled("█".repeat(len), Style::default().fg(Color::Cyan)),
                 Span::raw(" ".repeat(bar_w - len.min(bar_w))),
                 Span::raw(format!(" {n:>6}")),

@@ -1,11 +1,11 @@
 //! Sweep results as phases finish: batch rows with efficiency and cost, concurrency rows with
 //! the tail ratio, the knee and the saturation point marked, and one line of advice.
 
-use crate::fmt::{ms, num};
+use crate::plan::PhaseKind;
 use crate::results::{PhaseResult, analysis};
-use crate::sweep::PhaseKind;
-use crate::tui::app::App;
+use crate::text::{ms, num};
 use crate::tui::panels::{Keep, block, fit};
+use crate::tui::state::App;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -97,8 +97,8 @@ fn capacity_lines(s: &crate::engine::Snapshot) -> Rows {
         let bracket = match (c.max_rate_per_s, c.failed_at_per_s.or(c.ceiling_per_s)) {
             (lo, Some(hi)) => format!(
                 " · bracket {}–{} req/s",
-                lo.map_or("0".into(), crate::fmt::sig3),
-                crate::fmt::sig3(hi)
+                lo.map_or("0".into(), crate::text::sig3),
+                crate::text::sig3(hi)
             ),
             _ => " · closed-loop ceiling first".into(),
         };
@@ -122,7 +122,7 @@ fn capacity_lines(s: &crate::engine::Snapshot) -> Rows {
         for p in &c.probes {
             let text = format!(
                 "{:>7} {:>6} {:>6} {:>5} {:<10}",
-                crate::fmt::sig3(p.rate_per_s),
+                crate::text::sig3(p.rate_per_s),
                 p.n,
                 ms(p.p99),
                 if p.meets { "pass" } else { "fail" },

@@ -1,10 +1,10 @@
 //! Sparklines of req/s and samples/s per second, with the target rate. Squeezed (under four
 //! lines) it keeps both figures on one line over the req/s sparkline.
 
-use crate::fmt;
 use crate::stats::TimelineEntry;
-use crate::tui::app::App;
+use crate::text;
 use crate::tui::panels::block;
+use crate::tui::state::App;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
@@ -14,7 +14,7 @@ use ratatui::widgets::{Paragraph, Sparkline};
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let s = &app.snap;
     let target = match s.pace.rate_per_s {
-        Some(r) => format!("target {} req/s", fmt::rate_short(Some(r))),
+        Some(r) => format!("target {} req/s", text::rate_short(Some(r))),
         None => format!("closed loop at {}", s.concurrency),
     };
     let b = block(format!(" throughput · {target} "));

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use encbench::app::{self, Stdout};
+use encbench::cli;
 use encbench::cli::Sub;
 use serde_json::Value;
 use std::cell::Cell;
@@ -121,7 +122,7 @@ impl Serve {
         let all = ["encbench-tui", "serve", "--port", "0"]
             .into_iter()
             .chain(serve_args.iter().copied());
-        let cli = app::parse(all).unwrap_or_else(|e| panic!("serve {serve_args:?}: {e:?}"));
+        let cli = cli::parse(all).unwrap_or_else(|e| panic!("serve {serve_args:?}: {e:?}"));
         let Some(Sub::Serve(a)) = cli.command else {
             unreachable!("parsed as serve")
         };
@@ -206,7 +207,7 @@ pub fn tmp_path(name: &str) -> PathBuf {
 pub fn run(args: &[&str]) -> Ran {
     let _turn = load();
     let all = std::iter::once("encbench-tui").chain(args.iter().copied());
-    let cli = match app::parse(all) {
+    let cli = match cli::parse(all) {
         Ok(cli) => cli,
         Err((0, text)) => return ran(0, text, String::new()),
         Err((code, line)) => return ran(code, String::new(), line),
@@ -316,7 +317,7 @@ fn get(url: &str, timeout: Option<std::time::Duration>) -> reqwest::Result<Strin
         .enable_all()
         .build()
         .unwrap();
-    let mut client = encbench::target::tls::reqwest_builder();
+    let mut client = encbench::client::tls::reqwest_builder();
     if let Some(t) = timeout {
         client = client.timeout(t);
     }
@@ -330,7 +331,7 @@ pub fn post_json(url: &str, body: &Value) {
         .enable_all()
         .build()
         .unwrap();
-    let client = encbench::target::tls::reqwest_builder().build().unwrap();
+    let client = encbench::client::tls::reqwest_builder().build().unwrap();
     let status = rt
         .block_on(async { client.post(url).json(body).send().await.map(|r| r.status()) })
         .unwrap_or_else(|e| panic!("POST {url}: {e}"));

@@ -4,9 +4,9 @@
 mod progress;
 
 use crate::engine::{Command, Engine, Snapshot};
-use crate::fmt;
 use crate::results::RunReport;
 use crate::signals::{Abort, abort_now, wait_for_signal};
+use crate::text;
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -63,9 +63,9 @@ impl SearchSaid {
         let probe_line = |b: usize, p: &crate::capacity::Probe| {
             format!(
                 "capacity b={b}: probe {} req/s {} (p99 {} ms, n {}, {})",
-                fmt::sig3(p.rate_per_s),
+                text::sig3(p.rate_per_s),
                 if p.meets { "meets" } else { "misses" },
-                fmt::ms(p.p99),
+                text::ms(p.p99),
                 p.n,
                 if p.stable {
                     "stable"

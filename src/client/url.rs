@@ -15,7 +15,7 @@ const JSON: &str = "application/json";
 /// that would build a bigger one are refused before the run.
 pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 
-pub struct LocalTarget {
+pub struct UrlTarget {
     base: String,
     /// `base` as it may be shown: without a user or password in it.
     shown: String,
@@ -39,15 +39,10 @@ pub struct LocalTarget {
     json_headers: HeaderMap,
 }
 
-impl LocalTarget {
+impl UrlTarget {
     /// The pool is sized to the concurrency cap so requests never queue inside the client
     /// (botocore's fixed pool of 10 does exactly that, and the wait is invisible).
-    pub fn new(
-        url: &str,
-        format: &dyn Format,
-        concurrency: usize,
-        timeout: Duration,
-    ) -> LocalTarget {
+    pub fn new(url: &str, format: &dyn Format, concurrency: usize, timeout: Duration) -> UrlTarget {
         let connect_timeout = timeout.min(Duration::from_secs(10));
         let client = super::tls::reqwest_builder()
             .pool_max_idle_per_host(concurrency.max(1))
@@ -58,7 +53,7 @@ impl LocalTarget {
             .expect("reqwest client with static settings");
         let base = url.trim_end_matches('/').to_string();
         let invoke_url = format!("{base}{}", format.path());
-        let target = LocalTarget {
+        let target = UrlTarget {
             shown: shown_url(&base),
             h1: H1Pool::new(&invoke_url, concurrency, connect_timeout),
             timeout,
@@ -76,7 +71,7 @@ impl LocalTarget {
     }
 
     #[must_use]
-    pub fn with_headers(mut self, extra: &ExtraHeaders) -> LocalTarget {
+    pub fn with_headers(mut self, extra: &ExtraHeaders) -> UrlTarget {
         self.extra = extra.clone();
         self.json_headers = self.h1_headers(BodyKind::Json);
         self
@@ -87,7 +82,7 @@ impl LocalTarget {
     }
 
     #[must_use]
-    pub fn with_ready_timeout(mut self, d: Duration) -> LocalTarget {
+    pub fn with_ready_timeout(mut self, d: Duration) -> UrlTarget {
         self.ready_timeout = d;
         self
     }
@@ -177,7 +172,7 @@ impl BodyHeaders {
 static INFERENCE_HEADER_LENGTH: HeaderName =
     HeaderName::from_static("inference-header-content-length");
 
-impl LocalTarget {
+impl UrlTarget {
     /// A request's headers on the h1 pool: how the body is laid out, the user's, `Host`.
     fn h1_headers(&self, kind: BodyKind) -> HeaderMap {
         let Some(pool) = &self.h1 else {
@@ -310,7 +305,7 @@ pub(crate) fn classify_transport(e: &reqwest::Error) -> ErrorKind {
     }
 }
 
-impl Target for LocalTarget {
+impl Target for UrlTarget {
     fn describe(&self) -> String {
         self.shown.clone()
     }
@@ -380,8 +375,10 @@ impl Target for LocalTarget {
             };
             if matches!(status.as_u16(), 401 | 403) {
                 let path = crate::scrub::text(url.trim_start_matches(&self.base));
-                let said =
-                    crate::fmt::truncate(&crate::scrub::text(&String::from_utf8_lossy(&body)), 160);
+                let said = crate::text::truncate(
+                    &crate::scrub::text(&String::from_utf8_lossy(&body)),
+                    160,
+                );
                 return Err(format!("GET {path} answered {status}: {said}"));
             }
             Ok(serde_json::from_slice(&body)

@@ -67,7 +67,7 @@ pub struct PhaseSpec {
 
 /// The sweep-related part of the workload.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SweepPlan {
+pub struct RunPlan {
     pub batch_size: usize,
     pub concurrency: usize,
     pub warmup: u64,
@@ -97,7 +97,7 @@ impl SweepKind {
     }
 }
 
-impl SweepPlan {
+impl RunPlan {
     pub fn initial(&self) -> Vec<PhaseSpec> {
         let mut out = Vec::new();
         if self.sweep_batch {
@@ -166,8 +166,8 @@ impl SweepPlan {
 mod tests {
     use super::*;
 
-    fn plan() -> SweepPlan {
-        SweepPlan {
+    fn plan() -> RunPlan {
+        RunPlan {
             batch_size: 2,
             concurrency: 3,
             warmup: 5,
@@ -190,7 +190,7 @@ mod tests {
 
     #[test]
     fn both_sweeps_run_batch_then_concurrency_each_with_warmup() {
-        let p = SweepPlan {
+        let p = RunPlan {
             sweep_batch: true,
             sweep_concurrency: true,
             ..plan()
@@ -218,7 +218,7 @@ mod tests {
 
     #[test]
     fn live_runs_start_with_no_fixed_phase_and_sweeps_need_a_stop() {
-        let live = SweepPlan {
+        let live = RunPlan {
             live: true,
             stop: StopAt::Never,
             ..plan()

@@ -6,11 +6,11 @@ pub mod body;
 pub mod client_thread;
 mod h1;
 pub mod headers;
-pub mod local;
 pub mod sagemaker;
 mod sdk_guard;
 pub mod server_stats;
 pub mod tls;
+pub mod url;
 
 pub use server_stats::ServerStats;
 
@@ -43,7 +43,7 @@ pub enum ErrorKind {
     /// A service error with no kind of its own, by its error code.
     Service(String),
     /// Refused before sending (a body over the target's limit: 6 MiB for SageMaker,
-    /// `local::MAX_BODY_BYTES` for a URL).
+    /// `url::MAX_BODY_BYTES` for a URL).
     TooLarge,
 }
 

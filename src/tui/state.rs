@@ -110,7 +110,7 @@ impl App {
 mod tests {
     use super::*;
     use crate::fixtures;
-    use crate::sweep::SweepKind;
+    use crate::plan::SweepKind;
 
     fn key(code: KeyCode) -> KeyEvent {
         KeyEvent::new(code, KeyModifiers::NONE)
