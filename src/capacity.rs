@@ -282,14 +282,11 @@ fn worst_ratio(slo: &Slo, r: &PhaseResult) -> f64 {
     slo.objectives
         .iter()
         .map(|o| match *o {
-            Objective::Latency { quantile, bound_ms } => {
-                let v = match quantile {
-                    q if q >= 0.999 => l.p999,
-                    q if q >= 0.99 => l.p99,
-                    q if q >= 0.95 => l.p95,
-                    q if q >= 0.90 => l.p90,
-                    _ => l.p50,
-                };
+            Objective::Latency {
+                percentile,
+                bound_ms,
+            } => {
+                let v = percentile.of(l);
                 if r.ok == 0 {
                     f64::INFINITY
                 } else {

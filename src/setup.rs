@@ -9,10 +9,10 @@ use crate::client::sagemaker::{MAX_BODY_BYTES, SageMakerConfig, SageMakerTarget}
 use crate::client::url::{self, UrlTarget};
 use crate::client::{Target, body, shown_url};
 use crate::input::{Input, batch_inputs, load_samples, load_texts, shipped_samples};
-use crate::metrics::{instance_price, unpriced};
 use crate::payload::kserve::{KServeFormat, TensorNames};
 use crate::payload::vllm::{VllmApi, VllmFormat};
 use crate::payload::{Format, HfFormat, LabelMap, PayloadFormat, Pooling, Shape};
+use crate::pricing::{instance_price, unpriced};
 use crate::serve::{self, ServeConfig};
 use crate::tokenize::{self, TokenCounter};
 use serde_json::{Value, json};

@@ -7,28 +7,19 @@
 //! counted in production (good events over valid events), and neither a backlog nor a server
 //! that fails fast can pass one. A phase that fell behind its schedule fails too.
 
+use crate::percentile::Percentile;
 use hdrhistogram::Histogram;
 use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Objective {
-    /// At least `quantile` of the requests due complete ok within `bound_ms`.
-    Latency { quantile: f64, bound_ms: f64 },
+    /// At least `percentile`'s share of the requests due complete ok within `bound_ms`.
+    Latency {
+        percentile: Percentile,
+        bound_ms: f64,
+    },
     /// At most this share of the completed requests fail.
     Errors { share: f64 },
-}
-
-/// The percentiles an objective can name, as the tables name them.
-const PERCENTILES: [(&str, f64); 5] = [
-    ("p50", 0.50),
-    ("p90", 0.90),
-    ("p95", 0.95),
-    ("p99", 0.99),
-    ("p999", 0.999),
-];
-
-fn percentile_name(q: f64) -> &'static str {
-    PERCENTILES.iter().find(|p| p.1 == q).map_or("p?", |p| p.0)
 }
 
 /// "100ms", "1.5s", "250us", or a bare number of milliseconds.
@@ -66,25 +57,27 @@ impl std::str::FromStr for Objective {
             .ok_or("errors= must be a share from 0 to 1, or a percentage (0.1%)")?;
             return Ok(Objective::Errors { share });
         }
-        let quantile = PERCENTILES
-            .iter()
-            .find(|p| p.0 == name)
-            .map(|p| p.1)
-            .ok_or_else(|| {
-                format!("unknown objective {name:?}: use p50, p90, p95, p99, p999 or errors")
-            })?;
+        let percentile = Percentile::named(&name).ok_or_else(|| {
+            format!("unknown objective {name:?}: use p50, p90, p95, p99, p999 or errors")
+        })?;
         let bound_ms = parse_duration_ms(value).ok_or(
             "a latency objective must be a time > 0 and at most an hour: 100ms, 1.5s, 250us",
         )?;
-        Ok(Objective::Latency { quantile, bound_ms })
+        Ok(Objective::Latency {
+            percentile,
+            bound_ms,
+        })
     }
 }
 
 impl fmt::Display for Objective {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Objective::Latency { quantile, bound_ms } => {
-                write!(f, "{}={}ms", percentile_name(quantile), bound_ms)
+            Objective::Latency {
+                percentile,
+                bound_ms,
+            } => {
+                write!(f, "{}={}ms", percentile.name(), bound_ms)
             }
             Objective::Errors { share } => write!(f, "errors={}%", share * 100.0),
         }
@@ -130,7 +123,10 @@ impl Slo {
         self.objectives
             .iter()
             .filter_map(|o| match *o {
-                Objective::Latency { quantile, bound_ms } => Some((quantile, bound_ms)),
+                Objective::Latency {
+                    percentile,
+                    bound_ms,
+                } => Some((percentile.quantile(), bound_ms)),
                 Objective::Errors { .. } => None,
             })
             .max_by(|a, b| a.0.total_cmp(&b.0))
@@ -142,8 +138,11 @@ impl Slo {
         self.objectives
             .iter()
             .map(|o| match *o {
-                Objective::Latency { quantile, bound_ms } => {
-                    format!("{} ≤ {} ms", percentile_name(quantile), bound_ms)
+                Objective::Latency {
+                    percentile,
+                    bound_ms,
+                } => {
+                    format!("{} ≤ {} ms", percentile.name(), bound_ms)
                 }
                 Objective::Errors { share } => format!("errors ≤ {}%", share * 100.0),
             })
@@ -166,11 +165,15 @@ impl Slo {
             .then(|| "fell behind its schedule (overloaded)".to_string());
         for o in &self.objectives {
             let why = match *o {
-                Objective::Latency { quantile, bound_ms } => {
+                Objective::Latency {
+                    percentile,
+                    bound_ms,
+                } => {
+                    let quantile = percentile.quantile();
                     let needed = (quantile * due as f64 - 1e-9).ceil() as u64;
                     let ok = due > 0 && within(bound_ms) >= needed;
                     (!ok).then(|| {
-                        let name = percentile_name(quantile);
+                        let name = percentile.name();
                         let effective = effective_quantile_ms(m, quantile, due);
                         if effective.is_finite() {
                             format!("{name} {effective:.1} ms > {bound_ms} ms")
@@ -264,14 +267,14 @@ mod tests {
         assert_eq!(
             "p99=100ms".parse::<Objective>().unwrap(),
             Objective::Latency {
-                quantile: 0.99,
+                percentile: Percentile::P99,
                 bound_ms: 100.0
             }
         );
         assert_eq!(
             "p999=1.5s".parse::<Objective>().unwrap(),
             Objective::Latency {
-                quantile: 0.999,
+                percentile: Percentile::P999,
                 bound_ms: 1500.0
             }
         );

@@ -6,31 +6,12 @@
 //! A threshold is judged on every measured phase and breached when any phase breaches it:
 //! a sweep is as good as its worst step. Latency is scheduled latency, as in the tables.
 
+use crate::percentile::Percentile;
 use crate::results::PhaseResult;
 use crate::slo::{error_share, parse_duration_ms};
-use crate::stats::LatencySummary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
-
-/// `--fail-on`: limits that set exit code 3 when a measured phase breaks one.
-#[allow(
-    clippy::doc_markdown,
-    reason = "the field's comment is the flag's help text, where backticks would show"
-)]
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct FailOnArgs {
-    /// Exit with code 3 when a measured phase breaks this limit (for CI): p50, p90, p95, p99
-    /// or p999 > a time (p99>200ms), errors > a share (errors>1%), req_per_s < a rate
-    /// (req_per_s<50), or slo (a phase missed --slo). Repeatable; judged after the export
-    /// and the tables are written.
-    #[arg(long = "fail-on", value_name = "THRESHOLD", value_parser = parse, help_heading = "SLO and capacity")]
-    pub thresholds: Vec<Threshold>,
-}
-
-fn parse(s: &str) -> Result<Threshold, String> {
-    s.parse()
-}
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Threshold {
@@ -45,42 +26,6 @@ pub enum Threshold {
     RateBelow { per_s: f64 },
     /// A phase missed the `--slo` objectives.
     Slo,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Percentile {
-    P50,
-    P90,
-    P95,
-    P99,
-    P999,
-}
-
-impl Percentile {
-    const ALL: [(Percentile, &'static str); 5] = [
-        (Percentile::P50, "p50"),
-        (Percentile::P90, "p90"),
-        (Percentile::P95, "p95"),
-        (Percentile::P99, "p99"),
-        (Percentile::P999, "p999"),
-    ];
-
-    fn name(self) -> &'static str {
-        Percentile::ALL
-            .iter()
-            .find(|(p, _)| *p == self)
-            .map_or("p?", |(_, n)| n)
-    }
-
-    fn of(self, l: &LatencySummary) -> f64 {
-        match self {
-            Percentile::P50 => l.p50,
-            Percentile::P90 => l.p90,
-            Percentile::P95 => l.p95,
-            Percentile::P99 => l.p99,
-            Percentile::P999 => l.p999,
-        }
-    }
 }
 
 const SYNTAX: &str =
@@ -122,12 +67,8 @@ impl std::str::FromStr for Threshold {
                 .filter(|x| x.is_finite() && *x > 0.0)
                 .map(|per_s| Threshold::RateBelow { per_s })
                 .ok_or_else(|| format!("req_per_s<{value}: a rate above 0 (req_per_s<50)")),
-            (p, ">") if Percentile::ALL.iter().any(|(_, n)| *n == p) => {
-                let percentile = Percentile::ALL
-                    .iter()
-                    .find(|(_, n)| *n == p)
-                    .map(|(q, _)| *q)
-                    .expect("found above");
+            (p, ">") if Percentile::named(p).is_some() => {
+                let percentile = Percentile::named(p).expect("found above");
                 let above_ms = parse_duration_ms(value).ok_or_else(|| {
                     format!("{p}>{value}: a time above 0 and at most an hour (200ms, 1.5s)")
                 })?;

@@ -215,7 +215,7 @@ fn sagemaker_config(endpoint: &str, s: &SageMakerArgs) -> SageMakerConfig {
 
 /// `--fail-on` judged on the export's phases, recorded in it (config and outcome) before it
 /// is written. `slo` without `--slo` could never be breached: refused up front.
-fn judge_thresholds(export: &mut crate::export::Export, fail_on: &crate::thresholds::FailOnArgs) {
+fn judge_thresholds(export: &mut crate::export::Export, fail_on: &crate::cli::FailOnArgs) {
     let t = &fail_on.thresholds;
     export.config["fail_on"] =
         serde_json::json!(t.iter().map(ToString::to_string).collect::<Vec<_>>());
@@ -223,7 +223,7 @@ fn judge_thresholds(export: &mut crate::export::Export, fail_on: &crate::thresho
 }
 
 fn check_fail_on(
-    fail_on: &crate::thresholds::FailOnArgs,
+    fail_on: &crate::cli::FailOnArgs,
     slo: &crate::cli::SloArgs,
 ) -> Result<(), AppError> {
     let wants_slo = fail_on

@@ -123,7 +123,7 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub slo: SloArgs,
     #[command(flatten)]
-    pub fail_on: crate::thresholds::FailOnArgs,
+    pub fail_on: crate::cli::FailOnArgs,
     #[command(flatten)]
     pub http: HttpArgs,
     /// Write the comparison as JSON here (also on Ctrl-C); - writes it to stdout, and the

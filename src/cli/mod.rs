@@ -3,6 +3,7 @@
 #![allow(clippy::doc_markdown)]
 
 mod commands;
+mod fail_on;
 pub mod hosts;
 mod parse;
 mod run;
@@ -10,6 +11,7 @@ mod server;
 mod values;
 
 pub use commands::{ColdStartArgs, CompareArgs, CompletionsArgs, ReportArgs, ServeArgs};
+pub use fail_on::FailOnArgs;
 pub use parse::parse;
 pub use run::{HttpArgs, RunArgs, SageMakerArgs, SloArgs};
 pub use server::ServerArgs;

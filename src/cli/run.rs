@@ -185,7 +185,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub slo: SloArgs,
     #[command(flatten)]
-    pub fail_on: crate::thresholds::FailOnArgs,
+    pub fail_on: crate::cli::FailOnArgs,
     #[command(flatten)]
     pub hosts: super::hosts::HostsArgs,
 

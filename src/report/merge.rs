@@ -4,7 +4,7 @@
 //! every host's samples; rates add because the hosts loaded the endpoint together.
 
 use crate::export::{Export, rfc3339};
-use crate::metrics::tail_ratio;
+use crate::results::tail_ratio;
 use crate::results::{PhaseResult, decode_histogram, derive, encode_histogram};
 use crate::stats::{LatencySummary, TimelineEntry, phase_histogram, round3};
 use serde_json::{Value, json};

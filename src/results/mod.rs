@@ -4,10 +4,12 @@
 pub mod analysis;
 pub mod capacity;
 pub mod cold_start;
+mod derive;
+
+pub use derive::{batch_efficiency, derive, tail_ratio};
 
 use crate::accuracy::AccuracyReport;
 use crate::arrival::Pace;
-use crate::metrics::{batch_efficiency, cost_per_million, tail_ratio};
 use crate::payload::Shape;
 use crate::plan::{PhaseKind, PhaseSpec};
 use crate::slo::{Measured, Slo};
@@ -268,40 +270,6 @@ impl ServerBreakdown {
             compute_output_ms: per(s.compute_output_ns),
         }
     }
-}
-
-/// Fills efficiency (against the batch-1 phase of the same sweep and concurrency), cost,
-/// and whether the phase measured enough requests for a rate.
-pub fn derive(phases: &mut [PhaseResult], price_per_hour: Option<f64>) {
-    for i in 0..phases.len() {
-        let p = &phases[i];
-        let eff = (p.kind == PhaseKind::Batch)
-            .then(|| batch_one_of_sweep(phases, i))
-            .flatten()
-            .and_then(|b| batch_efficiency(p.samples_per_s, b, p.batch_size));
-        let cost = price_per_hour.and_then(|price| cost_per_million(price, p.samples_per_s));
-        phases[i].batch_efficiency = eff;
-        phases[i].cost_per_1m_usd = cost;
-        phases[i].rate_not_meaningful = phases[i].n < phases[i].concurrency as u64;
-    }
-}
-
-/// samples/s of the batch-1 row in the same sweep (the run of consecutive batch phases
-/// around row `i`) at the same concurrency.
-fn batch_one_of_sweep(phases: &[PhaseResult], i: usize) -> Option<f64> {
-    let is_batch = |p: &PhaseResult| p.kind == PhaseKind::Batch;
-    let start = phases[..i]
-        .iter()
-        .rposition(|p| !is_batch(p))
-        .map_or(0, |k| k + 1);
-    let end = phases[i..]
-        .iter()
-        .position(|p| !is_batch(p))
-        .map_or(phases.len(), |k| i + k);
-    phases[start..end]
-        .iter()
-        .find(|q| q.batch_size == 1 && q.concurrency == phases[i].concurrency)
-        .map(|q| q.samples_per_s)
 }
 
 /// Everything a run produced; the export is this plus the configuration.
