@@ -3,7 +3,6 @@
 //! snapshot the screen tests draw (a live phase after a batch and a concurrency sweep, with
 //! errors, modelled on mDeBERTa on an ml.g6.12xlarge inference component).
 
-use crate::accuracy::{AccuracyReport, Verdict};
 use crate::arrival::Pace;
 use crate::engine::{LiveStats, PhaseView, RunState, Snapshot};
 use crate::input::shipped_samples;
@@ -12,6 +11,7 @@ use crate::plan::{PhaseKind, PhaseSpec, StopAt};
 use crate::results::{PhaseResult, derive};
 use crate::stats::{LatencySummary, PhaseRecorder, TimelineEntry, view_histogram};
 use crate::tui::state::Info;
+use crate::verdicts::{AccuracyReport, Verdict};
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -76,3 +76,4 @@ pub mod thresholds;
 pub mod timing;
 pub mod tokenize;
 pub mod tui;
+pub mod verdicts;

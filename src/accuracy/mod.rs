@@ -2,18 +2,13 @@
 //! before and after the load and each verdict is compared with the expected one. A
 //! classifier is checked on NLI pairs (the predicted label); an embedder, found out by its
 //! first answer being a vector, on retrieval items (the candidate nearest the query by
-//! cosine). Across deployments (`diff`), each must give the same verdict as the others, and
-//! the same model the same vectors (`agreement`).
-
-pub mod agreement;
-pub mod diff;
+//! cosine). The verdicts, and how deployments' verdicts and vectors compare, are `verdicts`.
 
 use crate::client::Target;
 use crate::input::{Input, NliSample, RetrievalSample};
-use crate::payload::vectors::cosine;
 use crate::payload::{Answers, Format, LabelMap};
 use crate::scrub;
-use serde::{Deserialize, Serialize};
+use crate::verdicts::{AccuracyReport, Output, Verdict, cosine};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What the accuracy check sends, and how it reads the answers.
@@ -23,43 +18,6 @@ pub struct AccuracySetup {
     pub labels: LabelMap,
     /// For an embedder.
     pub retrieval: Vec<RetrievalSample>,
-}
-
-/// What the endpoint answers for an input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum Output {
-    /// A class per input (labels, or logits read by argmax).
-    Labels,
-    /// A vector per input, `dim` long.
-    Vectors { dim: usize },
-}
-
-impl std::fmt::Display for Output {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Output::Labels => f.write_str("labels"),
-            Output::Vectors { dim } => write!(f, "vectors ({dim}-d)"),
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Verdict {
-    /// The premise, or a retrieval item's query.
-    pub premise: String,
-    /// The hypothesis (empty for a retrieval item).
-    pub hypothesis: String,
-    /// The label, or the candidate that must be nearest the query.
-    pub expected: String,
-    /// `None` when the request failed or the response held no label.
-    pub predicted: Option<String>,
-    pub ok: bool,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub error: Option<String>,
-    /// A retrieval item's candidates.
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub candidates: Vec<String>,
 }
 
 /// How far a check under way has got: a check of a slow endpoint takes seconds, and a
@@ -86,30 +44,6 @@ impl Progress {
 
     fn answered(&self) {
         self.answered.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AccuracyReport {
-    pub passed: usize,
-    pub total: usize,
-    pub samples: Vec<Verdict>,
-    /// What the endpoint answers, from its first reply (absent when that request failed).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub output: Option<Output>,
-    /// Why the check could not judge (no samples of the kind the endpoint needs).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub note: Option<String>,
-    /// Each text's vector, for comparing deployments; kept out of the export (hundreds of
-    /// numbers per text that only `compare` reads, while it runs).
-    #[serde(skip)]
-    pub vectors: Vec<(String, Vec<f32>)>,
-}
-
-impl AccuracyReport {
-    /// A report of these verdicts, from no endpoint in particular.
-    pub fn of(samples: Vec<Verdict>) -> AccuracyReport {
-        report(samples, None, None, vec![])
     }
 }
 
@@ -183,7 +117,7 @@ pub async fn check_counted(
     let probe = match (setup.samples.first(), setup.retrieval.first()) {
         (Some(s), _) => s.input(),
         (None, Some(r)) => Input::Text(r.query.clone()),
-        (None, None) => return report(vec![], None, None, vec![]),
+        (None, None) => return AccuracyReport::new(vec![], None, None, vec![]),
     };
     let first = ask(target, format, &setup.labels, &probe).await;
     let output = match &first {
@@ -192,7 +126,7 @@ pub async fn check_counted(
         Err(_) => None,
     };
     match output {
-        Some(Output::Vectors { dim }) if setup.retrieval.is_empty() => report(
+        Some(Output::Vectors { dim }) if setup.retrieval.is_empty() => AccuracyReport::new(
             vec![],
             output,
             Some(format!(
@@ -202,7 +136,7 @@ pub async fn check_counted(
             vec![],
         ),
         Some(Output::Vectors { .. }) => retrieval(target, format, setup, output, progress).await,
-        _ if setup.samples.is_empty() => report(
+        _ if setup.samples.is_empty() => AccuracyReport::new(
             vec![],
             output,
             Some(
@@ -214,22 +148,6 @@ pub async fn check_counted(
         ),
         // The probe was the first sample: its answer is that sample's verdict.
         _ => nli(target, format, setup, output, first, progress).await,
-    }
-}
-
-fn report(
-    samples: Vec<Verdict>,
-    output: Option<Output>,
-    note: Option<String>,
-    vectors: Vec<(String, Vec<f32>)>,
-) -> AccuracyReport {
-    AccuracyReport {
-        passed: samples.iter().filter(|v| v.ok).count(),
-        total: samples.len(),
-        samples,
-        output,
-        note,
-        vectors,
     }
 }
 
@@ -270,7 +188,7 @@ async fn nli(
         });
         progress.answered();
     }
-    report(verdicts, output, None, vec![])
+    AccuracyReport::new(verdicts, output, None, vec![])
 }
 
 /// Each distinct text embedded once, alone; the verdict is the candidate nearest the query.
@@ -333,5 +251,5 @@ async fn retrieval(
         .into_iter()
         .filter_map(|(t, v)| Some((t, v.ok()?)))
         .collect();
-    report(verdicts, output, None, vectors)
+    AccuracyReport::new(verdicts, output, None, vectors)
 }

@@ -5,7 +5,7 @@
 
 pub mod spec;
 
-use crate::accuracy::{self, AccuracyReport, diff};
+use crate::accuracy;
 use crate::arrival::{Pace, phase_seed};
 use crate::engine::{Command, Engine, EngineSetup, LiveStats, RunState};
 use crate::export::{
@@ -15,6 +15,7 @@ use crate::payload::PayloadFormat;
 use crate::plan::{PhaseKind, RunPlan, StopAt};
 use crate::results::{PhaseResult, derive};
 use crate::setup::PreparedTarget;
+use crate::verdicts::{AccuracyReport, diff};
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -399,7 +400,7 @@ fn export(
         .map(|(e, o)| (e.name.clone(), o.after.clone().or(o.before.clone())))
         .collect();
     let diff = diff::diff(&checked);
-    let vector_agreement = crate::accuracy::agreement::agreement(&checked);
+    let vector_agreement = crate::verdicts::agreement::agreement(&checked);
     let notices = outcomes.iter().flat_map(|o| o.notices.clone()).collect();
     let first = &entries[0].prepared;
     let config = json!({

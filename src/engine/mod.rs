@@ -19,7 +19,7 @@ pub use command::Command;
 pub use snapshot::{LiveStats, PhaseView, RunState, ScheduleStatus, Snapshot};
 pub use start::Hosts;
 
-use crate::accuracy::{self, AccuracyReport, AccuracySetup};
+use crate::accuracy::{self, AccuracySetup};
 use crate::arrival::Pace;
 use crate::capacity::{Capacity, Search, SearchPlan, Step};
 use crate::client::Target;
@@ -29,6 +29,7 @@ use crate::plan::{PhaseKind, PhaseSpec, ProbeRule, RunPlan, StopAt};
 use crate::results::{PhaseResult, RunReport};
 use crate::slo::Slo;
 use crate::stats::{Completion, LatencySummary, PhaseRecorder, Timeline, view_histogram};
+use crate::verdicts::AccuracyReport;
 use hdrhistogram::Histogram;
 use limiter::Limiter;
 use std::collections::VecDeque;

@@ -1,11 +1,11 @@
 //! The aggregated view of a running engine that front-ends render. Published on a tick;
 //! its size does not grow with run length (the timeline is cut to a recent tail).
 
-use crate::accuracy::AccuracyReport;
 use crate::arrival::Pace;
 use crate::plan::{PhaseKind, StopAt};
 use crate::results::PhaseResult;
 use crate::stats::{LatencySummary, TimelineEntry};
+use crate::verdicts::AccuracyReport;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::sync::Arc;

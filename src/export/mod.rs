@@ -6,10 +6,10 @@ mod write;
 
 pub use write::{check_writable, write_atomic, write_text_atomic};
 
-use crate::accuracy::AccuracyReport;
-use crate::accuracy::diff::Disagreement;
 use crate::results::{PhaseResult, RunReport};
 use crate::stats::TimelineEntry;
+use crate::verdicts::AccuracyReport;
+use crate::verdicts::diff::Disagreement;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::time::SystemTime;
@@ -21,10 +21,10 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub struct AccuracyExport {
     pub passed: usize,
     pub total: usize,
-    pub samples: Vec<crate::accuracy::Verdict>,
+    pub samples: Vec<crate::verdicts::Verdict>,
     /// What the endpoint answers: labels, or vectors of some length.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub output: Option<crate::accuracy::Output>,
+    pub output: Option<crate::verdicts::Output>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub note: Option<String>,
     /// The check before the load, when the figures above are from the check after it.
@@ -97,7 +97,7 @@ pub struct CompareSection {
     pub verdict_diff: Vec<Disagreement>,
     /// Embedders: how alike each pair of targets' vectors for the same texts are.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub vector_agreement: Vec<crate::accuracy::agreement::Agreement>,
+    pub vector_agreement: Vec<crate::verdicts::agreement::Agreement>,
 }
 
 pub fn rfc3339(t: SystemTime) -> String {

@@ -74,22 +74,6 @@ impl Pooling {
     }
 }
 
-/// The cosine of the angle between two vectors: 1 for the same direction. `None` when their
-/// lengths differ or either is all zeros.
-pub fn cosine(a: &[f32], b: &[f32]) -> Option<f64> {
-    if a.len() != b.len() || a.is_empty() {
-        return None;
-    }
-    let (mut dot, mut na, mut nb) = (0.0f64, 0.0f64, 0.0f64);
-    for (x, y) in a.iter().zip(b) {
-        let (x, y) = (f64::from(*x), f64::from(*y));
-        dot += x * y;
-        na += x * x;
-        nb += y * y;
-    }
-    (na > 0.0 && nb > 0.0).then(|| dot / (na.sqrt() * nb.sqrt()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,13 +92,5 @@ mod tests {
         );
         assert!(Pooling::None.pool(&rows, None).is_err());
         assert!(Pooling::Mean.pool(&rows, Some(&[false; 3])).is_err());
-    }
-
-    #[test]
-    fn cosine_of_alike_and_unlike_vectors() {
-        assert!((cosine(&[1.0, 2.0], &[2.0, 4.0]).unwrap() - 1.0).abs() < 1e-12);
-        assert!(cosine(&[1.0, 0.0], &[0.0, 1.0]).unwrap().abs() < 1e-12);
-        assert_eq!(cosine(&[1.0], &[1.0, 2.0]), None);
-        assert_eq!(cosine(&[0.0, 0.0], &[1.0, 2.0]), None);
     }
 }

@@ -283,7 +283,7 @@ pub fn tables(e: &Export) -> Vec<Table> {
             t.row(vec![
                 ct.name.clone(),
                 ct.accuracy.as_ref().map_or("-".into(), |a| match a.output {
-                    Some(o @ crate::accuracy::Output::Vectors { .. }) => {
+                    Some(o @ crate::verdicts::Output::Vectors { .. }) => {
                         format!("{}/{} ({o})", a.passed, a.total)
                     }
                     _ => format!("{}/{}", a.passed, a.total),
@@ -317,7 +317,7 @@ pub fn tables(e: &Export) -> Vec<Table> {
         let mut t = Table::new(
             format!(
                 "Vector agreement (least cosine between two targets' vectors for the same input; the same model gives ≥ {})",
-                crate::accuracy::agreement::MIN_COSINE
+                crate::verdicts::agreement::MIN_COSINE
             ),
             &["targets", "inputs", "least cosine", "agree", "least at"],
         );

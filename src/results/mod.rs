@@ -8,12 +8,12 @@ mod derive;
 
 pub use derive::{batch_efficiency, derive, tail_ratio};
 
-use crate::accuracy::AccuracyReport;
 use crate::arrival::Pace;
 use crate::payload::Shape;
 use crate::plan::{PhaseKind, PhaseSpec};
 use crate::slo::{Measured, Slo};
 use crate::stats::{LatencySummary, PhaseRecorder, TimelineEntry, round3};
+use crate::verdicts::AccuracyReport;
 use base64::Engine as _;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer, V2Serializer};

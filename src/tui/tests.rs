@@ -231,7 +231,7 @@ fn compare_view() -> crate::compare::CompareView {
             let accuracy = t
                 .accuracy
                 .as_ref()
-                .map(|a| crate::accuracy::AccuracyReport::of(a.samples.clone()));
+                .map(|a| crate::verdicts::AccuracyReport::of(a.samples.clone()));
             RowView {
                 name: t.name.clone(),
                 shown: t.target["url"].as_str().unwrap_or("").into(),

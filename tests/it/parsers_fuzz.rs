@@ -415,7 +415,7 @@ proptest! {
         for f in formats() {
             let r = rt.block_on(encbench::accuracy::check(&target, f.as_ref(), &setup));
             let asked = match r.output {
-                Some(encbench::accuracy::Output::Vectors { .. }) => setup.retrieval.len(),
+                Some(encbench::verdicts::Output::Vectors { .. }) => setup.retrieval.len(),
                 _ => setup.samples.len(),
             };
             prop_assert_eq!(r.total, asked);
@@ -449,7 +449,7 @@ fn a_one_dimensional_vector_reply_is_checked_as_retrieval() {
     ));
     assert_eq!(
         r.output,
-        Some(encbench::accuracy::Output::Vectors { dim: 1 })
+        Some(encbench::verdicts::Output::Vectors { dim: 1 })
     );
     assert_ne!(setup.retrieval.len(), setup.samples.len());
     assert_eq!(r.total, setup.retrieval.len());

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let s = &app.snap;
-    let score = |r: &Option<crate::accuracy::AccuracyReport>| {
+    let score = |r: &Option<crate::verdicts::AccuracyReport>| {
         r.as_ref().map(|r| format!("{}/{}", r.passed, r.total))
     };
     let mut title = String::from(" accuracy");
@@ -70,7 +70,7 @@ pub fn height(app: &App) -> u16 {
     u16::try_from(lines + 2).unwrap_or(u16::MAX)
 }
 
-fn verdict(v: &crate::accuracy::Verdict, width: usize) -> Line<'static> {
+fn verdict(v: &crate::verdicts::Verdict, width: usize) -> Line<'static> {
     // A retrieval item: its query, and the candidate put nearest.
     if !v.candidates.is_empty() {
         let got = v

@@ -3,7 +3,7 @@
 //! a tokenization or pooling difference: it drops well before a ranking changes.
 
 use super::AccuracyReport;
-use crate::payload::vectors::cosine;
+use super::cosine;
 use serde::{Deserialize, Serialize};
 
 /// The least cosine the same model gives the same input on two deployments (int8 kernels
