@@ -1,5 +1,5 @@
 # encbench-tui in a small image, for loading one endpoint from several hosts
-# (deploy/kubernetes/encbench-job.yaml; README: "Loading one endpoint from several hosts").
+# (deploy/kubernetes/encbench-job.yaml; docs/sharding.md).
 #   docker build -t your-registry/encbench-tui:latest .
 # tests/it/deploy.rs checks this file against the command line.
 

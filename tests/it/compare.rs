@@ -339,7 +339,7 @@ fn bad_compare_input_is_one_line_naming_the_flag() {
 fn demo_reproduces_the_seed_cost_table() {
     let _t = timed();
     let (out, e) = compare(&["--demo", "-n", "12", "--no-concurrency"], &[]);
-    // The reference measurements (README): b=1 p50 and b=8 samples/s; $/1M = price /
+    // The reference measurements (docs/measurement.md): b=1 p50 and b=8 samples/s; $/1M = price /
     // (samples/s × 3600) × 1e6 (LMI $3.76 vs IC $20.48 per million).
     for (name, p50, sps, cost) in [
         ("mc/cpu-onnx", 58.3, 27.0, 4.20),

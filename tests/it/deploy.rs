@@ -1,6 +1,7 @@
-//! What the README's several-hosts section ships, the image (`Dockerfile`) and the Indexed
-//! Job (`deploy/kubernetes/encbench-job.yaml`), read as files and checked against the real
-//! command line: neither docker nor a cluster is needed to know they fit the binary.
+//! What docs/sharding.md (loading one endpoint from several hosts) ships, the image
+//! (`Dockerfile`) and the Indexed Job (`deploy/kubernetes/encbench-job.yaml`), read as files
+//! and checked against the real command line: neither docker nor a cluster is needed to know
+//! they fit the binary.
 
 use encbench::cli;
 use encbench::shard::Shard;
@@ -234,13 +235,13 @@ fn the_job_runs_one_shard_per_pod_from_its_index_through_the_real_command_line()
 }
 
 #[test]
-fn the_readme_ships_the_files_and_its_commands_parse() {
-    let readme = read("README.md");
-    let section = readme
-        .split("### Loading one endpoint from several hosts")
-        .nth(1)
-        .and_then(|s| s.split("\n## ").next())
-        .expect("the README's several-hosts section");
+fn the_sharding_page_ships_the_files_and_its_commands_parse() {
+    // The several-hosts section, once README's, is a page of its own: all of it after the title.
+    let page = read("docs/sharding.md");
+    let section = page
+        .split_once("# Loading one endpoint from several hosts\n")
+        .map(|(_, s)| s)
+        .expect("the several-hosts page");
     for file in ["Dockerfile", "deploy/kubernetes/encbench-job.yaml"] {
         assert!(section.contains(file), "the section uses {file}");
     }
@@ -267,7 +268,7 @@ fn the_readme_ships_the_files_and_its_commands_parse() {
             }
             match cli::parse(&argv) {
                 Ok(_) | Err((0, _)) => commands += 1,
-                Err((code, e)) => panic!("README: {line}: exit {code}: {e}"),
+                Err((code, e)) => panic!("docs/sharding.md: {line}: exit {code}: {e}"),
             }
         }
     }

@@ -128,7 +128,7 @@ const SERVICE_MS: f64 = 20.0;
 ///   the server late by d moves its departure, and those queued behind it, by at most d
 ///   (Lindley's recursion moves no departure by more than its largest input shift), and the
 ///   two runs' mean overheads differ by no more than the overhead's spread (its constant
-///   part cancels in the subtraction). So the limit is 1 ms (README's figure) plus twice
+///   part cancels in the subtraction). So the limit is 1 ms (docs/testing.md) plus twice
 ///   that spread as the even run measured it, not a guess: the bulk's width (p90 less p50)
 ///   plus what its rare stalls add to a mean (the mean's excess over p50). Not p99 less
 ///   p50: of 100 requests that is the second slowest, one stall of the VM's (3 to 9 ms
@@ -262,8 +262,8 @@ fn coordinated_omission_is_not_hidden() {
 #[test]
 fn pad_to_max_reproduces_the_g6_inference_component_figures() {
     let _t = timed();
-    // Defaults are the ml.g6.12xlarge inference component's service model (README,
-    // reference measurements): 14.8 ms + 0.0215 ms/token, saturation 512.
+    // Defaults are the ml.g6.12xlarge inference component's service model
+    // (docs/measurement.md, reference measurements): 14.8 ms + 0.0215 ms/token, saturation 512.
     let s = Serve::start(&[]);
     let short = args().n(30).opt("--warmup", 2).no_accuracy();
     let sweep = short

@@ -10,6 +10,7 @@ mod capacity;
 mod cli_conventions;
 mod compare;
 mod deploy;
+mod docs_commands;
 mod engine_commands;
 mod export_schema;
 mod faults;

@@ -4,7 +4,7 @@
 //! --endpoint) get arbitrary statuses, error-type headers and bodies from a local server.
 //!
 //! CI runs a short pass; `ENCBENCH_FUZZ_CASES=100000 cargo test --release --test
-//! it parsers_fuzz` is the long one (README, "Tests").
+//! it parsers_fuzz` is the long one (docs/testing.md).
 
 use encbench::client::{ServerStats, Target};
 use encbench::input::{Input, parse_samples, parse_texts};
