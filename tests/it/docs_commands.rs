@@ -2,11 +2,11 @@
 //! fenced code block, a line (its `\`-continuations joined, a leading `$ ` prompt and
 //! `VAR=value` assignments stripped) that runs `encbench-tui` is split into words as a shell
 //! would (quotes honoured, a `# comment` dropped, cut at a pipe, a redirection or `&&`) and
-//! parsed by `app::parse`, as `main` parses its arguments; help printed (exit 0) counts as
+//! parsed by `cli::parse`, as `main` parses its arguments; help printed (exit 0) counts as
 //! parsed. Blocks fenced as `text` hold output (a screen, tables), not commands; other
 //! programs' lines (`cargo`, `scripts/…`, `bash`, `docker`) are not checked.
 
-use encbench::app;
+use encbench::cli;
 use std::path::{Path, PathBuf};
 
 /// The fewest commands each page shows today, so that the test cannot pass by finding none.
@@ -127,7 +127,7 @@ fn every_command_the_readme_and_the_docs_show_parses() {
                 );
                 continue;
             };
-            match app::parse(&argv) {
+            match cli::parse(&argv) {
                 Ok(_) | Err((0, _)) => parsed += 1,
                 Err((code, e)) => failures.push(format!(
                     "{page}:{line_no}: {}\n  exit {code}: {}",
