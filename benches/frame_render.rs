@@ -88,11 +88,17 @@ fn frame_time(snap: Snapshot, frames: u32, whole_run: bool) -> Duration {
     app.whole_run = whole_run;
     let mut term = Terminal::new(TestBackend::new(160, 48)).unwrap();
     for _ in 0..50 {
-        term.draw(|f| screen::draw(f, &app)).unwrap();
+        term.draw(|f| {
+            screen::draw(f, &app);
+        })
+        .unwrap();
     }
     let start = Instant::now();
     for _ in 0..frames {
-        term.draw(|f| screen::draw(f, &app)).unwrap();
+        term.draw(|f| {
+            screen::draw(f, &app);
+        })
+        .unwrap();
     }
     start.elapsed() / frames
 }

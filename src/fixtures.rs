@@ -5,8 +5,8 @@
 
 use crate::arrival::Pace;
 use crate::engine::{LiveStats, PhaseView, RunState, Snapshot};
+use crate::input::Shape;
 use crate::input::shipped_samples;
-use crate::payload::Shape;
 use crate::plan::{PhaseKind, PhaseSpec, StopAt};
 use crate::results::{PhaseResult, derive};
 use crate::stats::{LatencySummary, PhaseRecorder, TimelineEntry, view_histogram};

@@ -6,6 +6,13 @@ use serde_json::{Value, json};
 use std::io::Read;
 use std::path::Path;
 
+/// How the endpoint is asked to shape the inputs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shape {
+    pub pad_to_max: bool,
+    pub max_len: usize,
+}
+
 /// Largest input file read (texts, samples, a tokenizer and its config): plenty to vary the
 /// inputs, and a file of a gigabyte is refused before a byte is read instead of exhausting
 /// memory.

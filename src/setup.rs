@@ -8,12 +8,12 @@ use crate::client::headers::ExtraHeaders;
 use crate::client::sagemaker::{MAX_BODY_BYTES, SageMakerConfig, SageMakerTarget};
 use crate::client::url::{self, UrlTarget};
 use crate::client::{Target, body, shown_url};
+use crate::input::Shape;
 use crate::input::{Input, batch_inputs, load_samples, load_texts, shipped_samples};
 use crate::payload::kserve::{KServeFormat, TensorNames};
 use crate::payload::vllm::{VllmApi, VllmFormat};
-use crate::payload::{Format, HfFormat, LabelMap, PayloadFormat, Pooling, Shape};
+use crate::payload::{Format, HfFormat, LabelMap, PayloadFormat, Pooling};
 use crate::pricing::{instance_price, unpriced};
-use crate::serve::{self, ServeConfig};
 use crate::tokenize::{self, TokenCounter};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -25,8 +25,8 @@ use std::time::Duration;
 pub enum Address {
     /// A server on a URL (the container contract, KServe v2 or vLLM, as the format says).
     Url(String),
-    /// The built-in reference endpoint, started on 127.0.0.1 for this target.
-    Demo,
+    /// The built-in reference endpoint, started on 127.0.0.1 for this run at this URL.
+    Demo(String),
     /// A SageMaker endpoint through the AWS SDK.
     SageMaker(SageMakerConfig),
 }
@@ -138,8 +138,6 @@ pub struct PreparedTarget {
     pub flag: &'static str,
     /// The target as the export's `config.target` records it.
     pub target_config: Value,
-    /// Keeps `--demo`'s reference endpoint alive as long as the target is used.
-    pub demo_server: Option<serve::RunningServer>,
 }
 
 pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
@@ -193,19 +191,8 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
         texts.iter().map(|t| tokenizer.count(t) as f64).sum::<f64>() / texts.len() as f64;
     let seed = s.seed.unwrap_or_else(rand::random);
 
-    let mut demo = None;
     let url = match &s.address {
-        Address::Demo => {
-            let server = serve::start(ServeConfig::default(), TokenCounter::shipped())
-                .await
-                .map_err(|e| {
-                    SetupError::Failed(format!("--demo: cannot start the reference endpoint: {e}"))
-                })?;
-            let url = server.url();
-            demo = Some(server);
-            Some(url)
-        }
-        Address::Url(u) => Some(u.clone()),
+        Address::Demo(u) | Address::Url(u) => Some(u.clone()),
         Address::SageMaker(_) => None,
     };
     let format = build_format(&s.format, &tokenizer, s.shape, url.as_deref(), &headers).await?;
@@ -251,7 +238,6 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
         shown,
         flag,
         target_config: config,
-        demo_server: demo,
     })
 }
 
@@ -320,7 +306,7 @@ fn target_config(s: &TargetSettings, shown: &str) -> Value {
     json!({
         "url": sm.is_none().then_some(shown),
         "engine": s.format.format,
-        "demo": s.address == Address::Demo,
+        "demo": matches!(s.address, Address::Demo(_)),
         "endpoint": sm.map(|c| c.endpoint.clone()),
         "region": field(|c| &c.region),
         "profile": field(|c| &c.profile),

@@ -3,6 +3,7 @@
 
 use crate::arrival::Pace;
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::time::Duration;
 
 /// A figure with `prec` decimals, or `-` when there is none (or it is not finite).
@@ -159,6 +160,21 @@ pub fn counts(by_name: &BTreeMap<String, u64>) -> String {
         .map(|(k, n)| format!("{k} {n}"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// An endpoint and its routing (container, component, model, variant) as the screen, the
+/// tables and errors name it: `sagemaker:nli-ep component=ic-1`.
+pub fn sagemaker_target(endpoint: &str, routing: [Option<&str>; 4]) -> String {
+    let mut s = format!("sagemaker:{endpoint}");
+    for (label, v) in ["container", "component", "model", "variant"]
+        .into_iter()
+        .zip(routing)
+    {
+        if let Some(v) = v {
+            let _ = write!(s, " {label}={v}");
+        }
+    }
+    s
 }
 
 #[cfg(test)]

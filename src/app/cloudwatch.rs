@@ -4,9 +4,9 @@
 //! `cloudwatch:GetMetricData`) is one note, under the tables' heading and in the export;
 //! the figures are absent and the run is kept.
 
+use crate::client::cloudwatch::CloudWatch;
 use crate::client::sagemaker::SageMakerConfig;
 use crate::results::RunReport;
-use crate::server_metrics::cloudwatch::CloudWatch;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 

@@ -99,7 +99,7 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
             .await
             .map_err(named)?;
         let metrics = t.metrics_url.as_deref().map(|u| {
-            crate::server_metrics::Scraper::new(u, t.model.as_deref(), vec![])
+            crate::client::metrics::Scraper::new(u, t.model.as_deref(), vec![])
                 .map(std::sync::Arc::new)
                 .map_err(|e| AppError::Failed(format!("{} {}: metrics-url: {e}", t.flag, t.name)))
         });

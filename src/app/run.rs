@@ -8,25 +8,42 @@ use crate::arrival::Pace;
 use crate::cli::RunArgs;
 use crate::engine::{Engine, EngineSetup};
 use crate::export::{Export, write_atomic};
-use crate::payload::Shape;
+use crate::input::Shape;
 use crate::plan::{RunPlan, StopAt};
 use crate::report::{ReportFormat, render};
 use crate::results::RunReport;
+use crate::serve::{self, RunningServer, ServeConfig};
 use crate::setup::{self, Address, FormatSettings, PreparedTarget, TargetSettings};
 use crate::signals::Abort;
+use crate::tokenize::TokenCounter;
 use crate::tui::{self, state::Info};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
-/// What `setup` needs of the command line.
-fn target_settings(a: &RunArgs) -> TargetSettings {
+/// Where the run sends its requests, and `--demo`'s reference endpoint, started here and
+/// kept alive by the caller for as long as the run uses it.
+async fn address(a: &RunArgs) -> Result<(Address, Option<RunningServer>), AppError> {
     // `cli::parse` refuses a run that names none of the three, and clap two of them.
-    let address = match (&a.endpoint, &a.url) {
-        (Some(name), _) => Address::SageMaker(sagemaker_config(name, &a.sagemaker)),
-        (None, Some(url)) => Address::Url(url.clone()),
-        (None, None) => Address::Demo,
-    };
+    Ok(match (&a.endpoint, &a.url) {
+        (Some(name), _) => (
+            Address::SageMaker(sagemaker_config(name, &a.sagemaker)),
+            None,
+        ),
+        (None, Some(url)) => (Address::Url(url.clone()), None),
+        (None, None) => {
+            let server = serve::start(ServeConfig::default(), TokenCounter::shipped())
+                .await
+                .map_err(|e| {
+                    AppError::Failed(format!("--demo: cannot start the reference endpoint: {e}"))
+                })?;
+            (Address::Demo(server.url()), Some(server))
+        }
+    })
+}
+
+/// What `setup` needs of the command line.
+fn target_settings(a: &RunArgs, address: Address) -> TargetSettings {
     let max_concurrency = a
         .concurrency_levels
         .iter()
@@ -146,7 +163,8 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         ));
     }
     let hosts = super::hosts::hosts(&a)?;
-    let p = setup::prepare(&target_settings(&a)).await?;
+    let (address, demo_server) = address(&a).await?;
+    let p = setup::prepare(&target_settings(&a, address)).await?;
     let mut config = config_json(&a, &p);
     super::hosts::record(&mut config, &hosts);
     if let Err(e) = p.target.check_ready().await {
@@ -205,9 +223,9 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         knee: a.knee,
         window_s: a.window,
     };
-    let _demo_server = p.demo_server;
+    let _demo_server = demo_server;
     let metrics = a.server.metrics_url.as_deref().map(|u| {
-        crate::server_metrics::Scraper::new(u, a.model.as_deref(), a.server.metrics.clone())
+        crate::client::metrics::Scraper::new(u, a.model.as_deref(), a.server.metrics.clone())
             .map(std::sync::Arc::new)
             .map_err(|e| AppError::Failed(format!("--metrics-url: {e}")))
     });
@@ -351,7 +369,7 @@ mod tests {
             "http://localhost:8080",
         ])
         .unwrap();
-        let s = target_settings(&cli.run);
+        let s = target_settings(&cli.run, Address::Url("http://localhost:8080".into()));
         assert_eq!((s.batch_size, s.sweep_batch_sizes.len()), (4, 0));
         assert_eq!(s.address, Address::Url("http://localhost:8080".into()));
     }

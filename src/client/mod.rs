@@ -4,15 +4,16 @@
 pub mod aws;
 pub mod body;
 pub mod client_thread;
+pub mod cloudwatch;
 mod h1;
 pub mod headers;
+pub mod metrics;
 pub mod sagemaker;
 mod sdk_guard;
-pub mod server_stats;
 pub mod tls;
 pub mod url;
 
-pub use server_stats::ServerStats;
+use crate::server_metrics::stats::ServerStats;
 
 use crate::payload::{Prepared, Reply};
 use std::future::Future;

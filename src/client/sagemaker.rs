@@ -17,7 +17,6 @@ use aws_sdk_sagemakerruntime::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_sagemakerruntime::operation::invoke_endpoint::InvokeEndpointError;
 use aws_sdk_sagemakerruntime::primitives::Blob;
 use bytes::Bytes;
-use std::fmt::Write as _;
 use std::time::Duration;
 
 /// SageMaker refuses request bodies above 6 MiB; we refuse them before sending.
@@ -35,21 +34,6 @@ pub struct SageMakerConfig {
     pub target_model: Option<String>,
     pub target_variant: Option<String>,
     pub content_type: String,
-}
-
-/// An endpoint and its routing (container, component, model, variant) as the screen, the
-/// tables and errors name it: `sagemaker:nli-ep component=ic-1`.
-pub fn describe(endpoint: &str, routing: [Option<&str>; 4]) -> String {
-    let mut s = format!("sagemaker:{endpoint}");
-    for (label, v) in ["container", "component", "model", "variant"]
-        .into_iter()
-        .zip(routing)
-    {
-        if let Some(v) = v {
-            let _ = write!(s, " {label}={v}");
-        }
-    }
-    s
 }
 
 pub struct SageMakerTarget {
@@ -94,7 +78,7 @@ impl SageMakerTarget {
 
     fn name(&self) -> String {
         let c = &self.cfg;
-        describe(
+        crate::text::sagemaker_target(
             &c.endpoint,
             [
                 &c.target_container,

@@ -3,8 +3,9 @@
 
 use super::h1::H1Pool;
 use super::headers::ExtraHeaders;
-use super::{BoxFuture, ErrorKind, ServerStats, Target, TargetError, shown_url};
+use super::{BoxFuture, ErrorKind, Target, TargetError, shown_url};
 use crate::payload::{BodyKind, Format, Prepared, Reply};
+use crate::server_metrics::stats::ServerStats;
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use std::time::Duration;

@@ -151,7 +151,7 @@ pub struct Entry {
     pub name: String,
     pub prepared: PreparedTarget,
     /// `metrics-url=` of its `--target`: its server's side of every phase.
-    pub metrics: Option<Arc<crate::server_metrics::Scraper>>,
+    pub metrics: Option<Arc<crate::client::metrics::Scraper>>,
 }
 
 struct Outcome {

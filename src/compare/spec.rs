@@ -3,7 +3,8 @@
 
 use super::Settings;
 use crate::client::sagemaker::SageMakerConfig;
-use crate::payload::{PayloadFormat, Shape};
+use crate::input::Shape;
+use crate::payload::PayloadFormat;
 use crate::setup::{Address, FormatSettings, TargetSettings};
 use clap::ValueEnum;
 

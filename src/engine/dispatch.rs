@@ -12,9 +12,9 @@ use super::request::{Requester, Ticket};
 use super::steer::{self, Flow, Settings};
 use super::{Command, Ctx, PhaseView, RunState};
 use crate::arrival::{Arrivals, Pace, phase_seed};
-use crate::client::ServerStats;
 use crate::plan::{PhaseKind, PhaseSpec, StopAt, SweepKind};
 use crate::results::{self, PhaseResult, ServerBreakdown};
+use crate::server_metrics::stats::ServerStats;
 use crate::stats::{PhaseRecorder, ScheduleOutcome};
 use crate::text;
 use crate::timing;
@@ -176,7 +176,7 @@ pub(crate) fn overloaded(lag: std::time::Duration, span: std::time::Duration) ->
 }
 
 /// The server's counters now; a statistics API that refuses is said once, not shown as "-".
-async fn server_stats(ctx: &Ctx) -> Option<crate::client::ServerStats> {
+async fn server_stats(ctx: &Ctx) -> Option<crate::server_metrics::stats::ServerStats> {
     match ctx.target.server_stats().await {
         Ok(s) => s,
         Err(why) => {

@@ -24,7 +24,8 @@ use crate::arrival::Pace;
 use crate::capacity::{Capacity, Search, SearchPlan, Step};
 use crate::client::Target;
 use crate::input::Input;
-use crate::payload::{Format, Shape};
+use crate::input::Shape;
+use crate::payload::Format;
 use crate::plan::{PhaseKind, PhaseSpec, ProbeRule, RunPlan, StopAt};
 use crate::results::{PhaseResult, RunReport};
 use crate::slo::Slo;
@@ -63,7 +64,7 @@ pub struct EngineSetup {
     /// How capacity searches run; `None` without an SLO (the `f` key then says so).
     pub search: Option<SearchSetup>,
     /// `--metrics-url`: the server's metrics, read around every phase.
-    pub metrics: Option<Arc<crate::server_metrics::Scraper>>,
+    pub metrics: Option<Arc<crate::client::metrics::Scraper>>,
 }
 
 /// How a capacity search runs (see `capacity`).
@@ -283,7 +284,7 @@ pub(crate) struct Ctx {
     hosts: Hosts,
     /// The common start, for the first phase's schedule to begin at (see `start`).
     origin: Mutex<Option<Instant>>,
-    metrics: Option<Arc<crate::server_metrics::Scraper>>,
+    metrics: Option<Arc<crate::client::metrics::Scraper>>,
 }
 
 impl Ctx {

@@ -6,7 +6,8 @@
 //! figures are absent.
 
 use super::{Ctx, Shared};
-use crate::server_metrics::{self, Reading, Scraper, ServerMetrics};
+use crate::client::metrics::Scraper;
+use crate::server_metrics::{self, Reading, ServerMetrics};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -1,8 +1,10 @@
 //! Hugging Face inference toolkit payloads: the server tokenizes, and answers a label per
 //! input (a classifier) or a vector per input or per token (an embedder).
 
-use super::{Answers, Format, Pooling, Prepared, Reply, Shape};
+use super::{Answers, Format, Pooling, Prepared, Reply};
+
 use crate::input::Input;
+use crate::input::Shape;
 use bytes::Bytes;
 use serde_json::{Value, json};
 

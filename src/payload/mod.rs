@@ -42,13 +42,6 @@ impl PayloadFormat {
     }
 }
 
-/// How the endpoint is asked to shape the inputs.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Shape {
-    pub pad_to_max: bool,
-    pub max_len: usize,
-}
-
 /// Most distinct bodies kept per phase: enough to vary inputs, bounded for huge text files.
 const MAX_BODIES: usize = 256;
 
@@ -176,6 +169,7 @@ pub fn prepared_ring(format: &dyn Format, texts: &[Input], batch_size: usize) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::Shape;
 
     #[test]
     fn bodies_cycle_through_texts() {

@@ -90,7 +90,7 @@ fn describe_target(e: &Export) -> String {
     let t = &e.config["target"];
     let s = |k: &str| t[k].as_str();
     match s("endpoint") {
-        Some(endpoint) => crate::client::sagemaker::describe(
+        Some(endpoint) => crate::text::sagemaker_target(
             endpoint,
             [
                 "target_container",

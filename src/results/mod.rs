@@ -9,7 +9,7 @@ mod derive;
 pub use derive::{batch_efficiency, derive, tail_ratio};
 
 use crate::arrival::Pace;
-use crate::payload::Shape;
+use crate::input::Shape;
 use crate::plan::{PhaseKind, PhaseSpec};
 use crate::slo::{Measured, Slo};
 use crate::stats::{LatencySummary, PhaseRecorder, TimelineEntry, round3};
@@ -251,7 +251,7 @@ pub struct ServerBreakdown {
 }
 
 impl ServerBreakdown {
-    pub fn from_stats(s: &crate::client::ServerStats) -> ServerBreakdown {
+    pub fn from_stats(s: &crate::server_metrics::stats::ServerStats) -> ServerBreakdown {
         let per = |ns: u64| {
             if s.success_count > 0 {
                 ns as f64 / s.success_count as f64 / 1e6

@@ -8,6 +8,9 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
+/// Width of the reference embeddings (MiniLM's).
+pub const EMBEDDING_DIM: usize = 384;
+
 /// Service time of one forward pass over `batch` inputs padded to `len` tokens:
 /// base + `per_token` × max(batch × len, saturation). Below the saturation point the GPU is
 /// not yet busy, so small batches cost the same (measured on an ml.g6.12xlarge: b=8 at 59
@@ -259,15 +262,15 @@ impl Embeddings {
     }
 
     fn one_hot(axis: usize) -> Vec<f32> {
-        let mut v = vec![0.0; super::vllm::EMBEDDING_DIM];
-        v[axis % super::vllm::EMBEDDING_DIM] = 1.0;
+        let mut v = vec![0.0; EMBEDDING_DIM];
+        v[axis % EMBEDDING_DIM] = 1.0;
         v
     }
 
     /// Axes past the shipped items' for any other input.
     fn unknown(&self, h: usize) -> Vec<f32> {
         let taken = self.known.len();
-        Self::one_hot(taken + h % (super::vllm::EMBEDDING_DIM - taken))
+        Self::one_hot(taken + h % (EMBEDDING_DIM - taken))
     }
 
     pub fn of_text(&self, text: &str) -> Vec<f32> {

@@ -13,9 +13,6 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Width of the reference embeddings (MiniLM's).
-pub const EMBEDDING_DIM: usize = 384;
-
 enum Item {
     Text(String),
     Ids(Vec<i64>),

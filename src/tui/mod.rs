@@ -104,19 +104,18 @@ pub async fn run(
     };
 
     loop {
-        if let Ok(size) = terminal.size() {
-            app.screen = ratatui::layout::Rect::new(0, 0, size.width, size.height);
-        }
         let drawing = Instant::now();
         let cpu_before = crate::timing::thread_cpu_time();
         // A bug in a panel must not lose the run: stop drawing, keep the measurements.
+        let mut room = app.sweep_room;
         if catch_unwind(AssertUnwindSafe(|| {
-            terminal.draw(|f| screen::draw(f, &app)).map(|_| ())
+            terminal.draw(|f| room = screen::draw(f, &app)).map(|_| ())
         }))
         .is_err()
         {
             break;
         }
+        app.sweep_room = room;
         frame_log.add(
             drawing,
             crate::timing::thread_cpu_time().saturating_sub(cpu_before),
@@ -154,7 +153,9 @@ pub async fn run(
 
     app.status =
         Some("stopping: requests in flight, then the accuracy check after load… (Ctrl-C again: exit now)".into());
-    let _ = terminal.draw(|f| screen::draw(f, &app));
+    let _ = terminal.draw(|f| {
+        screen::draw(f, &app);
+    });
     engine.send(Command::Stop);
     let interim = engine.interim();
     let finishing = engine.finish();

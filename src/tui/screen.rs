@@ -14,7 +14,7 @@
 //! on top. Below 80×24 only a message is drawn.
 
 use crate::tui::panels;
-use crate::tui::state::App;
+use crate::tui::state::{App, SweepRoom};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
@@ -93,14 +93,8 @@ pub fn layout(area: Rect, app: &App) -> Areas {
     }
 }
 
-/// How far the sweep rows can scroll on the screen last drawn, and a page of them.
-pub fn sweep_scroll(app: &App) -> (usize, usize) {
-    let area = layout(app.screen, app).sweep;
-    let page = usize::from(area.height.saturating_sub(4)).max(1);
-    (panels::sweep::max_scroll(app, area), page)
-}
-
-pub fn draw(f: &mut Frame, app: &App) {
+/// Draws the screen; returns the room the sweep rows had, for the keys that scroll them.
+pub fn draw(f: &mut Frame, app: &App) -> SweepRoom {
     let area = f.area();
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         let msg = format!(
@@ -111,7 +105,7 @@ pub fn draw(f: &mut Frame, app: &App) {
             Paragraph::new(Line::from(msg)).wrap(Wrap { trim: true }),
             area,
         );
-        return;
+        return SweepRoom::default();
     }
     let a = layout(area, app);
     panels::header::render(f, a.header, app);
@@ -119,10 +113,14 @@ pub fn draw(f: &mut Frame, app: &App) {
     panels::percentiles::render(f, a.percentiles, app);
     panels::throughput::render(f, a.throughput, app);
     panels::errors::render(f, a.errors, app);
-    panels::sweep::render(f, a.sweep, app);
+    let max = panels::sweep::render(f, a.sweep, app);
     panels::accuracy::render(f, a.accuracy, app);
     panels::footer::render(f, a.footer, app);
     if app.show_help {
         panels::help::render(f, area);
+    }
+    SweepRoom {
+        max,
+        page: usize::from(a.sweep.height.saturating_sub(4)).max(1),
     }
 }

@@ -4,7 +4,6 @@
 use super::keys::{self, Press, Scroll};
 use crate::engine::{Command, Snapshot};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use ratatui::layout::Rect;
 use std::sync::Arc;
 
 /// What does not change during a run.
@@ -26,6 +25,14 @@ pub enum Action {
     None,
 }
 
+/// How far the sweep rows can scroll, and a page of them: the room the layout gave them at
+/// the last draw, which only the screen knows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SweepRoom {
+    pub max: usize,
+    pub page: usize,
+}
+
 pub struct App {
     pub info: Info,
     pub snap: Arc<Snapshot>,
@@ -36,9 +43,8 @@ pub struct App {
     pub status: Option<String>,
     /// How many of the sweep panel's scrollable rows are scrolled past.
     pub sweep_scroll: usize,
-    /// The terminal's size at the last draw: how far the sweep rows can scroll depends on
-    /// the room the layout gives them.
-    pub screen: Rect,
+    /// How far the sweep rows could scroll when the screen was last drawn.
+    pub sweep_room: SweepRoom,
 }
 
 /// Ctrl-C as a key press: the raw-mode terminal delivers it as a key, not as SIGINT.
@@ -57,7 +63,7 @@ impl App {
             whole_run: false,
             status: None,
             sweep_scroll: 0,
-            screen: Rect::default(),
+            sweep_room: SweepRoom::default(),
         }
     }
 
@@ -94,7 +100,7 @@ impl App {
     /// Moves the sweep rows, never past either end: a key pressed at the end does nothing,
     /// rather than having to be undone by as many presses the other way.
     fn scroll(&mut self, by: Scroll) {
-        let (max, page) = super::screen::sweep_scroll(self);
+        let SweepRoom { max, page } = self.sweep_room;
         let now = self.sweep_scroll.min(max);
         self.sweep_scroll = match by {
             Scroll::Up => now.saturating_sub(1),

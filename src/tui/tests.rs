@@ -14,14 +14,17 @@ fn app() -> App {
     App::new(fixtures::info(), Arc::new(fixtures::snapshot()))
 }
 
-fn render(
+fn render<R>(
     w: u16,
     h: u16,
     app: &App,
-    draw: impl Fn(&mut ratatui::Frame, Rect, &App),
+    mut draw: impl FnMut(&mut ratatui::Frame, Rect, &App) -> R,
 ) -> Terminal<TestBackend> {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| draw(f, f.area(), app)).unwrap();
+    t.draw(|f| {
+        draw(f, f.area(), app);
+    })
+    .unwrap();
     t
 }
 

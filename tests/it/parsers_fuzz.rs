@@ -6,12 +6,14 @@
 //! CI runs a short pass; `ENCBENCH_FUZZ_CASES=100000 cargo test --release --test
 //! it parsers_fuzz` is the long one (docs/testing.md).
 
-use encbench::client::{ServerStats, Target};
+use encbench::client::Target;
+use encbench::input::Shape;
 use encbench::input::{Input, parse_samples, parse_texts};
 use encbench::payload::hf::hf_labels;
 use encbench::payload::kserve::{KServeFormat, TensorNames, output_f32};
 use encbench::payload::vllm::{VllmApi, VllmFormat};
-use encbench::payload::{Format, HfFormat, Reply, Shape};
+use encbench::payload::{Format, HfFormat, Reply};
+use encbench::server_metrics::stats::ServerStats;
 use encbench::tokenize::TokenCounter;
 use proptest::prelude::*;
 use serde_json::{Value, json};

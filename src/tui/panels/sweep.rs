@@ -252,14 +252,6 @@ pub fn height(app: &App, width: u16) -> u16 {
     u16::try_from(lines.len() + advice.len() + 2).unwrap_or(u16::MAX)
 }
 
-/// How far the tables can scroll in a panel of `area`.
-pub fn max_scroll(app: &App, area: Rect) -> usize {
-    let (title, lines, advice) = content(app);
-    let inner = block(title).inner(area);
-    let advice = advice_lines(&advice, inner.width as usize);
-    fit(lines, table_room(inner, advice.len()), 0, SCROLL_HINT).1
-}
-
 /// Advice stays visible at the bottom, whatever the tables' length.
 fn table_room(inner: Rect, advice: usize) -> usize {
     (inner.height as usize).saturating_sub(advice)
@@ -289,14 +281,16 @@ fn advice_lines(advice: &[String], width: usize) -> Vec<Line<'static>> {
     out
 }
 
-pub fn render(f: &mut Frame, area: Rect, app: &App) {
+/// Draws the panel; returns how far its rows can scroll in this area.
+pub fn render(f: &mut Frame, area: Rect, app: &App) -> usize {
     let (title, lines, advice) = content(app);
     let b = block(title);
     let inner = b.inner(area);
     f.render_widget(b, area);
     let advice = advice_lines(&advice, inner.width as usize);
     let room = table_room(inner, advice.len());
-    let (mut lines, _) = fit(lines, room, app.sweep_scroll, SCROLL_HINT);
+    let (mut lines, max_scroll) = fit(lines, room, app.sweep_scroll, SCROLL_HINT);
     lines.extend(advice);
     f.render_widget(Paragraph::new(lines), inner);
+    max_scroll
 }

@@ -5,7 +5,6 @@ use super::{app, overloaded, render};
 use crate::fixtures;
 use crate::tui::state::App;
 use crate::tui::{panels, screen};
-use ratatui::layout::Rect;
 use std::sync::Arc;
 
 /// The snapshots sit with the other screens'.
@@ -118,13 +117,16 @@ fn whole_screen_after_sweeps_at_three_sizes() {
 fn sweep_rows_scroll_and_stop_at_the_ends() {
     use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     let mut a = after_sweeps(crate::plan::PhaseKind::Concurrency);
-    a.screen = Rect::new(0, 0, 80, 24);
     let press = |a: &mut App, code| a.on_key(KeyEvent::new(code, KeyModifiers::NONE));
-    let screen = |a: &App| {
-        format!(
+    // Drawn as the live screen draws: the keys then scroll within the room it gave.
+    let screen = |a: &mut App| {
+        let mut room = a.sweep_room;
+        let text = format!(
             "{}",
-            render(80, 24, a, |f, _, a| screen::draw(f, a)).backend()
-        )
+            render(80, 24, a, |f, _, a| room = screen::draw(f, a)).backend()
+        );
+        a.sweep_room = room;
+        text
     };
     let shown = |text: &str| -> Vec<&str> {
         SWEEP_ROWS
@@ -133,14 +135,14 @@ fn sweep_rows_scroll_and_stop_at_the_ends() {
             .filter(|r| text.contains(*r))
             .collect()
     };
-    let top = screen(&a);
-    let (max, _) = screen::sweep_scroll(&a);
+    let top = screen(&mut a);
+    let max = a.sweep_room.max;
     assert!(max > 0, "{top}");
     for _ in 0..max + 3 {
         press(&mut a, KeyCode::Char(']'));
     }
     assert_eq!(a.sweep_scroll, max);
-    let bottom = screen(&a);
+    let bottom = screen(&mut a);
     check_after_sweeps(&bottom, 80);
     assert_ne!(shown(&top), shown(&bottom), "{top}\n{bottom}");
     assert!(
@@ -151,7 +153,7 @@ fn sweep_rows_scroll_and_stop_at_the_ends() {
     assert_eq!(a.sweep_scroll, max - 1);
     press(&mut a, KeyCode::PageUp);
     assert_eq!(a.sweep_scroll, 0);
-    assert_eq!(screen(&a), top, "scrolled back to the top");
+    assert_eq!(screen(&mut a), top, "scrolled back to the top");
     press(&mut a, KeyCode::PageDown);
     assert!(a.sweep_scroll > 1, "a page is more than a row");
 }
