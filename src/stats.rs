@@ -218,6 +218,13 @@ pub struct ScheduleOutcome {
     pub overloaded: bool,
 }
 
+/// Overloaded: the lag at the end is over 100 ms and over 5 % of the measured schedule. A
+/// queue that keeps up has a lag that stays bounded however long the phase; one that does
+/// not has a lag that grows with it.
+pub fn overloaded(lag: Duration, span: Duration) -> bool {
+    lag > Duration::from_millis(100) && lag.as_secs_f64() > 0.05 * span.as_secs_f64()
+}
+
 impl Default for PhaseRecorder {
     fn default() -> Self {
         PhaseRecorder {

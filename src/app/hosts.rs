@@ -5,7 +5,7 @@ use super::{AppError, usage};
 use crate::cli::RunArgs;
 use crate::cli::hosts::INDEX_VAR;
 use crate::engine::Hosts;
-use crate::engine::start::LATE_LIMIT;
+use crate::engine::hosts::LATE_LIMIT;
 use crate::export::rfc3339;
 use serde_json::{Value, json};
 use std::time::{Duration, SystemTime};

@@ -1,8 +1,9 @@
 //! One request from its concurrency slot to its recorded completion. The open-loop
 //! dispatcher spawns it on a client thread; a closed-loop slot awaits it in its own loop.
 
+use super::ctx::Ctx;
 use super::limiter::Permit;
-use super::{Ctx, Shared};
+use super::shared::Shared;
 use crate::client::{ErrorKind, Target};
 use crate::input::{Input, batch_inputs};
 use crate::payload::{Format, Prepared, prepared_ring};

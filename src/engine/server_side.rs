@@ -5,11 +5,74 @@
 //! A metrics endpoint that fails never stops the run: it is said once, as a notice, and the
 //! figures are absent.
 
-use super::{Ctx, Shared};
+use super::ctx::Ctx;
+use super::shared::Shared;
 use crate::client::metrics::Scraper;
+use crate::server_metrics::stats::ServerStats;
 use crate::server_metrics::{self, Reading, ServerMetrics};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
+
+/// What the server said of a phase: its statistics API and its metrics endpoint.
+pub(super) struct ServerSide {
+    pub(super) wall_start: SystemTime,
+    pub(super) stats: Option<ServerStats>,
+    pub(super) metrics: Option<ServerMetrics>,
+}
+
+/// The server's counters now; a statistics API that refuses is said once, not shown as "-".
+async fn server_stats(ctx: &Ctx) -> Option<ServerStats> {
+    match ctx.target.server_stats().await {
+        Ok(s) => s,
+        Err(why) => {
+            let note = format!(
+                "server statistics refused ({why}): the server breakdown is absent; give the header the API asks for with --header"
+            );
+            let mut live = ctx.shared.lock();
+            if !live.notices.contains(&note) {
+                live.timeline
+                    .event(Instant::now(), "server statistics refused");
+                live.notices.push(note);
+            }
+            None
+        }
+    }
+}
+
+/// The server's side as a phase begins: its counters and its metrics, and the wall clock.
+pub(super) struct ServerBefore {
+    wall_start: SystemTime,
+    stats: Option<ServerStats>,
+    metrics: Option<Reading>,
+}
+
+impl ServerBefore {
+    pub(super) async fn read(ctx: &Ctx) -> ServerBefore {
+        let wall_start = SystemTime::now();
+        let stats = server_stats(ctx).await;
+        let metrics = reading(ctx).await;
+        phase_started(&ctx.shared, metrics.as_ref());
+        ServerBefore {
+            wall_start,
+            stats,
+            metrics,
+        }
+    }
+
+    /// The phase's figures, read again at its end and set against these.
+    pub(super) async fn since(self, ctx: &Ctx) -> ServerSide {
+        let stats = match (self.stats, server_stats(ctx).await) {
+            (Some(before), Some(after)) => Some(after.since(&before)),
+            _ => None,
+        };
+        let metrics_after = reading(ctx).await;
+        ServerSide {
+            wall_start: self.wall_start,
+            stats,
+            metrics: phase_ended(ctx, self.metrics, metrics_after),
+        }
+    }
+}
 
 /// How often the live screen's server figures are refreshed.
 const POLL_EVERY: Duration = Duration::from_secs(1);
@@ -24,7 +87,7 @@ fn notice(shared: &Shared, note: String) {
 }
 
 /// One scrape for a phase boundary; a failure is said once.
-pub(super) async fn reading(ctx: &Ctx) -> Option<Reading> {
+async fn reading(ctx: &Ctx) -> Option<Reading> {
     let scraper = ctx.metrics.as_ref()?;
     match scraper.scrape().await {
         Ok(r) => Some(r),
@@ -41,7 +104,7 @@ pub(super) async fn reading(ctx: &Ctx) -> Option<Reading> {
 }
 
 /// The phase has begun: the live figures count from `before`.
-pub(super) fn phase_started(shared: &Shared, before: Option<&Reading>) {
+fn phase_started(shared: &Shared, before: Option<&Reading>) {
     let mut live = shared.lock();
     live.phase_scrape = before.cloned();
     live.server_so_far = None;
@@ -49,7 +112,7 @@ pub(super) fn phase_started(shared: &Shared, before: Option<&Reading>) {
 
 /// The phase's figures from its two readings; metrics named but never in the scrape are
 /// said once.
-pub(super) fn phase_ended(
+fn phase_ended(
     ctx: &Ctx,
     before: Option<Reading>,
     after: Option<Reading>,

@@ -8,14 +8,29 @@
 //! the next one, without warmup). During a sweep or a capacity search a change would make the
 //! sweep's rows incomparable; it is kept for the live settings the sweep gives back instead.
 
-use super::dispatch::PhaseEnd;
-use super::{Command, Ctx, RunState};
+use super::command::Command;
+use super::ctx::Ctx;
+use super::shared::Shared;
+use super::snapshot::RunState;
 use crate::arrival::Pace;
-use crate::plan::{PhaseKind, PhaseSpec, StopAt};
+use crate::plan::{PhaseKind, PhaseSpec, StopAt, SweepKind};
 use crate::stats::PhaseRecorder;
 use crate::text;
 use std::time::Instant;
 use tokio::sync::mpsc::UnboundedReceiver;
+
+/// How a phase ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PhaseEnd {
+    Completed,
+    Stopped,
+    /// The live phase gave way to a sweep.
+    Sweep(SweepKind),
+    /// The live phase gave way to a capacity search.
+    Capacity,
+    /// A live change ended this segment: the next one runs with the new settings.
+    Segment,
+}
 
 /// What a command does to the loop.
 pub(super) enum Flow {
@@ -38,11 +53,7 @@ pub(super) struct Settings {
 
 /// The settings `command` would leave, if it changes any (a no-op changes nothing and is not
 /// logged: holding a key at a floor is not an event).
-pub(super) fn change_of(
-    shared: &super::Shared,
-    now: Settings,
-    command: &Command,
-) -> Option<Settings> {
+pub(super) fn change_of(shared: &Shared, now: Settings, command: &Command) -> Option<Settings> {
     let next = match resolve(shared, &now.pace, command.clone()) {
         Command::SetRate(r) => Settings {
             pace: Pace {
@@ -229,7 +240,7 @@ fn describe(now: Settings, next: Settings) -> String {
 }
 
 /// What the clamp changed of what was asked, in the timeline.
-fn log_clamp(shared: &super::Shared, command: &Command, got: Settings) {
+fn log_clamp(shared: &Shared, command: &Command, got: Settings) {
     use crate::arrival::{MAX_BURSTINESS, MAX_RATE, MIN_BURSTINESS, MIN_RATE};
     match *command {
         Command::SetRate(asked) if asked != got.pace.rate_per_s => shared.event(format!(
@@ -254,7 +265,7 @@ const BURSTINESS_CEILING: f64 = 64.0;
 const FALLBACK_RATE: f64 = 10.0;
 
 /// Turns a relative command into the absolute one it means right now.
-pub(super) fn resolve(shared: &super::Shared, pace: &Pace, command: Command) -> Command {
+pub(super) fn resolve(shared: &Shared, pace: &Pace, command: Command) -> Command {
     let finite_rate = || {
         let live = shared.lock();
         live.last_finite_rate

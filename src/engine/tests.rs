@@ -2,10 +2,13 @@
 //! panics mid-request must not lose the request or hang the phase.
 
 use super::*;
-use crate::client::{BoxFuture, ErrorKind, TargetError};
+use crate::arrival::Pace;
+use crate::client::{BoxFuture, ErrorKind, Target, TargetError};
+use crate::input::{Input, Shape};
 use crate::payload::{HfFormat, Prepared, Reply};
-use crate::plan::StopAt;
+use crate::plan::{RunPlan, StopAt};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 /// Answers one verdict, except every third request, where it panics.
 struct PanicsEveryThird(AtomicUsize);
