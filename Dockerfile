@@ -8,6 +8,7 @@ WORKDIR /src
 # The manifest names the benchmark, so its source must be there for cargo to read it.
 COPY Cargo.toml Cargo.lock build.rs ./
 COPY src src
+COPY crates crates
 COPY assets assets
 COPY benches benches
 RUN cargo build --release --locked --bin encbench-tui

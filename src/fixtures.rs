@@ -1,76 +1,19 @@
-//! Fixed values for the unit tests and the frame benchmark (nothing in the binary calls
-//! them, so the linker leaves them out of it): phase rows, a full accuracy check, and the
-//! snapshot the screen tests draw (a live phase after a batch and a concurrency sweep, with
-//! errors, modelled on mDeBERTa on an ml.g6.12xlarge inference component).
+//! Fixed values for the screen tests and the frame benchmark (nothing in the binary calls
+//! them, so the linker leaves them out of it): the snapshot the screen tests draw (a live
+//! phase after a batch and a concurrency sweep, with errors, modelled on mDeBERTa on an
+//! ml.g6.12xlarge inference component), and the lower layers' phase rows.
 
-use crate::arrival::Pace;
-use crate::engine::{LiveStats, PhaseView, RunState, Snapshot};
-use crate::input::Shape;
-use crate::input::shipped_samples;
-use crate::plan::{PhaseKind, PhaseSpec, StopAt};
-use crate::results::{PhaseResult, derive};
-use crate::stats::{LatencySummary, PhaseRecorder, TimelineEntry, view_histogram};
 use crate::tui::state::Info;
-use crate::verdicts::{AccuracyReport, Verdict};
+use encbench_core::arrival::Pace;
+pub use encbench_core::fixtures::{all_correct, phase_row};
+use encbench_core::plan::{PhaseKind, StopAt};
+use encbench_core::results::{PhaseResult, derive};
+use encbench_core::stats::{LatencySummary, TimelineEntry, view_histogram};
+use encbench_load::engine::{LiveStats, PhaseView, RunState, Snapshot};
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// A finished closed-loop phase of 100 requests, padded to 512 tokens, with the given
-/// throughput, median, tail and efficiency.
-pub fn phase_row(
-    kind: PhaseKind,
-    b: usize,
-    c: usize,
-    rps: f64,
-    p50: f64,
-    p99: f64,
-    eff: Option<f64>,
-) -> PhaseResult {
-    let spec = PhaseSpec {
-        kind,
-        batch_size: b,
-        concurrency: c,
-        warmup: 3,
-        stop: StopAt::Count(100),
-    };
-    let pace = Pace {
-        rate_per_s: None,
-        burstiness: 1.0,
-    };
-    let shape = Shape {
-        pad_to_max: true,
-        max_len: 512,
-    };
-    let mut r = PhaseResult::new(&spec, pace, shape, &PhaseRecorder::default());
-    r.n = 100;
-    r.ok = 100;
-    r.req_per_s = rps;
-    r.samples_per_s = rps * b as f64;
-    r.latency_ms.p50 = p50;
-    r.latency_ms.p99 = p99;
-    r.p99_over_p50 = Some(p99 / p50);
-    r.batch_efficiency = eff;
-    r
-}
-
-/// The shipped samples, every verdict right.
-pub fn all_correct() -> AccuracyReport {
-    let samples: Vec<Verdict> = shipped_samples()
-        .into_iter()
-        .map(|s| Verdict {
-            premise: s.premise,
-            hypothesis: s.hypothesis,
-            predicted: Some(s.expected.clone()),
-            expected: s.expected,
-            ok: true,
-            error: None,
-            candidates: vec![],
-        })
-        .collect();
-    AccuracyReport::of(samples)
-}
 
 pub fn info() -> Info {
     Info {
@@ -90,7 +33,7 @@ pub struct Live {
     pub rate_per_s: f64,
     pub concurrency: usize,
     pub in_flight: usize,
-    pub schedule: Option<crate::engine::ScheduleStatus>,
+    pub schedule: Option<encbench_load::engine::ScheduleStatus>,
     pub sent: u64,
     pub current: LiveStats,
     pub recent_latency: Histogram<u64>,
@@ -202,7 +145,7 @@ pub fn snapshot() -> Snapshot {
         rate_per_s: 50.0,
         concurrency: 2,
         in_flight: 1,
-        schedule: Some(crate::engine::ScheduleStatus {
+        schedule: Some(encbench_load::engine::ScheduleStatus {
             offered_per_s: 50.0,
             backlog: 0,
             lag: Duration::ZERO,

@@ -4,8 +4,8 @@
 //! being asked to stop: left to its default it killed the process with nothing written and
 //! the terminal left on the alternate screen.
 
-use crate::engine::Interim;
-use crate::results::RunReport;
+use encbench_core::results::RunReport;
+use encbench_load::engine::Interim;
 
 /// What a second interrupt does: write what was measured so far, then the process exits at
 /// once (code 130) instead of waiting for requests in flight or an accuracy check.

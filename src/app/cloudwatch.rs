@@ -4,9 +4,9 @@
 //! `cloudwatch:GetMetricData`) is one note, under the tables' heading and in the export;
 //! the figures are absent and the run is kept.
 
-use crate::client::cloudwatch::CloudWatch;
-use crate::client::sagemaker::SageMakerConfig;
-use crate::results::RunReport;
+use encbench_core::results::RunReport;
+use encbench_wire::client::cloudwatch::CloudWatch;
+use encbench_wire::client::sagemaker::SageMakerConfig;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
@@ -22,9 +22,9 @@ async fn countdown(wait: Duration) {
             left.as_secs_f64().ceil()
         );
         if tty {
-            crate::failure::say_raw(format_args!("\r{line}\x1b[K"));
+            encbench_core::failure::say_raw(format_args!("\r{line}\x1b[K"));
         } else {
-            crate::failure::say(format_args!("{line}"));
+            encbench_core::failure::say(format_args!("{line}"));
         }
     };
     // A log gets a line every 30 s, a terminal the countdown each second.
@@ -44,7 +44,7 @@ async fn countdown(wait: Duration) {
         () = crate::signals::wait_for_signal() => {}
     }
     if tty {
-        crate::failure::say_raw(format_args!("\r\x1b[K"));
+        encbench_core::failure::say_raw(format_args!("\r\x1b[K"));
     }
 }
 
@@ -54,13 +54,13 @@ pub(super) async fn read_after(
     cfg: &SageMakerConfig,
     wait_s: f64,
     start: std::time::SystemTime,
-) -> Option<crate::server_metrics::cloudwatch::CloudWatchFigures> {
+) -> Option<encbench_core::server_metrics::cloudwatch::CloudWatchFigures> {
     let end = std::time::SystemTime::now();
     countdown(Duration::from_secs_f64(wait_s)).await;
     match CloudWatch::new(cfg).await.read(start, end).await {
         Ok(f) => Some(f),
         Err(why) => {
-            crate::failure::say(format_args!(
+            encbench_core::failure::say(format_args!(
                 "note: CloudWatch: GetMetricData failed ({why}): SageMaker's figures are absent; reading them needs cloudwatch:GetMetricData"
             ));
             None

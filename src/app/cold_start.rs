@@ -2,13 +2,13 @@
 
 use super::{AppError, Stdout, check_export_path, sagemaker_config, usage, write_export};
 use crate::cli::ColdStartArgs;
-use crate::client::Target;
-use crate::client::sagemaker::SageMakerTarget;
-use crate::cold_start::{self, ColdStartExport, ColdStartProbe};
-use crate::input::Shape;
-use crate::payload::{Format, HfFormat};
-use crate::report::{Loaded, ReportFormat, render_loaded};
 use crate::signals::ABORT_EXIT_CODE;
+use encbench_core::input::Shape;
+use encbench_load::cold_start::{self, ColdStartExport, ColdStartProbe};
+use encbench_report::{Loaded, ReportFormat, render_loaded};
+use encbench_wire::client::Target;
+use encbench_wire::client::sagemaker::SageMakerTarget;
+use encbench_wire::payload::{Format, HfFormat};
 use std::time::Duration;
 
 /// The first SIGINT/SIGTERM; a second one while the attempts so far are being written
@@ -16,12 +16,12 @@ use std::time::Duration;
 async fn stop() {
     let mut signals = crate::signals::signals();
     signals.recv().await;
-    crate::failure::say(format_args!(
+    encbench_core::failure::say(format_args!(
         "\nstopping: writing the attempts so far (again to exit at once)"
     ));
     tokio::spawn(async move {
         signals.recv().await;
-        crate::failure::say(format_args!("interrupted twice: exiting without waiting"));
+        encbench_core::failure::say(format_args!("interrupted twice: exiting without waiting"));
         std::process::exit(ABORT_EXIT_CODE)
     });
 }
@@ -36,7 +36,7 @@ pub(super) async fn main(a: ColdStartArgs, stdout: &mut Stdout<'_>) -> Result<()
         pad_to_max: a.pad_to_max,
         max_len: a.max_len,
     };
-    let samples = crate::input::shipped_samples();
+    let samples = encbench_core::input::shipped_samples();
     let body = HfFormat::new(shape).prepare(&[&samples[0].input()]);
     let target = SageMakerTarget::new(
         sagemaker_config(&a.endpoint, &a.sagemaker),

@@ -3,13 +3,13 @@
 
 use super::{AppError, Stdout, check_export_path, is_stdout, usage, write_export};
 use crate::cli::CompareArgs;
-use crate::compare::{self, CompareView, Entry, RowState, Settings, spec};
-use crate::export::{Export, write_atomic};
-use crate::report::{ReportFormat, render};
-use crate::serve::{self, ServeConfig, model::ServiceModel};
-use crate::setup::{self, SetupError};
 use crate::signals::ABORT_EXIT_CODE;
-use crate::tokenize::TokenCounter;
+use encbench_core::export::{Export, write_atomic};
+use encbench_load::compare::{self, CompareView, Entry, RowState, Settings, spec};
+use encbench_load::setup::{self, SetupError};
+use encbench_report::{ReportFormat, render};
+use encbench_serve::{self as serve, ServeConfig, model::ServiceModel};
+use encbench_wire::tokenize::TokenCounter;
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -43,7 +43,7 @@ fn settings(a: &CompareArgs) -> Settings {
         profile: a.profile.clone(),
         endpoint_url: a.endpoint_url.clone(),
         slo: a.slo.slo(),
-        search: (!a.slo.objectives.is_empty()).then(|| crate::engine::SearchSetup {
+        search: (!a.slo.objectives.is_empty()).then(|| encbench_load::engine::SearchSetup {
             precision: a.slo.capacity_precision,
             probe: a.slo.probe_rule(),
             at_start: true,
@@ -99,7 +99,7 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
             .await
             .map_err(named)?;
         let metrics = t.metrics_url.as_deref().map(|u| {
-            crate::client::metrics::Scraper::new(u, t.model.as_deref(), vec![])
+            encbench_wire::client::metrics::Scraper::new(u, t.model.as_deref(), vec![])
                 .map(std::sync::Arc::new)
                 .map_err(|e| AppError::Failed(format!("{} {}: metrics-url: {e}", t.flag, t.name)))
         });
@@ -123,7 +123,7 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
         if a.report.is_some() {
             let interim = compare::interim_export(&s, &entries, v);
             if let Err(e) = super::write_report(a.report.as_deref(), "compare", &interim) {
-                crate::failure::say(format_args!("{}", e.line()));
+                encbench_core::failure::say(format_args!("{}", e.line()));
             }
         }
         if let Some(path) = &a.export {
@@ -135,16 +135,16 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
                     writer: &mut out,
                 };
                 if let Err(e) = super::json_to_stdout("--export", &interim, &mut stdout) {
-                    crate::failure::say(format_args!("{}", e.line()));
+                    encbench_core::failure::say(format_args!("{}", e.line()));
                 }
                 return;
             }
             match write_atomic(path, &interim) {
-                Ok(()) => crate::failure::say(format_args!(
+                Ok(()) => encbench_core::failure::say(format_args!(
                     "interrupted twice: results so far written to {}",
                     path.display()
                 )),
-                Err(e) => crate::failure::say(format_args!(
+                Err(e) => encbench_core::failure::say(format_args!(
                     "error: --export {}: cannot write: {e}",
                     path.display()
                 )),
@@ -160,7 +160,7 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
         headless(view_rx, stop_tx, work, &abort).await
     };
     let mut export = export;
-    export.error = crate::failure::describe(export.error);
+    export.error = encbench_core::failure::describe(export.error);
     super::judge_thresholds(&mut export, &a.fail_on);
     let failed = export.error.clone();
     let written = a
@@ -229,7 +229,7 @@ async fn headless(
         iv.tick().await;
         loop {
             iv.tick().await;
-            crate::failure::say(format_args!(
+            encbench_core::failure::say(format_args!(
                 "{}",
                 progress_line(&progress_view.borrow_and_update())
             ));
@@ -238,7 +238,7 @@ async fn headless(
     let mut signals = crate::signals::signals();
     let interrupts = async {
         signals.recv().await;
-        crate::failure::say(format_args!(
+        encbench_core::failure::say(format_args!(
             "\nstopping: the phase in progress ends, results so far are kept (again to exit at once)"
         ));
         let _ = stop.send(true);

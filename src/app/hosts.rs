@@ -4,9 +4,9 @@
 use super::{AppError, usage};
 use crate::cli::RunArgs;
 use crate::cli::hosts::INDEX_VAR;
-use crate::engine::Hosts;
-use crate::engine::hosts::LATE_LIMIT;
-use crate::export::rfc3339;
+use encbench_core::export::rfc3339;
+use encbench_load::engine::Hosts;
+use encbench_load::engine::hosts::LATE_LIMIT;
 use serde_json::{Value, json};
 use std::time::{Duration, SystemTime};
 

@@ -13,9 +13,9 @@ mod serve;
 pub use serve::config as serve_config;
 
 use crate::cli::{Cli, SageMakerArgs, Sub};
-use crate::client::sagemaker::SageMakerConfig;
-use crate::setup::SetupError;
 use clap::CommandFactory;
+use encbench_load::setup::SetupError;
+use encbench_wire::client::sagemaker::SageMakerConfig;
 use std::io::Write;
 use std::path::Path;
 
@@ -54,7 +54,7 @@ impl AppError {
     /// The one line the process prints on stderr for this error. Scrubbed whole: it may
     /// quote a server, a file or a URL given with its password.
     pub fn line(&self) -> String {
-        format!("error: {}", crate::scrub::text(&self.to_string()))
+        format!("error: {}", encbench_core::scrub::text(&self.to_string()))
     }
 }
 
@@ -86,7 +86,7 @@ impl Stdout<'_> {
     /// (`export_to`, `-o -`), so that stdout holds the JSON alone.
     fn tables(&mut self, export_to: Option<&Path>, text: &str) -> Result<(), AppError> {
         if export_to.is_some_and(is_stdout) {
-            crate::failure::say_raw(format_args!("{text}"));
+            encbench_core::failure::say_raw(format_args!("{text}"));
             return Ok(());
         }
         self.print(text)
@@ -115,15 +115,15 @@ pub(super) fn check_report_path(path: &std::path::Path) -> Result<(), AppError> 
 pub(super) fn write_report(
     path: Option<&std::path::Path>,
     name: &str,
-    export: &crate::export::Export,
+    export: &encbench_core::export::Export,
 ) -> Result<(), AppError> {
     let Some(path) = path else {
         return Ok(());
     };
-    let page = crate::report::html::render(&[(name.to_string(), export.clone())]);
-    crate::export::write_text_atomic(path, &page)
+    let page = encbench_report::html::render(&[(name.to_string(), export.clone())]);
+    encbench_core::export::write_text_atomic(path, &page)
         .map_err(|e| AppError::Failed(format!("--report {}: cannot write: {e}", path.display())))?;
-    crate::failure::say(format_args!("report written to {}", path.display()));
+    encbench_core::failure::say(format_args!("report written to {}", path.display()));
     Ok(())
 }
 
@@ -131,7 +131,7 @@ fn check_export_path(flag: &str, path: &Path) -> Result<(), AppError> {
     if is_stdout(path) {
         return Ok(());
     }
-    crate::export::check_writable(path)
+    encbench_core::export::check_writable(path)
         .map_err(|e| usage(flag, format!("{}: cannot write: {e}", path.display())))
 }
 
@@ -195,7 +195,7 @@ fn remember_url_passwords(cli: &Cli) {
         Some(Sub::Serve(_) | Sub::Report(_) | Sub::Completions(_) | Sub::Man) => {}
     }
     for u in urls {
-        crate::scrub::remember_url(u);
+        encbench_core::scrub::remember_url(u);
     }
 }
 
@@ -215,11 +215,11 @@ fn sagemaker_config(endpoint: &str, s: &SageMakerArgs) -> SageMakerConfig {
 
 /// `--fail-on` judged on the export's phases, recorded in it (config and outcome) before it
 /// is written. `slo` without `--slo` could never be breached: refused up front.
-fn judge_thresholds(export: &mut crate::export::Export, fail_on: &crate::cli::FailOnArgs) {
+fn judge_thresholds(export: &mut encbench_core::export::Export, fail_on: &crate::cli::FailOnArgs) {
     let t = &fail_on.thresholds;
     export.config["fail_on"] =
         serde_json::json!(t.iter().map(ToString::to_string).collect::<Vec<_>>());
-    export.fail_on = crate::thresholds::judge(t, &export.phases);
+    export.fail_on = encbench_core::thresholds::judge(t, &export.phases);
 }
 
 fn check_fail_on(
@@ -228,7 +228,7 @@ fn check_fail_on(
 ) -> Result<(), AppError> {
     let wants_slo = fail_on
         .thresholds
-        .contains(&crate::thresholds::Threshold::Slo);
+        .contains(&encbench_core::thresholds::Threshold::Slo);
     if wants_slo && slo.objectives.is_empty() {
         return Err(usage(
             "--fail-on",
@@ -240,13 +240,13 @@ fn check_fail_on(
 
 /// After the export and the tables, on stderr: the warning when most requests failed, and
 /// one line per breached threshold; exit code 3 when one was breached.
-fn verdict(export: &crate::export::Export) -> Result<(), AppError> {
-    if let Some(w) = crate::thresholds::failure_warning(&export.phases) {
-        crate::failure::say(format_args!("{w}"));
+fn verdict(export: &encbench_core::export::Export) -> Result<(), AppError> {
+    if let Some(w) = encbench_core::thresholds::failure_warning(&export.phases) {
+        encbench_core::failure::say(format_args!("{w}"));
     }
     let breached: Vec<_> = export.fail_on.iter().filter(|o| o.breached).collect();
     for o in &breached {
-        crate::failure::say(format_args!("{}", o.summary));
+        encbench_core::failure::say(format_args!("{}", o.summary));
     }
     if breached.is_empty() {
         return Ok(());
@@ -279,8 +279,8 @@ fn write_export<T: serde::Serialize>(
     if is_stdout(path) {
         return json_to_stdout(flag, export, stdout);
     }
-    crate::export::write_atomic(path, export)
+    encbench_core::export::write_atomic(path, export)
         .map_err(|e| AppError::Failed(format!("{flag} {}: cannot write: {e}", path.display())))?;
-    crate::failure::say(format_args!("results written to {}", path.display()));
+    encbench_core::failure::say(format_args!("results written to {}", path.display()));
     Ok(())
 }

@@ -2,8 +2,10 @@
 
 use super::{AppError, Stdout, check_export_path, is_stdout, usage, write_export};
 use crate::cli::ReportArgs;
-use crate::export::{write_atomic, write_text_atomic};
-use crate::report::{ReportFormat, load_any, merge::merge, read, render, render_loaded, validate};
+use encbench_core::export::{write_atomic, write_text_atomic};
+use encbench_report::{
+    ReportFormat, load_any, merge::merge, read, render, render_loaded, validate,
+};
 use std::path::Path;
 
 /// The file name alone: reports of the same exports read the same wherever they lie.
@@ -63,7 +65,7 @@ pub(super) fn main(a: ReportArgs, stdout: &mut Stdout<'_>) -> Result<(), AppErro
         (name(&out), out.display().to_string())
     };
     stdout.tables(Some(&out), &render(&[(shown, merged)], a.format))?;
-    crate::failure::say(format_args!("merged {} exports into {to}", exports.len()));
+    encbench_core::failure::say(format_args!("merged {} exports into {to}", exports.len()));
     Ok(())
 }
 
@@ -96,7 +98,7 @@ fn page(a: &ReportArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
             write_text_atomic(out, &html).map_err(|e| {
                 AppError::Failed(format!("-o {}: cannot write: {e}", out.display()))
             })?;
-            crate::failure::say(format_args!("report written to {}", out.display()));
+            encbench_core::failure::say(format_args!("report written to {}", out.display()));
             Ok(())
         }
         _ => stdout.print(&html),

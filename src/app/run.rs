@@ -4,19 +4,19 @@
 use super::{
     AppError, Stdout, check_export_path, is_stdout, sagemaker_config, usage, write_export,
 };
-use crate::arrival::Pace;
 use crate::cli::RunArgs;
-use crate::engine::{Engine, EngineSetup};
-use crate::export::{Export, write_atomic};
-use crate::input::Shape;
-use crate::plan::{RunPlan, StopAt};
-use crate::report::{ReportFormat, render};
-use crate::results::RunReport;
-use crate::serve::{self, RunningServer, ServeConfig};
-use crate::setup::{self, Address, FormatSettings, PreparedTarget, TargetSettings};
 use crate::signals::Abort;
-use crate::tokenize::TokenCounter;
 use crate::tui::{self, state::Info};
+use encbench_core::arrival::Pace;
+use encbench_core::export::{Export, write_atomic};
+use encbench_core::input::Shape;
+use encbench_core::plan::{RunPlan, StopAt};
+use encbench_core::results::RunReport;
+use encbench_load::engine::{Engine, EngineSetup};
+use encbench_load::setup::{self, Address, FormatSettings, PreparedTarget, TargetSettings};
+use encbench_report::{ReportFormat, render};
+use encbench_serve::{self as serve, RunningServer, ServeConfig};
+use encbench_wire::tokenize::TokenCounter;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
@@ -92,7 +92,7 @@ fn target_settings(a: &RunArgs, address: Address) -> TargetSettings {
 
 fn client_threads(a: &RunArgs) -> usize {
     a.client_threads
-        .unwrap_or_else(crate::engine::client_threads::default_count)
+        .unwrap_or_else(encbench_load::engine::client_threads::default_count)
 }
 
 /// Every option that shaped the run, as the export records it; never credentials.
@@ -134,7 +134,7 @@ fn config_json(a: &RunArgs, p: &PreparedTarget) -> Value {
         "stability": a.slo.stability,
         "max_probe_secs": a.slo.max_probe_secs,
         "until_stable": a.slo.until_stable,
-        "metrics_url": a.server.metrics_url.as_deref().map(crate::scrub::url),
+        "metrics_url": a.server.metrics_url.as_deref().map(encbench_core::scrub::url),
         "metrics": a.server.metrics,
         "cloudwatch_wait_s": a.server.cloudwatch_wait,
         "fail_on": a.fail_on.thresholds.iter().map(ToString::to_string).collect::<Vec<_>>(),
@@ -178,7 +178,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
             accuracy_after: None,
             timeline: vec![],
             stopped_early: true,
-            error: Some(crate::scrub::text(&e.to_string())),
+            error: Some(encbench_core::scrub::text(&e.to_string())),
             notices: vec![],
         };
         let export = Export::new(&report, config);
@@ -193,7 +193,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
     let live = !a.headless && stdout.is_terminal && hosts.shard.is_none();
     if !live {
         for note in &a.notes {
-            crate::failure::say(format_args!("{note}"));
+            encbench_core::failure::say(format_args!("{note}"));
         }
     }
     let pace = Pace {
@@ -225,9 +225,13 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
     };
     let _demo_server = demo_server;
     let metrics = a.server.metrics_url.as_deref().map(|u| {
-        crate::client::metrics::Scraper::new(u, a.model.as_deref(), a.server.metrics.clone())
-            .map(std::sync::Arc::new)
-            .map_err(|e| AppError::Failed(format!("--metrics-url: {e}")))
+        encbench_wire::client::metrics::Scraper::new(
+            u,
+            a.model.as_deref(),
+            a.server.metrics.clone(),
+        )
+        .map(std::sync::Arc::new)
+        .map_err(|e| AppError::Failed(format!("--metrics-url: {e}")))
     });
     let metrics = metrics.transpose()?;
     let setup = EngineSetup {
@@ -245,7 +249,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         tick: Duration::from_millis(1000 / a.fps.clamp(1, 60)),
         client_threads: client_threads(&a),
         slo: a.slo.slo(),
-        search: (!a.slo.objectives.is_empty()).then(|| crate::engine::SearchSetup {
+        search: (!a.slo.objectives.is_empty()).then(|| encbench_load::engine::SearchSetup {
             precision: a.slo.capacity_precision,
             probe: a.slo.probe_rule(),
             at_start: a.slo.find_capacity,
@@ -275,7 +279,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         super::cloudwatch::attach(&mut report, &sagemaker_config(name, &a.sagemaker), wait).await;
     }
     // A panic anywhere in the run (a request task, the accuracy check) is a failure too.
-    report.error = crate::failure::describe(report.error);
+    report.error = encbench_core::failure::describe(report.error);
     let failed = report.error.clone();
     let mut export = Export::new(&report, config);
     super::judge_thresholds(&mut export, &a.fail_on);
@@ -321,10 +325,12 @@ fn abort_export(a: &RunArgs, config: &Value) -> Abort {
         if let Err(e) =
             super::write_report(page.as_deref(), &name, &Export::new(report, config.clone()))
         {
-            crate::failure::say(format_args!("{}", e.line()));
+            encbench_core::failure::say(format_args!("{}", e.line()));
         }
         let Some(path) = &path else {
-            return crate::failure::say(format_args!("interrupted twice: exiting without waiting"));
+            return encbench_core::failure::say(format_args!(
+                "interrupted twice: exiting without waiting"
+            ));
         };
         let mut out = std::io::stdout();
         let mut stdout = Stdout {
@@ -338,9 +344,11 @@ fn abort_export(a: &RunArgs, config: &Value) -> Abort {
             &mut stdout,
         ) {
             Ok(()) => {
-                crate::failure::say(format_args!("interrupted twice: exiting without waiting"));
+                encbench_core::failure::say(format_args!(
+                    "interrupted twice: exiting without waiting"
+                ));
             }
-            Err(e) => crate::failure::say(format_args!("{}", e.line())),
+            Err(e) => encbench_core::failure::say(format_args!("{}", e.line())),
         }
     })
 }

@@ -2,8 +2,8 @@
 
 use super::{AppError, Stdout, usage};
 use crate::cli::ServeArgs;
-use crate::serve::{self, ServeConfig, model::ServiceModel};
-use crate::tokenize::TokenCounter;
+use encbench_serve::{self as serve, ServeConfig, model::ServiceModel};
+use encbench_wire::tokenize::TokenCounter;
 use std::time::Duration;
 
 fn ms(v: f64) -> Duration {

@@ -7,11 +7,11 @@ use super::values::{
     batch, concurrency, count, non_negative_secs, positive_secs, probability, sim_ms, threads,
     tokens, warmup_count,
 };
-use crate::export::CompareOrder;
-use crate::payload::PayloadFormat;
-use crate::payload::vllm::VllmApi;
-use crate::report::ReportFormat;
 use clap::Args;
+use encbench_core::export::CompareOrder;
+use encbench_report::ReportFormat;
+use encbench_wire::payload::PayloadFormat;
+use encbench_wire::payload::vllm::VllmApi;
 use std::path::PathBuf;
 
 #[derive(Args, Debug, Clone)]
@@ -230,19 +230,19 @@ pub struct ServeArgs {
     pub saturation_tokens: usize,
     /// fixed: every request takes the service time; exp: drawn from an exponential with
     /// that mean (with one worker and Poisson arrivals an M/M/1 queue).
-    #[arg(long, value_enum, default_value_t = crate::serve::ServiceDist::Fixed)]
-    pub service_dist: crate::serve::ServiceDist,
+    #[arg(long, value_enum, default_value_t = encbench_serve::ServiceDist::Fixed)]
+    pub service_dist: encbench_serve::ServiceDist,
     /// per-worker: a queue at each worker, requests dealt round-robin; shared: one queue,
     /// served by the first worker free (with --service-dist exp an M/M/c queue).
-    #[arg(long, value_enum, default_value_t = crate::serve::Queue::PerWorker)]
-    pub queue: crate::serve::Queue,
+    #[arg(long, value_enum, default_value_t = encbench_serve::Queue::PerWorker)]
+    pub queue: encbench_serve::Queue,
     /// Independent copies of the --workers, each request routed to one at random, as
     /// SageMaker routes across instances.
     #[arg(long, default_value_t = 1, value_parser = threads)]
     pub replicas: usize,
     /// Refuse with 401 any request without this header, as 'Name: value' (an API gateway,
     /// a server started with --api-key: 'Authorization: Bearer TOKEN'); repeatable.
-    #[arg(long = "require-header", value_name = "NAME: VALUE", value_parser = crate::client::headers::parse_header)]
+    #[arg(long = "require-header", value_name = "NAME: VALUE", value_parser = encbench_wire::client::headers::parse_header)]
     pub require_headers: Vec<(String, String)>,
     /// Fraction of requests that fail with a 500 ModelError.
     #[arg(long, default_value = "0", value_parser = probability)]

@@ -1,6 +1,6 @@
 //! `--fail-on`, the limits a CI job sets (judged by `thresholds`).
 
-use crate::thresholds::Threshold;
+use encbench_core::thresholds::Threshold;
 
 /// `--fail-on`: limits that set exit code 3 when a measured phase breaks one.
 #[allow(

@@ -3,8 +3,8 @@
 #![allow(clippy::doc_markdown)]
 
 use super::values::positive_secs;
-use crate::shard::{MAX_SHARDS, Shard};
 use clap::Args;
+use encbench_core::shard::{MAX_SHARDS, Shard};
 use std::time::SystemTime;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;

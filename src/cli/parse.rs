@@ -2,10 +2,10 @@
 //! clap's own report of a bad command line, or how to start when no target was named.
 
 use crate::cli::{Cli, RunArgs};
-use crate::payload::PayloadFormat;
 use clap::error::ErrorKind;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
+use encbench_wire::payload::PayloadFormat;
 use std::ffi::OsString;
 
 /// What a run without a target prints: the ways to name one. Trying a default address
@@ -70,11 +70,15 @@ fn clap_report(e: &clap::Error) -> (u8, String) {
         // The message is one of `cli`'s value parsers: our own validation, one line.
         ErrorKind::ValueValidation => {
             let line = text.lines().next().unwrap_or("error: invalid arguments");
-            (2, crate::scrub::text(line))
+            (2, encbench_core::scrub::text(line))
         }
         // Scrubbed line by line: a line break is a control character to `scrub`.
         _ => {
-            let lines: Vec<String> = text.trim_end().lines().map(crate::scrub::text).collect();
+            let lines: Vec<String> = text
+                .trim_end()
+                .lines()
+                .map(encbench_core::scrub::text)
+                .collect();
             (2, lines.join("\n"))
         }
     }

@@ -7,9 +7,9 @@ use super::values::{
     Rate, batch, concurrency, count, objective, parse_burstiness, parse_rate, positive,
     positive_secs, screen_setting, share, threads, tokens, warmup_count, window_secs,
 };
-use crate::payload::vllm::VllmApi;
-use crate::payload::{PayloadFormat, Pooling};
 use clap::Args;
+use encbench_wire::payload::vllm::VllmApi;
+use encbench_wire::payload::{PayloadFormat, Pooling};
 use std::path::PathBuf;
 
 #[derive(Args, Debug, Clone)]
@@ -208,7 +208,7 @@ pub struct HttpArgs {
     /// A header for every request to a URL target (an API gateway's key, a Triton access
     /// token), as 'Name: value'; repeat for more. Values never reach the screen, a log or
     /// the export.
-    #[arg(long = "header", value_name = "NAME: VALUE", value_parser = crate::client::headers::parse_header, help_heading = "Target")]
+    #[arg(long = "header", value_name = "NAME: VALUE", value_parser = encbench_wire::client::headers::parse_header, help_heading = "Target")]
     pub headers: Vec<(String, String)>,
     /// Send 'Authorization: Bearer TOKEN' with the token read from this environment
     /// variable (a vLLM or TEI server started with --api-key), keeping it off the command
@@ -228,7 +228,7 @@ pub struct SloArgs {
     /// or p999 = a time (p99=100ms, p999=1.5s), or errors = a share (errors=0.1%).
     /// Repeatable; an error or a request never sent counts as a latency miss.
     #[arg(long = "slo", value_name = "OBJECTIVE", value_parser = objective, help_heading = "SLO and capacity")]
-    pub objectives: Vec<crate::slo::Objective>,
+    pub objectives: Vec<encbench_core::slo::Objective>,
     /// Search the highest offered rate that meets the SLO, per batch size (--batch-sizes
     /// with --sweep-batch), at the concurrency cap. The live screen's key f does the same.
     #[arg(long, requires = "objectives", help_heading = "SLO and capacity")]
@@ -253,14 +253,14 @@ pub struct SloArgs {
 }
 
 impl SloArgs {
-    pub fn slo(&self) -> crate::slo::Slo {
-        crate::slo::Slo {
+    pub fn slo(&self) -> encbench_core::slo::Slo {
+        encbench_core::slo::Slo {
             objectives: self.objectives.clone(),
         }
     }
 
-    pub fn probe_rule(&self) -> crate::plan::ProbeRule {
-        crate::plan::ProbeRule {
+    pub fn probe_rule(&self) -> encbench_core::plan::ProbeRule {
+        encbench_core::plan::ProbeRule {
             min_requests: self.min_probe_requests,
             stability: self.stability,
             max: std::time::Duration::from_secs_f64(self.max_probe_secs),

@@ -12,7 +12,7 @@ pub(super) fn parse_rate(s: &str) -> Result<Rate, String> {
     let r = s
         .parse::<f64>()
         .map_err(|_| "must be a number of requests per second, or inf".to_string())?;
-    crate::arrival::check_rate(r).map(|r| Rate(Some(r)))
+    encbench_core::arrival::check_rate(r).map(|r| Rate(Some(r)))
 }
 
 pub(super) fn parse_burstiness(s: &str) -> Result<f64, String> {
@@ -22,7 +22,7 @@ pub(super) fn parse_burstiness(s: &str) -> Result<f64, String> {
     let b = s
         .parse::<f64>()
         .map_err(|_| "must be a number, or inf (1.0 is Poisson)".to_string())?;
-    crate::arrival::check_burstiness(b)
+    encbench_core::arrival::check_burstiness(b)
 }
 
 /// A finite number that `ok` accepts, or the error `why`.
@@ -140,7 +140,7 @@ pub(super) fn window_secs(s: &str) -> Result<usize, String> {
     screen_setting(s).map(|v| v as usize)
 }
 
-pub(super) fn objective(s: &str) -> Result<crate::slo::Objective, String> {
+pub(super) fn objective(s: &str) -> Result<encbench_core::slo::Objective, String> {
     s.parse()
 }
 

@@ -3,10 +3,10 @@
 
 mod progress;
 
-use crate::engine::{Command, Engine, Snapshot};
-use crate::results::RunReport;
 use crate::signals::{Abort, abort_now, wait_for_signal};
-use crate::text;
+use encbench_core::results::RunReport;
+use encbench_core::text;
+use encbench_load::engine::{Command, Engine, Snapshot};
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -28,18 +28,18 @@ impl Out {
     fn progress(self, fields: &[progress::Field]) {
         let line = progress::fit(fields, self.width());
         if self.tty {
-            crate::failure::say_raw(format_args!("\r{line}\x1b[K"));
+            encbench_core::failure::say_raw(format_args!("\r{line}\x1b[K"));
         } else {
-            crate::failure::say(format_args!("{line}"));
+            encbench_core::failure::say(format_args!("{line}"));
         }
     }
 
     /// A line that stays, above the progress line on a terminal.
     fn line(self, text: &str) {
         if self.tty {
-            crate::failure::say_raw(format_args!("\r\x1b[K"));
+            encbench_core::failure::say_raw(format_args!("\r\x1b[K"));
         }
-        crate::failure::say(format_args!("{text}"));
+        encbench_core::failure::say(format_args!("{text}"));
     }
 }
 
@@ -60,7 +60,7 @@ impl SearchSaid {
             .map(|n| format!("note: {n}"))
             .collect();
         self.notices = s.notices.len();
-        let probe_line = |b: usize, p: &crate::capacity::Probe| {
+        let probe_line = |b: usize, p: &encbench_core::capacity::Probe| {
             format!(
                 "capacity b={b}: probe {} req/s {} (p99 {} ms, n {}, {})",
                 text::sig3(p.rate_per_s),
@@ -75,7 +75,7 @@ impl SearchSaid {
             )
         };
         // The probes of `c` not printed yet.
-        let unsaid = |printed: (usize, usize), c: &crate::capacity::Capacity| {
+        let unsaid = |printed: (usize, usize), c: &encbench_core::capacity::Capacity| {
             let from = if printed.0 == c.batch_size {
                 printed.1
             } else {
@@ -133,7 +133,7 @@ pub async fn run(engine: Engine, abort: Abort) -> RunReport {
     let interim = engine.interim();
     let signals = tokio::spawn(async move {
         wait_for_signal().await;
-        crate::failure::say(format_args!(
+        encbench_core::failure::say(format_args!(
             "\nstopping: waiting briefly for requests in flight, then writing results (again to exit at once)"
         ));
         let _ = commands.send(Command::Stop);
@@ -149,7 +149,7 @@ pub async fn run(engine: Engine, abort: Abort) -> RunReport {
     // see what was measured.
     out.progress(&progress::done(&report));
     if out.tty {
-        crate::failure::say(format_args!(""));
+        encbench_core::failure::say(format_args!(""));
     }
     report
 }

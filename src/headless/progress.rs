@@ -3,9 +3,9 @@
 //! terminal the line is rewritten in place and must never wrap (a wrapped line leaves a
 //! new line behind at every rewrite), so the least important fields go first.
 
-use crate::engine::{RunState, Snapshot};
-use crate::results::RunReport;
-use crate::text;
+use encbench_core::results::RunReport;
+use encbench_core::text;
+use encbench_load::engine::{RunState, Snapshot};
 
 /// One part of the line; a higher `rank` is dropped sooner when the line must shrink.
 #[derive(Debug, Clone, PartialEq)]
@@ -121,7 +121,8 @@ pub(super) fn fit(fields: &[Field], width: Option<usize>) -> String {
 
 /// The line after the run: the measured counts of every phase, as the export has them.
 pub(super) fn done(r: &RunReport) -> Vec<Field> {
-    let sum = |f: fn(&crate::results::PhaseResult) -> u64| r.phases.iter().map(f).sum::<u64>();
+    let sum =
+        |f: fn(&encbench_core::results::PhaseResult) -> u64| r.phases.iter().map(f).sum::<u64>();
     let warmup = sum(|p| p.warmup);
     let phases = r.phases.len();
     let mut out = vec![
@@ -134,7 +135,10 @@ pub(super) fn done(r: &RunReport) -> Vec<Field> {
         field(1, format!("ok {}", sum(|p| p.ok))),
         field(
             1,
-            format!("err {}", sum(crate::results::PhaseResult::error_count)),
+            format!(
+                "err {}",
+                sum(encbench_core::results::PhaseResult::error_count)
+            ),
         ),
     ];
     if warmup > 0 {
@@ -146,8 +150,8 @@ pub(super) fn done(r: &RunReport) -> Vec<Field> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::PhaseView;
     use crate::fixtures::snapshot;
+    use encbench_load::engine::PhaseView;
 
     fn running() -> Snapshot {
         let mut s = snapshot();

@@ -1,14 +1,14 @@
 //! The live screen of `compare`: one row per target — what it is doing now, its current
 //! phase's figures, and its finished phases' key numbers — drawn from the comparison's view.
 
-use crate::compare::{CompareView, RowState, RowView, order_note};
-use crate::export::Export;
-use crate::plan::PhaseKind;
-use crate::results::PhaseResult;
-use crate::text::{elapsed, ms};
 use crate::tui::panels::block;
 use crate::tui::screen::{MIN_HEIGHT, MIN_WIDTH};
 use crate::tui::state::is_interrupt;
+use encbench_core::export::Export;
+use encbench_core::plan::PhaseKind;
+use encbench_core::results::PhaseResult;
+use encbench_core::text::{elapsed, ms};
+use encbench_load::compare::{CompareView, RowState, RowView, order_note};
 use ratatui::Frame;
 use ratatui::crossterm::event::{Event, KeyCode, KeyEventKind};
 use ratatui::layout::{Constraint, Layout};

@@ -1,8 +1,8 @@
 //! The one key table: `App::on_key` looks keys up in it, and the footer and the help overlay
 //! print it, so a key cannot be bound without being shown, or shown without being bound.
 
-use crate::engine::Command;
-use crate::plan::SweepKind;
+use encbench_core::plan::SweepKind;
+use encbench_load::engine::Command;
 use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 use std::sync::LazyLock;
 

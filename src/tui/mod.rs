@@ -9,9 +9,9 @@ pub mod state;
 #[cfg(test)]
 mod tests;
 
-use crate::engine::{Command, Engine};
-use crate::results::RunReport;
 use crate::signals::{Abort, abort_now, wait_for_signal};
+use encbench_core::results::RunReport;
+use encbench_load::engine::{Command, Engine};
 use ratatui::crossterm::event::{self, Event};
 use state::{Action, App, Info};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -105,7 +105,7 @@ pub async fn run(
 
     loop {
         let drawing = Instant::now();
-        let cpu_before = crate::timing::thread_cpu_time();
+        let cpu_before = encbench_core::timing::thread_cpu_time();
         // A bug in a panel must not lose the run: stop drawing, keep the measurements.
         let mut room = app.sweep_room;
         if catch_unwind(AssertUnwindSafe(|| {
@@ -118,7 +118,7 @@ pub async fn run(
         app.sweep_room = room;
         frame_log.add(
             drawing,
-            crate::timing::thread_cpu_time().saturating_sub(cpu_before),
+            encbench_core::timing::thread_cpu_time().saturating_sub(cpu_before),
         );
         tokio::select! {
             ev = events.recv() => match ev {
@@ -139,7 +139,7 @@ pub async fn run(
             },
             _ = frame.tick() => {
                 app.snap = snaps.borrow_and_update().clone();
-                if app.snap.state == crate::engine::RunState::Failed {
+                if app.snap.state == encbench_load::engine::RunState::Failed {
                     break;
                 }
                 if status_until.is_some_and(|t| tokio::time::Instant::now() >= t) {
@@ -184,7 +184,7 @@ pub async fn run(
     if let Some(path) = log_path
         && let Err(e) = frame_log.write(&path)
     {
-        crate::failure::say(format_args!(
+        encbench_core::failure::say(format_args!(
             "{FRAME_LOG_ENV} {}: cannot write: {e}",
             path.display()
         ));

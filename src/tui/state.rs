@@ -2,7 +2,7 @@
 //! Rendering never mutates this; keys never draw.
 
 use super::keys::{self, Press, Scroll};
-use crate::engine::{Command, Snapshot};
+use encbench_load::engine::{Command, Snapshot};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::sync::Arc;
 
@@ -116,7 +116,7 @@ impl App {
 mod tests {
     use super::*;
     use crate::fixtures;
-    use crate::plan::SweepKind;
+    use encbench_core::plan::SweepKind;
 
     fn key(code: KeyCode) -> KeyEvent {
         KeyEvent::new(code, KeyModifiers::NONE)

@@ -76,7 +76,7 @@ fn tiny_and_odd_sizes_do_not_panic() {
 fn whole_screen_with_server_metrics_80x24() {
     let mut a = app();
     let mut snap = fixtures::snapshot();
-    snap.current.server = Some(crate::server_metrics::ServerMetrics {
+    snap.current.server = Some(encbench_core::server_metrics::ServerMetrics {
         requests: Some(1003),
         executions: Some(480),
         queue_ms_per_request: Some(0.412),
@@ -148,7 +148,8 @@ fn percentiles_of_the_whole_run_after_w() {
         "{whole}"
     );
     assert!(whole.contains(&format!("ok {ok}  errors 7")), "{whole}");
-    let p99 = crate::text::ms(crate::stats::LatencySummary::of(&a.snap.run_latency).p99);
+    let p99 =
+        encbench_core::text::ms(encbench_core::stats::LatencySummary::of(&a.snap.run_latency).p99);
     assert!(whole.contains(&format!("p99  {p99:>6} ms")), "{whole}");
 }
 
@@ -200,10 +201,10 @@ fn panel_footer_long_and_short() {
 
 /// A comparison in progress, built from the fixture export of a finished one: two targets
 /// done, the third in its last phase.
-fn compare_view() -> crate::compare::CompareView {
-    use crate::compare::{CompareView, RowState, RowView, Step};
-    use crate::plan::PhaseKind;
-    let e: crate::export::Export =
+fn compare_view() -> encbench_load::compare::CompareView {
+    use encbench_core::plan::PhaseKind;
+    use encbench_load::compare::{CompareView, RowState, RowView, Step};
+    let e: encbench_core::export::Export =
         serde_json::from_str(include_str!("../../tests/fixtures/compare.json")).unwrap();
     let cmp = e.compare.clone().unwrap();
     let step = |kind, b, c| Step {
@@ -234,7 +235,7 @@ fn compare_view() -> crate::compare::CompareView {
             let accuracy = t
                 .accuracy
                 .as_ref()
-                .map(|a| crate::verdicts::AccuracyReport::of(a.samples.clone()));
+                .map(|a| encbench_core::verdicts::AccuracyReport::of(a.samples.clone()));
             RowView {
                 name: t.name.clone(),
                 shown: t.target["url"].as_str().unwrap_or("").into(),
@@ -251,8 +252,8 @@ fn compare_view() -> crate::compare::CompareView {
                         .rfind(|p| p.target.as_deref() == Some(t.name.as_str()))
                         .unwrap();
                     (
-                        crate::engine::RunState::Running,
-                        crate::engine::LiveStats {
+                        encbench_load::engine::RunState::Running,
+                        encbench_load::engine::LiveStats {
                             n: 17,
                             ok: 17,
                             latency: p.latency_ms,
@@ -312,7 +313,7 @@ fn latencies_over_a_second_keep_one_unit() {
     ] {
         *v *= 100.0;
     }
-    let mut h = crate::stats::view_histogram();
+    let mut h = encbench_core::stats::view_histogram();
     for us in [1_230_000u64, 1_500_000, 1_990_000, 2_600_000, 3_230_000] {
         h.saturating_record(us);
     }
@@ -329,9 +330,9 @@ fn latencies_over_a_second_keep_one_unit() {
 }
 
 /// The fixture's open loop, offering 74.6 req/s to an endpoint that achieves 38.2.
-fn overloaded() -> crate::engine::Snapshot {
+fn overloaded() -> encbench_load::engine::Snapshot {
     let mut snap = fixtures::snapshot();
-    snap.schedule = Some(crate::engine::ScheduleStatus {
+    snap.schedule = Some(encbench_load::engine::ScheduleStatus {
         offered_per_s: 74.6,
         backlog: 512,
         lag: std::time::Duration::from_millis(2600),
@@ -367,7 +368,7 @@ fn panel_header_when_the_endpoint_falls_behind() {
 #[test]
 fn panel_header_counts_down_to_the_common_start() {
     let mut snap = fixtures::snapshot();
-    snap.state = crate::engine::RunState::Waiting;
+    snap.state = encbench_load::engine::RunState::Waiting;
     snap.schedule = None;
     snap.starts_in = Some(std::time::Duration::from_millis(11_200));
     let a = App::new(fixtures::info(), Arc::new(snap));

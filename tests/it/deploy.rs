@@ -104,6 +104,33 @@ fn the_image_is_multi_stage_and_non_root_and_runs_the_binary_with_the_assets() {
         "the runtime image is small, not the toolchain: {}",
         runtime[0].1
     );
+    // Docker is not on the test machines: what the build needs must be seen to be copied.
+    let sources: Vec<&str> = build_stage
+        .iter()
+        .filter(|(k, _)| k == "COPY")
+        .flat_map(|(_, v)| {
+            let words: Vec<&str> = v.split_whitespace().collect();
+            words[..words.len() - 1].to_vec()
+        })
+        .collect();
+    let manifest = read("Cargo.toml");
+    let members = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("members = "))
+        .expect("[workspace] members");
+    let needed = members
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .chain(["src", "assets"]);
+    for dir in needed {
+        assert!(
+            sources
+                .iter()
+                .any(|s| dir == *s || dir.starts_with(&format!("{s}/"))),
+            "the build stage copies {dir} (copied: {sources:?})"
+        );
+    }
     let copies: Vec<&String> = runtime
         .iter()
         .filter(|(k, _)| k == "COPY")

@@ -1,131 +1,121 @@
-//! The layer order written in `src/lib.rs` is the one the code keeps: no module names a
-//! module of a layer above its own (test modules aside: they may build from anything).
+//! The layers are the workspace's crates, and the compiler refuses a use that no
+//! `Cargo.toml` allows. What it cannot refuse is a new dependency that makes no cycle: the
+//! report crate taking the engine, say, or the engine the reference endpoint. The layer
+//! table at the top of `Cargo.toml` numbers the layers; this test holds every crate's
+//! dependencies to it (each only on crates of lower layers), every member to a row of it,
+//! and the diagram in `src/lib.rs` to its order.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Module name → layer, 0 at the bottom, from the diagram in `src/lib.rs`.
-fn layers() -> HashMap<String, usize> {
-    let lib = std::fs::read_to_string("src/lib.rs").unwrap();
-    let diagram = lib
-        .split("```text")
-        .nth(1)
-        .and_then(|rest| rest.split("```").next())
-        .expect("src/lib.rs has its layer diagram in a ```text block");
-    let rows: Vec<Vec<String>> = diagram
+fn read(path: impl AsRef<Path>) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Crate → layer, from the table's rows (`#   2      encbench-load    …`).
+fn layer_table(root_manifest: &str) -> BTreeMap<String, u32> {
+    root_manifest
         .lines()
-        .map(|l| l.trim_start_matches("//!").trim_start())
-        .filter(|l| !l.is_empty())
-        // "tui, headless     front-ends: …": the names, then two spaces or more.
-        .map(|l| {
-            let names = l.split("  ").next().unwrap_or("");
-            names
-                .split(',')
-                .map(|n| n.trim().to_string())
-                .filter(|n| !n.is_empty())
-                .collect()
+        .take_while(|l| l.starts_with('#'))
+        .filter_map(|l| {
+            let mut words = l.trim_start_matches('#').split_whitespace();
+            let layer = words.next()?.parse().ok()?;
+            let name = words.next().filter(|n| n.starts_with("encbench-"))?;
+            Some((name.to_string(), layer))
         })
-        .collect();
-    let bottom_up = rows.iter().rev().enumerate();
-    bottom_up
-        .flat_map(|(i, names)| names.iter().map(move |n| (n.clone(), i)))
         .collect()
 }
 
-/// The top-level modules a source file names through `crate::`, outside its test module.
-fn names_used(source: &str) -> Vec<String> {
-    let code = source.split("#[cfg(test)]").next().unwrap_or(source);
-    let mut used = Vec::new();
-    for (at, _) in code.match_indices("crate::") {
-        let rest = &code[at + "crate::".len()..];
-        if let Some(group) = rest.strip_prefix('{') {
-            // `use crate::{a::{X, Y}, b};`: the first name of each item at depth 0.
-            let (mut depth, mut item_start) = (0, true);
-            for (i, c) in group.char_indices() {
-                match c {
-                    '{' => depth += 1,
-                    '}' if depth == 0 => break,
-                    '}' => depth -= 1,
-                    ',' if depth == 0 => item_start = true,
-                    c if item_start && (c.is_alphanumeric() || c == '_') => {
-                        let name: String = group[i..]
-                            .chars()
-                            .take_while(|c| c.is_alphanumeric() || *c == '_')
-                            .collect();
-                        used.push(name);
-                        item_start = false;
-                    }
-                    _ => {}
-                }
-            }
-        } else {
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            used.push(name);
-        }
-    }
-    used
+/// `[workspace] members`: the crates' folders.
+fn members(root_manifest: &str) -> Vec<String> {
+    let list = root_manifest
+        .split("members = [")
+        .nth(1)
+        .and_then(|r| r.split(']').next())
+        .expect("[workspace] members");
+    list.split('"')
+        .skip(1)
+        .step_by(2)
+        .map(String::from)
+        .collect()
 }
 
-fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
-#[test]
-fn no_module_uses_one_above_it() {
-    let rank = layers();
-    assert!(
-        rank.len() > 20,
-        "the diagram names too few modules: {rank:?}"
-    );
-    let mut files = Vec::new();
-    sources(Path::new("src"), &mut files);
-    let mut upward = Vec::new();
-    for file in &files {
-        let rel = file.strip_prefix("src").unwrap();
-        let first = rel
-            .components()
-            .next()
-            .unwrap()
-            .as_os_str()
-            .to_string_lossy();
-        let module = first.trim_end_matches(".rs");
-        if matches!(module, "lib" | "main" | "fixtures") {
+/// The package's name and the workspace crates it depends on, dev-dependencies included.
+fn package(manifest: &str) -> (String, Vec<String>) {
+    let name = manifest
+        .split("[package]")
+        .nth(1)
+        .and_then(|p| p.lines().find_map(|l| l.strip_prefix("name = ")))
+        .expect("the package's name")
+        .trim_matches('"')
+        .to_string();
+    let mut uses = Vec::new();
+    let mut in_deps = false;
+    for line in manifest.lines() {
+        if line.starts_with('[') {
+            in_deps = line.ends_with("dependencies]") && !line.starts_with("[workspace");
             continue;
         }
-        let own = *rank
-            .get(module)
-            .unwrap_or_else(|| panic!("module {module} is missing from the diagram in src/lib.rs"));
-        let source = std::fs::read_to_string(file).unwrap();
-        for used in names_used(&source) {
-            if rank.get(&used).is_some_and(|&r| r > own) {
-                upward.push(format!("{} uses {used}", file.display()));
-            }
+        let key = line.split(['.', ' ', '=']).next().unwrap_or("");
+        if in_deps && key.starts_with("encbench-") {
+            uses.push(key.to_string());
         }
     }
-    upward.sort();
-    upward.dedup();
+    (name, uses)
+}
+
+/// Every dependency of `name` is on a lower layer: the broken rules, one line each.
+fn breaches(name: &str, uses: &[String], layers: &BTreeMap<String, u32>) -> Vec<String> {
+    let Some(&own) = layers.get(name) else {
+        return vec![format!("{name} has no row in the layer table")];
+    };
+    uses.iter()
+        .filter(|u| layers.get(*u).is_none_or(|&l| l >= own))
+        .map(|u| format!("{name} (layer {own}) uses {u} (layer {:?})", layers.get(u)))
+        .collect()
+}
+
+#[test]
+fn each_crate_uses_only_lower_layers_and_the_diagrams_agree() {
+    let root = read("Cargo.toml");
+    let layers = layer_table(&root);
+    assert!(layers.len() >= 6, "a row per crate: {layers:?}");
+    let mut packages = vec![package(&root)];
+    for dir in members(&root) {
+        packages.push(package(&read(Path::new(&dir).join("Cargo.toml"))));
+    }
+    assert_eq!(packages.len(), layers.len(), "{layers:?}");
+    let broken: Vec<String> = packages
+        .iter()
+        .flat_map(|(name, uses)| breaches(name, uses, &layers))
+        .collect();
+    assert!(broken.is_empty(), "{broken:#?}");
+
+    // src/lib.rs draws the same layers top down.
+    let lib = read("src/lib.rs");
+    let diagram = lib.split("```text").nth(1).expect("src/lib.rs's diagram");
+    let mut drawn: Vec<(usize, u32)> = layers
+        .iter()
+        .filter_map(|(name, &l)| diagram.find(&format!("{name} ")).map(|at| (at, l)))
+        .collect();
+    drawn.sort_unstable();
+    assert_eq!(drawn.len() + 1, layers.len(), "every member in src/lib.rs");
     assert!(
-        upward.is_empty(),
-        "modules that use a layer above their own: {upward:#?}"
+        drawn.windows(2).all(|w| w[0].1 >= w[1].1),
+        "src/lib.rs lists the layers top down: {drawn:?}"
     );
 }
 
 #[test]
-fn the_check_sees_an_upward_use() {
-    let rank = layers();
-    let used = names_used(
-        "use crate::{engine::{Snapshot, RunState}, fmt};\nlet a = crate::tui::state::App::new();",
+fn a_use_of_a_layer_beside_or_above_is_a_breach() {
+    let (name, uses) = package(
+        "[package]\nname = \"encbench-report\"\n\n[dependencies]\nencbench-core.workspace = true\nencbench-load = { path = \"../load\" }\n\n[dev-dependencies]\nencbench-wire.workspace = true\n",
     );
-    assert_eq!(used, ["engine", "fmt", "tui"]);
-    assert!(rank["tui"] > rank["engine"] && rank["engine"] > rank["fmt"]);
+    let layers = layer_table(
+        "#   2      encbench-load    x\n#   1      encbench-report  y\n#   1      encbench-wire    z\n#   0      encbench-core    w\n[workspace]",
+    );
+    assert_eq!(uses, ["encbench-core", "encbench-load", "encbench-wire"]);
+    assert_eq!(breaches(&name, &uses, &layers).len(), 2);
+    assert!(breaches(&name, &uses[..1], &layers).is_empty());
 }

@@ -1,9 +1,9 @@
 //! Each verdict of the latest accuracy check, against the one before the load; when they do
 //! not all fit, the wrong ones stay and the rest are counted (`+3 more`).
 
-use crate::text::truncate;
 use crate::tui::panels::{Keep, block, fit};
 use crate::tui::state::App;
+use encbench_core::text::truncate;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let s = &app.snap;
-    let score = |r: &Option<crate::verdicts::AccuracyReport>| {
+    let score = |r: &Option<encbench_core::verdicts::AccuracyReport>| {
         r.as_ref().map(|r| format!("{}/{}", r.passed, r.total))
     };
     let mut title = String::from(" accuracy");
@@ -70,7 +70,7 @@ pub fn height(app: &App) -> u16 {
     u16::try_from(lines + 2).unwrap_or(u16::MAX)
 }
 
-fn verdict(v: &crate::verdicts::Verdict, width: usize) -> Line<'static> {
+fn verdict(v: &encbench_core::verdicts::Verdict, width: usize) -> Line<'static> {
     // A retrieval item: its query, and the candidate put nearest.
     if !v.candidates.is_empty() {
         let got = v
@@ -109,5 +109,5 @@ fn verdict(v: &crate::verdicts::Verdict, width: usize) -> Line<'static> {
 /// Samples come from a file: their control characters are shown escaped, as the tables
 /// show them, rather than dropped.
 fn shown(text: &str) -> String {
-    crate::scrub::controls(text).into_owned()
+    encbench_core::scrub::controls(text).into_owned()
 }

@@ -1,9 +1,9 @@
 //! Errors of the current phase, by kind, the most frequent first; kinds past the panel's
 //! room are counted (`+2 more`).
 
-use crate::text::truncate;
 use crate::tui::panels::{Keep, block, fit};
 use crate::tui::state::App;
+use encbench_core::text::truncate;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};

@@ -1,10 +1,10 @@
 //! Target, engine, loop, phase, state and elapsed time. A narrow terminal gets shorter words
 //! for them (`50.0 Poisson` for `open loop 50.0 req/s Poisson`), never a line cut mid-word.
 
-use crate::engine::{RunState, Snapshot};
-use crate::plan::PhaseKind;
-use crate::text;
 use crate::tui::state::App;
+use encbench_core::plan::PhaseKind;
+use encbench_core::text;
+use encbench_load::engine::{RunState, Snapshot};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};

@@ -1,9 +1,9 @@
 //! Scheduled latency on log-scale buckets: the recent window, or the whole run (`w`); measured
 //! requests only, like the percentiles beside it.
 
-use crate::text;
 use crate::tui::panels::block;
 use crate::tui::state::App;
+use encbench_core::text;
 use hdrhistogram::Histogram;
 use ratatui::Frame;
 use ratatui::layout::Rect;

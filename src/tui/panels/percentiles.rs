@@ -3,10 +3,10 @@
 //! shows the whole run instead, as it does for the histogram. A short panel keeps the percentiles, the counts
 //! and the SLO verdict, and says how many other lines it left out.
 
-use crate::stats::LatencySummary;
-use crate::text::{ms, num};
 use crate::tui::panels::{Keep, block, fit};
 use crate::tui::state::App;
+use encbench_core::stats::LatencySummary;
+use encbench_core::text::{ms, num};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};

@@ -1,11 +1,11 @@
 //! Sweep results as phases finish: batch rows with efficiency and cost, concurrency rows with
 //! the tail ratio, the knee and the saturation point marked, and one line of advice.
 
-use crate::plan::PhaseKind;
-use crate::results::{PhaseResult, analysis};
-use crate::text::{ms, num};
 use crate::tui::panels::{Keep, block, fit};
 use crate::tui::state::App;
+use encbench_core::plan::PhaseKind;
+use encbench_core::results::{PhaseResult, analysis};
+use encbench_core::text::{ms, num};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -90,15 +90,15 @@ fn concurrency_lines(rows: &[&PhaseResult]) -> Rows {
 
 /// The capacity search under way (its probes and bracket), then the answers found: the
 /// answers and the headings always stay, the probes scroll.
-fn capacity_lines(s: &crate::engine::Snapshot) -> Rows {
+fn capacity_lines(s: &encbench_load::engine::Snapshot) -> Rows {
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let mut out = Vec::new();
     if let Some(c) = &s.searching {
         let bracket = match (c.max_rate_per_s, c.failed_at_per_s.or(c.ceiling_per_s)) {
             (lo, Some(hi)) => format!(
                 " · bracket {}–{} req/s",
-                lo.map_or("0".into(), crate::text::sig3),
-                crate::text::sig3(hi)
+                lo.map_or("0".into(), encbench_core::text::sig3),
+                encbench_core::text::sig3(hi)
             ),
             _ => " · closed-loop ceiling first".into(),
         };
@@ -122,7 +122,7 @@ fn capacity_lines(s: &crate::engine::Snapshot) -> Rows {
         for p in &c.probes {
             let text = format!(
                 "{:>7} {:>6} {:>6} {:>5} {:<10}",
-                crate::text::sig3(p.rate_per_s),
+                encbench_core::text::sig3(p.rate_per_s),
                 p.n,
                 ms(p.p99),
                 if p.meets { "pass" } else { "fail" },
@@ -222,8 +222,8 @@ fn content(app: &App) -> (String, Rows, Vec<String>) {
         } else {
             parts.push((false, capacity));
         }
-        advice.extend(crate::capacity::advice(&s.capacity));
-        if s.searching.is_none() && crate::capacity::advice(&s.capacity).is_none() {
+        advice.extend(encbench_core::capacity::advice(&s.capacity));
+        if s.searching.is_none() && encbench_core::capacity::advice(&s.capacity).is_none() {
             advice.push(format!(
                 "no rate meets {}",
                 s.capacity.last().map_or("", |c| c.slo.as_str())

@@ -1,10 +1,10 @@
 //! Sparklines of req/s and samples/s per second, with the target rate. Squeezed (under four
 //! lines) it keeps both figures on one line over the req/s sparkline.
 
-use crate::stats::TimelineEntry;
-use crate::text;
 use crate::tui::panels::block;
 use crate::tui::state::App;
+use encbench_core::stats::TimelineEntry;
+use encbench_core::text;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};

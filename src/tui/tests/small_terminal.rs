@@ -16,9 +16,9 @@ fn snapshots(check: impl FnOnce()) {
 
 /// After both sweeps, `last` the one that ran last: three batch sizes with the knee at 8 and
 /// five concurrency levels saturating at 8, then the live phase again.
-fn after_sweeps(last: crate::plan::PhaseKind) -> App {
+fn after_sweeps(last: encbench_core::plan::PhaseKind) -> App {
     use crate::fixtures::phase_row;
-    use crate::plan::PhaseKind::{Batch, Concurrency};
+    use encbench_core::plan::PhaseKind::{Batch, Concurrency};
     let batch = vec![
         phase_row(Batch, 1, 1, 38.3, 26.1, 26.3, None),
         phase_row(Batch, 8, 1, 9.7, 103.3, 103.4, None),
@@ -36,7 +36,7 @@ fn after_sweeps(last: crate::plan::PhaseKind) -> App {
     } else {
         [batch, conc].concat()
     };
-    crate::results::derive(&mut phases, Some(5.752));
+    encbench_core::results::derive(&mut phases, Some(5.752));
     let mut snap = fixtures::snapshot();
     snap.phases = Arc::new(phases);
     App::new(fixtures::info(), Arc::new(snap))
@@ -89,7 +89,7 @@ fn check_after_sweeps(text: &str, w: u16) {
 
 #[test]
 fn whole_screen_after_sweeps_at_three_sizes() {
-    use crate::plan::PhaseKind::{Batch, Concurrency};
+    use encbench_core::plan::PhaseKind::{Batch, Concurrency};
     for (last, name) in [(Batch, "batch"), (Concurrency, "concurrency")] {
         let a = after_sweeps(last);
         for (w, h) in [(80, 24), (100, 32), (160, 48)] {
@@ -116,7 +116,7 @@ fn whole_screen_after_sweeps_at_three_sizes() {
 #[test]
 fn sweep_rows_scroll_and_stop_at_the_ends() {
     use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-    let mut a = after_sweeps(crate::plan::PhaseKind::Concurrency);
+    let mut a = after_sweeps(encbench_core::plan::PhaseKind::Concurrency);
     let press = |a: &mut App, code| a.on_key(KeyEvent::new(code, KeyModifiers::NONE));
     // Drawn as the live screen draws: the keys then scroll within the room it gave.
     let screen = |a: &mut App| {
@@ -168,7 +168,7 @@ fn the_status_line_is_whole_at_80_columns() {
     sweep.concurrency = 16;
     sweep.in_flight = 16;
     if let Some(p) = sweep.phase.as_mut() {
-        p.kind = crate::plan::PhaseKind::Concurrency;
+        p.kind = encbench_core::plan::PhaseKind::Concurrency;
         p.index = 7;
         p.planned = Some(12);
     }
@@ -217,12 +217,12 @@ fn the_status_line_is_whole_at_80_columns() {
 /// Advice wider than the panel wraps at a word, under its `»`, rather than being cut.
 #[test]
 fn advice_wraps_instead_of_being_cut() {
-    use crate::plan::PhaseKind::Concurrency;
+    use encbench_core::plan::PhaseKind::Concurrency;
     let mut phases: Vec<_> = [(1, 38.0), (2, 75.0), (4, 148.0), (8, 290.0), (16, 575.5)]
         .into_iter()
         .map(|(c, rps)| fixtures::phase_row(Concurrency, 1, c, rps, 26.0, 27.0, None))
         .collect();
-    crate::results::derive(&mut phases, None);
+    encbench_core::results::derive(&mut phases, None);
     let mut snap = fixtures::snapshot();
     snap.phases = Arc::new(phases);
     let a = App::new(fixtures::info(), Arc::new(snap));

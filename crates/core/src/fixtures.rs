@@ -1,0 +1,65 @@
+//! Fixed values for the unit tests of every layer and the frame benchmark (nothing in the
+//! binary calls them, so the linker leaves them out of it): phase rows and a full accuracy
+//! check.
+
+use crate::arrival::Pace;
+use crate::input::{Shape, shipped_samples};
+use crate::plan::{PhaseKind, PhaseSpec, StopAt};
+use crate::results::PhaseResult;
+use crate::stats::PhaseRecorder;
+use crate::verdicts::{AccuracyReport, Verdict};
+
+/// A finished closed-loop phase of 100 requests, padded to 512 tokens, with the given
+/// throughput, median, tail and efficiency.
+pub fn phase_row(
+    kind: PhaseKind,
+    b: usize,
+    c: usize,
+    rps: f64,
+    p50: f64,
+    p99: f64,
+    eff: Option<f64>,
+) -> PhaseResult {
+    let spec = PhaseSpec {
+        kind,
+        batch_size: b,
+        concurrency: c,
+        warmup: 3,
+        stop: StopAt::Count(100),
+    };
+    let pace = Pace {
+        rate_per_s: None,
+        burstiness: 1.0,
+    };
+    let shape = Shape {
+        pad_to_max: true,
+        max_len: 512,
+    };
+    let mut r = PhaseResult::new(&spec, pace, shape, &PhaseRecorder::default());
+    r.n = 100;
+    r.ok = 100;
+    r.req_per_s = rps;
+    r.samples_per_s = rps * b as f64;
+    r.latency_ms.p50 = p50;
+    r.latency_ms.p99 = p99;
+    r.p99_over_p50 = Some(p99 / p50);
+    r.batch_efficiency = eff;
+    r
+}
+
+/// The shipped samples, every verdict right.
+pub fn all_correct() -> AccuracyReport {
+    let samples: Vec<Verdict> = shipped_samples()
+        .into_iter()
+        .map(|s| Verdict {
+            premise: s.premise,
+            hypothesis: s.hypothesis,
+            predicted: Some(s.expected.clone()),
+            expected: s.expected,
+            ok: true,
+            error: None,
+            candidates: vec![],
+        })
+        .collect();
+    AccuracyReport::of(samples)
+}

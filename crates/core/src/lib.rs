@@ -1,0 +1,45 @@
+//! encbench's records and arithmetic: what a run is planned as, what it measured and what
+//! that amounts to, with no I/O beyond files and the clock. Every other crate builds on it.
+//!
+//! ```text
+//! export          the versioned JSON export, written atomically
+//! thresholds      --fail-on limits for CI (exit code 3), and the warning when most failed
+//! capacity        capacity search: the highest rate that meets the SLO, per batch size
+//! results         what a phase and a run amount to, and what a sweep says (knee, advice)
+//! verdicts        the accuracy check's verdicts, and how deployments' verdicts compare
+//! server_metrics  the server's own figures: Prometheus metrics diffed over a phase,
+//!                 Triton's statistics, SageMaker's CloudWatch figures
+//! slo, percentile service-level objectives, and the percentiles they name
+//! stats           HdrHistograms and the timeline
+//! plan, input     the phases a run is made of; input texts and known-answer samples
+//! arrival, shard  the arrival process (Gamma gaps, seeded); one run over several hosts
+//! text, pricing   figures as text; instance prices and cost per million
+//! scrub           text from servers and files made safe to show: escaped, without secrets
+//! timing, assets  sub-millisecond sleeps; data shipped in the binary
+//! failure         panics recorded, so an internal failure is never exit 0
+//! ```
+//!
+//! `fixtures` (tests and benchmarks only) holds fixed phase rows for the layers' tests.
+
+pub mod arrival;
+pub mod assets;
+pub mod capacity;
+pub mod export;
+pub mod failure;
+// Always built: behind a feature, the tests of the crates above would need it enabled.
+#[doc(hidden)]
+pub mod fixtures;
+pub mod input;
+pub mod percentile;
+pub mod plan;
+pub mod pricing;
+pub mod results;
+pub mod scrub;
+pub mod server_metrics;
+pub mod shard;
+pub mod slo;
+pub mod stats;
+pub mod text;
+pub mod thresholds;
+pub mod timing;
+pub mod verdicts;

@@ -1,0 +1,471 @@
+//! `compare`: several targets on one workload, side by side (the co-hosting question:
+//! multi-container, inference components or LMI multi-model). Each target is prepared as a
+//! plain run would be; each (target, phase) pair is one engine run, so measurement rules are
+//! the engine's and nothing is re-implemented here.
+
+pub mod spec;
+
+use crate::engine::{Command, Engine, EngineSetup, LiveStats, RunState};
+use crate::setup::PreparedTarget;
+use encbench_core::arrival::{Pace, phase_seed};
+use encbench_core::export::{
+    AccuracyExport, CompareOrder, CompareSection, CompareTarget, Export, SCHEMA_VERSION, rfc3339,
+};
+use encbench_core::plan::{PhaseKind, RunPlan, StopAt};
+use encbench_core::results::{PhaseResult, derive};
+use encbench_core::verdicts::{AccuracyReport, diff};
+use encbench_wire::accuracy;
+use encbench_wire::payload::PayloadFormat;
+use serde_json::json;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+use tokio::sync::watch;
+
+/// The workload every target gets, and the defaults of targets that do not say otherwise.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// Batch sizes measured closed loop at concurrency 1.
+    pub batch_sizes: Vec<usize>,
+    /// Concurrency levels measured at batch 1 (empty: no concurrency table).
+    pub concurrency_levels: Vec<usize>,
+    pub n: u64,
+    pub warmup: u64,
+    pub pad_to_max: bool,
+    pub max_len: usize,
+    pub order: CompareOrder,
+    pub format: PayloadFormat,
+    pub model: Option<String>,
+    pub instance_type: Option<String>,
+    pub texts: Option<PathBuf>,
+    pub tokenizer: Option<PathBuf>,
+    pub timeout: Duration,
+    pub warmup_timeout: Duration,
+    pub ready_timeout: Duration,
+    /// Shared by every target (default: random, recorded in the export).
+    pub seed: Option<u64>,
+    pub accuracy_samples: Option<PathBuf>,
+    pub accuracy_check: bool,
+    pub labels: Vec<String>,
+    pub region: Option<String>,
+    pub profile: Option<String>,
+    pub endpoint_url: Option<String>,
+    /// `--slo`: every phase is judged, and each target's capacity searched.
+    pub slo: encbench_core::slo::Slo,
+    pub search: Option<crate::engine::SearchSetup>,
+    pub pooling: encbench_wire::payload::Pooling,
+    pub vllm_api: encbench_wire::payload::vllm::VllmApi,
+    /// `--header` pairs and the Bearer token's variable, for every URL target.
+    pub headers: Vec<(String, String)>,
+    pub bearer_token_env: Option<String>,
+}
+
+/// One phase of the shared workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    pub kind: PhaseKind,
+    pub batch_size: usize,
+    pub concurrency: usize,
+}
+
+impl Step {
+    pub fn label(&self) -> String {
+        match self.kind {
+            PhaseKind::Concurrency => format!("c={} b={}", self.concurrency, self.batch_size),
+            PhaseKind::Capacity => format!("capacity c={}", self.concurrency),
+            _ => format!("b={} c={}", self.batch_size, self.concurrency),
+        }
+    }
+}
+
+/// Every batch size at concurrency 1, then every concurrency level at batch 1, closed loop;
+/// with an SLO, a capacity search over the batch sizes at the highest concurrency last.
+pub fn steps(a: &Settings) -> Vec<Step> {
+    let batch = a.batch_sizes.iter().map(|&b| Step {
+        kind: PhaseKind::Batch,
+        batch_size: b,
+        concurrency: 1,
+    });
+    let conc = a.concurrency_levels.iter().map(|&c| Step {
+        kind: PhaseKind::Concurrency,
+        batch_size: 1,
+        concurrency: c,
+    });
+    let search = a.search.map(|_| Step {
+        kind: PhaseKind::Capacity,
+        batch_size: a.batch_sizes.first().copied().unwrap_or(1),
+        concurrency: a.concurrency_levels.iter().copied().max().unwrap_or(8),
+    });
+    batch.chain(conc).chain(search).collect()
+}
+
+pub fn order_note(order: CompareOrder) -> &'static str {
+    match order {
+        CompareOrder::Interleaved => {
+            "targets interleaved phase by phase, one at a time: drift during the run (other \
+             tenants, autoscaling, warming caches) falls on every target alike, and no two \
+             targets share the client or the network at once"
+        }
+        CompareOrder::Sequential => {
+            "targets one after another, each through every phase (--order sequential): a \
+             target's phases are contiguous, but drift between targets is not cancelled"
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RowState {
+    Waiting,
+    CheckingAccuracy,
+    Running(Step),
+    Done,
+}
+
+/// What the live screen shows of one target.
+#[derive(Debug, Clone)]
+pub struct RowView {
+    pub name: String,
+    pub shown: String,
+    pub instance: Option<(String, f64)>,
+    pub state: RowState,
+    /// The running phase's figures so far, and the engine's state (warming, running…).
+    pub live: Option<(RunState, LiveStats)>,
+    pub results: Vec<PhaseResult>,
+    pub accuracy: Option<AccuracyReport>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CompareView {
+    pub order: CompareOrder,
+    pub steps: Vec<Step>,
+    pub done: usize,
+    pub total: usize,
+    pub elapsed: Duration,
+    pub rows: Vec<RowView>,
+    pub finished: bool,
+    pub started_at: SystemTime,
+}
+
+/// A target prepared for the comparison.
+pub struct Entry {
+    pub name: String,
+    pub prepared: PreparedTarget,
+    /// `metrics-url=` of its `--target`: its server's side of every phase.
+    pub metrics: Option<Arc<encbench_wire::client::metrics::Scraper>>,
+}
+
+struct Outcome {
+    phases: Vec<PhaseResult>,
+    capacity: Vec<encbench_core::results::capacity::Capacity>,
+    before: Option<AccuracyReport>,
+    after: Option<AccuracyReport>,
+    notices: Vec<String>,
+}
+
+fn engine_for(entry: &Entry, a: &Settings, step: Step, index: usize) -> Engine {
+    let p = &entry.prepared;
+    Engine::start(EngineSetup {
+        target: p.target.clone(),
+        texts: p.texts.clone(),
+        format: p.format.clone(),
+        shape: p.shape,
+        warmup_timeout: a.warmup_timeout,
+        pace: Pace {
+            rate_per_s: None,
+            burstiness: 1.0,
+        },
+        plan: RunPlan {
+            batch_size: step.batch_size,
+            concurrency: step.concurrency,
+            warmup: a.warmup,
+            stop: StopAt::Count(a.n),
+            sweep_batch: step.kind != PhaseKind::Concurrency,
+            sweep_concurrency: step.kind == PhaseKind::Concurrency,
+            batch_sizes: if step.kind == PhaseKind::Capacity {
+                a.batch_sizes.clone()
+            } else {
+                vec![step.batch_size]
+            },
+            concurrency_levels: vec![step.concurrency],
+            live: false,
+            until_stable: None,
+        },
+        seed: phase_seed(p.seed, index, 0),
+        accuracy: None,
+        price_per_hour: p.price.as_ref().map(|p| p.1),
+        window_s: 10,
+        tick: Duration::from_millis(200),
+        client_threads: crate::engine::client_threads::default_count(),
+        slo: a.slo.clone(),
+        search: a
+            .search
+            .filter(|_| step.kind == PhaseKind::Capacity)
+            .map(|s| crate::engine::SearchSetup {
+                at_start: true,
+                ..s
+            }),
+        metrics: entry.metrics.clone(),
+    })
+}
+
+async fn check_accuracy(p: &PreparedTarget) -> Option<AccuracyReport> {
+    let acc = p.accuracy.as_ref()?;
+    Some(accuracy::check(p.target.as_ref(), p.format.as_ref(), acc).await)
+}
+
+/// Runs the comparison, publishing a view for the front-end. `stop` turning true ends it
+/// early: the phase in progress is stopped and kept, later phases are skipped.
+pub async fn run(
+    a: &Settings,
+    entries: &[Entry],
+    view: watch::Sender<CompareView>,
+    mut stop: watch::Receiver<bool>,
+) -> Export {
+    let started_at = SystemTime::now();
+    view.send_modify(|v| v.started_at = started_at);
+    let clock = std::time::Instant::now();
+    let steps = steps(a);
+    let mut outcomes: Vec<Outcome> = entries
+        .iter()
+        .map(|_| Outcome {
+            phases: vec![],
+            capacity: vec![],
+            before: None,
+            after: None,
+            notices: vec![],
+        })
+        .collect();
+    let pairs: Vec<(usize, usize)> = match a.order {
+        CompareOrder::Interleaved => (0..steps.len())
+            .flat_map(|s| (0..entries.len()).map(move |t| (t, s)))
+            .collect(),
+        CompareOrder::Sequential => (0..entries.len())
+            .flat_map(|t| (0..steps.len()).map(move |s| (t, s)))
+            .collect(),
+    };
+    let set_row = |t: usize, f: &dyn Fn(&mut RowView)| {
+        view.send_modify(|v| {
+            f(&mut v.rows[t]);
+            v.elapsed = clock.elapsed();
+        });
+    };
+    let mut stopped = false;
+    let mut failure = None;
+    for (k, &(t, s)) in pairs.iter().enumerate() {
+        if *stop.borrow() {
+            stopped = true;
+            break;
+        }
+        let p = &entries[t].prepared;
+        if s == 0 {
+            set_row(t, &|r| r.state = RowState::CheckingAccuracy);
+            outcomes[t].before = check_accuracy(p).await;
+            let before = outcomes[t].before.clone();
+            set_row(t, &|r| r.accuracy.clone_from(&before));
+        }
+        let step = steps[s];
+        set_row(t, &|r| r.state = RowState::Running(step));
+        let engine = engine_for(&entries[t], a, step, s);
+        let mut snaps = engine.snapshots();
+        let commands = engine.commands();
+        let finish = engine.finish();
+        tokio::pin!(finish);
+        let report = loop {
+            tokio::select! {
+                r = &mut finish => break r,
+                Ok(()) = snaps.changed() => {
+                    let snap = snaps.borrow_and_update().clone();
+                    set_row(t, &|r| r.live = Some((snap.state, snap.current.clone())));
+                }
+                Ok(()) = stop.changed(), if !stopped => {
+                    stopped = true;
+                    let _ = commands.send(Command::Stop);
+                }
+            }
+        };
+        if let Some(e) = &report.error {
+            // An engine that failed measured what it measured; nothing after it is trusted.
+            failure = Some(format!("{}: {e}", entries[t].name));
+            stopped = true;
+        }
+        for mut ph in report.phases {
+            ph.target = Some(entries[t].name.clone());
+            outcomes[t].phases.push(ph);
+        }
+        for n in report.notices {
+            let n = format!("{}: {n}", entries[t].name);
+            if !outcomes[t].notices.contains(&n) {
+                outcomes[t].notices.push(n);
+            }
+        }
+        for mut c in report.capacity {
+            c.target = Some(entries[t].name.clone());
+            outcomes[t].capacity.push(c);
+        }
+        let results = outcomes[t].phases.clone();
+        set_row(t, &|r| {
+            r.live = None;
+            r.results.clone_from(&results);
+        });
+        view.send_modify(|v| v.done = k + 1);
+        if stopped {
+            break;
+        }
+        if s + 1 == steps.len() {
+            set_row(t, &|r| r.state = RowState::CheckingAccuracy);
+            outcomes[t].after = check_accuracy(p).await;
+            let after = outcomes[t].after.clone();
+            set_row(t, &|r| {
+                r.accuracy.clone_from(&after);
+                r.state = RowState::Done;
+            });
+        } else if a.order == CompareOrder::Interleaved {
+            set_row(t, &|r| r.state = RowState::Waiting);
+        }
+    }
+    let mut export = export(a, entries, outcomes, started_at, stopped);
+    export.error = failure;
+    view.send_modify(|v| {
+        v.finished = true;
+        v.elapsed = clock.elapsed();
+        for r in &mut v.rows {
+            r.results = export
+                .phases
+                .iter()
+                .filter(|p| p.target.as_deref() == Some(r.name.as_str()))
+                .cloned()
+                .collect();
+        }
+    });
+    export
+}
+
+/// What a second Ctrl-C writes: the phases finished so far, as the view holds them; the one
+/// in progress is not waited for.
+pub fn interim_export(a: &Settings, entries: &[Entry], v: &CompareView) -> Export {
+    let outcomes = v
+        .rows
+        .iter()
+        .map(|r| Outcome {
+            phases: r.results.clone(),
+            capacity: vec![],
+            before: None,
+            after: r.accuracy.clone(),
+            notices: vec![],
+        })
+        .collect();
+    let mut e = export(a, entries, outcomes, v.started_at, true);
+    e.error = Some("interrupted twice: the phase in progress was not waited for".into());
+    e
+}
+
+pub fn initial_view(a: &Settings, entries: &[Entry]) -> CompareView {
+    let steps = steps(a);
+    CompareView {
+        order: a.order,
+        total: steps.len() * entries.len(),
+        steps,
+        done: 0,
+        elapsed: Duration::ZERO,
+        rows: entries
+            .iter()
+            .map(|e| RowView {
+                name: e.name.clone(),
+                shown: e.prepared.shown.clone(),
+                instance: e.prepared.price.clone(),
+                state: RowState::Waiting,
+                live: None,
+                results: vec![],
+                accuracy: None,
+            })
+            .collect(),
+        finished: false,
+        started_at: SystemTime::now(),
+    }
+}
+
+fn export(
+    a: &Settings,
+    entries: &[Entry],
+    mut outcomes: Vec<Outcome>,
+    started_at: SystemTime,
+    stopped: bool,
+) -> Export {
+    for (o, e) in outcomes.iter_mut().zip(entries) {
+        derive(&mut o.phases, e.prepared.price.as_ref().map(|p| p.1));
+    }
+    let checked: Vec<(String, Option<AccuracyReport>)> = entries
+        .iter()
+        .zip(&outcomes)
+        .map(|(e, o)| (e.name.clone(), o.after.clone().or(o.before.clone())))
+        .collect();
+    let diff = diff::diff(&checked);
+    let vector_agreement = encbench_core::verdicts::agreement::agreement(&checked);
+    let notices = outcomes.iter().flat_map(|o| o.notices.clone()).collect();
+    let first = &entries[0].prepared;
+    let config = json!({
+        "target": {
+            "url": null,
+            "engine": a.format,
+            "compare": entries.iter().map(|e| e.name.clone()).collect::<Vec<_>>(),
+        },
+        "n": a.n,
+        "warmup": a.warmup,
+        "batch_size": 1,
+        "concurrency": 1,
+        "request_rate": null,
+        "burstiness": 1.0,
+        "closed_loop": true,
+        "pad_to_max": first.shape.pad_to_max,
+        "max_len": first.shape.max_len,
+        "natural_tokens_per_input": (first.natural_tokens * 10.0).round() / 10.0,
+        "batch_sizes": a.batch_sizes,
+        "concurrency_levels": a.concurrency_levels,
+        "order": a.order,
+        "texts": a.texts.as_ref().map(|p| p.display().to_string()),
+        "timeout_s": a.timeout.as_secs_f64(),
+        "seed": first.seed,
+        "accuracy_check": a.accuracy_check,
+        "labels": a.labels,
+        "slo": a.slo.objectives.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "find_capacity": a.search.is_some(),
+        "capacity_precision": a.search.map(|s| s.precision),
+        "min_probe_requests": a.search.map(|s| s.probe.min_requests),
+        "stability": a.search.map(|s| s.probe.stability),
+        "max_probe_secs": a.search.map(|s| s.probe.max.as_secs_f64()),
+    });
+    let targets = entries
+        .iter()
+        .zip(&outcomes)
+        .map(|(e, o)| CompareTarget {
+            name: e.name.clone(),
+            target: e.prepared.target_config.clone(),
+            instance_type: e.prepared.price.as_ref().map(|p| p.0.clone()),
+            price_per_hour_usd: e.prepared.price.as_ref().map(|p| p.1),
+            accuracy: AccuracyExport::of(&o.before, &o.after),
+        })
+        .collect();
+    Export {
+        schema_version: SCHEMA_VERSION,
+        tool: "encbench-tui".into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        started_at: rfc3339(started_at),
+        ended_at: rfc3339(SystemTime::now()),
+        config,
+        capacity: outcomes.iter().flat_map(|o| o.capacity.clone()).collect(),
+        phases: outcomes.into_iter().flat_map(|o| o.phases).collect(),
+        accuracy: None,
+        timeline: vec![],
+        stopped_early: stopped,
+        error: None,
+        notices,
+        fail_on: vec![],
+        compare: Some(CompareSection {
+            order: a.order,
+            order_note: order_note(a.order).into(),
+            targets,
+            verdict_diff: diff,
+            vector_agreement,
+        }),
+    }
+}

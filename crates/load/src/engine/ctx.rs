@@ -1,0 +1,152 @@
+//! Everything a phase's dispatch loop needs besides the command channel: the target, the
+//! inputs and their format, the shared state, and the accuracy check run in line or beside
+//! the load.
+
+use super::client_threads::ClientThreads;
+use super::command::Command;
+use super::hosts::Hosts;
+use super::settings::EngineSetup;
+use super::shared::Shared;
+use super::snapshot::RunState;
+use encbench_core::input::{Input, Shape};
+use encbench_core::verdicts::AccuracyReport;
+use encbench_wire::accuracy::{self, AccuracySetup};
+use encbench_wire::client::Target;
+use encbench_wire::client::metrics::Scraper;
+use encbench_wire::payload::Format;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Everything a phase's dispatch loop needs besides the command channel.
+pub(super) struct Ctx {
+    pub(super) target: Arc<dyn Target>,
+    pub(super) texts: Arc<Vec<Input>>,
+    pub(super) format: Arc<dyn Format>,
+    pub(super) shape: Shape,
+    pub(super) warmup_timeout: Duration,
+    pub(super) seed: u64,
+    pub(super) shared: Arc<Shared>,
+    pub(super) accuracy: Option<Arc<AccuracySetup>>,
+    pub(super) price_per_hour: Option<f64>,
+    pub(super) client_threads: ClientThreads,
+    /// Commands that came while a phase drained, for the next one (see `steer`).
+    pub(super) deferred: Mutex<VecDeque<Command>>,
+    pub(super) hosts: Hosts,
+    /// The common start, for the first phase's schedule to begin at (see `start`).
+    pub(super) origin: Mutex<Option<Instant>>,
+    pub(super) metrics: Option<Arc<Scraper>>,
+}
+
+impl Ctx {
+    pub(super) fn new(setup: EngineSetup, shared: Arc<Shared>) -> Ctx {
+        Ctx {
+            target: setup.target,
+            texts: Arc::new(setup.texts),
+            format: setup.format,
+            shape: setup.shape,
+            warmup_timeout: setup.warmup_timeout,
+            seed: setup.seed,
+            accuracy: setup.accuracy.map(Arc::new),
+            price_per_hour: setup.price_per_hour,
+            client_threads: ClientThreads::start(setup.client_threads),
+            deferred: Mutex::new(VecDeque::new()),
+            hosts: shared.hosts,
+            origin: Mutex::new(None),
+            metrics: setup.metrics,
+            shared,
+        }
+    }
+
+    pub(super) fn defer(&self, c: Command) {
+        self.deferred
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push_back(c);
+    }
+
+    pub(super) fn take_origin(&self) -> Option<Instant> {
+        self.origin
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
+
+    pub(super) fn take_deferred(&self) -> Option<Command> {
+        self.deferred
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .pop_front()
+    }
+
+    /// Runs the accuracy samples while nothing else is sent (before and after the load).
+    pub(super) async fn check_accuracy_in_line(&self, when: &str) -> AccuracyReport {
+        let a = self
+            .accuracy
+            .as_ref()
+            .expect("called only with accuracy samples");
+        self.shared.lock().state = RunState::CheckingAccuracy;
+        let r = accuracy::check_counted(
+            self.target.as_ref(),
+            self.format.as_ref(),
+            a,
+            &self.shared.accuracy_progress,
+        )
+        .await;
+        let mut live = self.shared.lock();
+        live.timeline.event(
+            Instant::now(),
+            format!("accuracy {when} {}/{}", r.passed, r.total),
+        );
+        if when == "before load" {
+            live.accuracy_before = Some(r.clone());
+        }
+        live.accuracy_latest = Some(r.clone());
+        r
+    }
+
+    /// Runs the accuracy samples beside the load, reporting into the snapshot.
+    pub(super) fn spawn_accuracy_check(&self) {
+        let Some(setup) = self.accuracy.clone() else {
+            return;
+        };
+        {
+            let mut live = self.shared.lock();
+            if live.accuracy_running {
+                return;
+            }
+            live.accuracy_running = true;
+            live.timeline
+                .event(Instant::now(), "accuracy check started");
+        }
+        let (target, shared, format) = (
+            self.target.clone(),
+            self.shared.clone(),
+            self.format.clone(),
+        );
+        tokio::spawn(async move {
+            // However the check ends, unwinding included, it is no longer running: otherwise
+            // the screen would say "running" forever and `a` would never start another.
+            struct Done(Arc<Shared>);
+            impl Drop for Done {
+                fn drop(&mut self) {
+                    self.0.lock().accuracy_running = false;
+                }
+            }
+            let done = Done(shared);
+            let report = accuracy::check_counted(
+                target.as_ref(),
+                format.as_ref(),
+                &setup,
+                &done.0.accuracy_progress,
+            )
+            .await;
+            let mut live = done.0.lock();
+            live.timeline.event(
+                Instant::now(),
+                format!("accuracy {}/{}", report.passed, report.total),
+            );
+            live.accuracy_latest = Some(report);
+        });
+    }
+}

@@ -1,0 +1,72 @@
+//! When a phase that runs until stable ends (capacity probes, `--until-stable`), and why:
+//! stable, its time bound, its most requests, or a schedule falling ever further behind.
+
+use super::closed::Progress;
+use super::shared::Shared;
+use encbench_core::plan::ProbeRule;
+use encbench_core::stats::overloaded;
+use std::time::{Duration, Instant};
+
+/// How often a phase that runs until stable is checked: often enough that it ends within a
+/// fraction of a second of being stable, rarely enough that the check costs nothing.
+const STABLE_CHECK_EVERY: Duration = Duration::from_millis(250);
+
+/// Decides when a phase that runs until stable ends, and why.
+pub(super) struct ProbeWatch {
+    rule: ProbeRule,
+    next_check: Instant,
+    /// Time spent paused, which the time bound does not count.
+    pub(super) paused: Duration,
+}
+
+impl ProbeWatch {
+    pub(super) fn new(rule: ProbeRule) -> ProbeWatch {
+        ProbeWatch {
+            rule,
+            next_check: Instant::now(),
+            paused: Duration::ZERO,
+        }
+    }
+
+    /// `Ok(when to look again)`, or `Err(why the phase ends now)`.
+    pub(super) fn check(
+        &mut self,
+        shared: &Shared,
+        progress: &Progress,
+    ) -> Result<Instant, &'static str> {
+        let now = Instant::now();
+        let Some(start) = progress.measure_start() else {
+            return Ok(now + STABLE_CHECK_EVERY);
+        };
+        let bound = start + self.rule.max + self.paused;
+        if now >= bound {
+            return Err("time");
+        }
+        if now >= self.next_check {
+            self.next_check = now + STABLE_CHECK_EVERY;
+            // A schedule falling ever further behind will not become stable: it fails now.
+            if let Some(due) = shared.due()
+                && overloaded(
+                    now.saturating_duration_since(due),
+                    now.saturating_duration_since(start),
+                )
+            {
+                return Err("overloaded");
+            }
+            let live = shared.lock();
+            if let Some(p) = live.recorder.probe.as_ref() {
+                if p.full() {
+                    return Err("max_requests");
+                }
+                if p.stable(
+                    self.rule.min_requests,
+                    self.rule.stability,
+                    self.rule.throughput_only,
+                ) {
+                    return Err("stable");
+                }
+            }
+        }
+        Ok(self.next_check.min(bound))
+    }
+}

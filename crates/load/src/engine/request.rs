@@ -1,0 +1,149 @@
+//! One request from its concurrency slot to its recorded completion. The open-loop
+//! dispatcher spawns it on a client thread; a closed-loop slot awaits it in its own loop.
+
+use super::ctx::Ctx;
+use super::limiter::Permit;
+use super::shared::Shared;
+use encbench_core::input::{Input, batch_inputs};
+use encbench_core::stats::{CLIENT_PANIC, Completion};
+use encbench_wire::client::{ErrorKind, Target};
+use encbench_wire::payload::{Format, Prepared, prepared_ring};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What every request of one phase shares.
+pub(crate) struct Requester {
+    pub shared: Arc<Shared>,
+    target: Arc<dyn Target>,
+    format: Arc<dyn Format>,
+    texts: Arc<Vec<Input>>,
+    /// Bodies built once, for formats that do not tokenize on the client (those prepare each
+    /// request as it is sent, so the time is measured).
+    ring: Option<Vec<Prepared>>,
+    batch_size: usize,
+    warmup_timeout: Duration,
+}
+
+/// Where one request stands in its phase.
+pub(crate) struct Ticket {
+    pub idx: u64,
+    pub intended: Instant,
+    pub measured: bool,
+    pub generation: u64,
+}
+
+impl Requester {
+    pub fn new(ctx: &Ctx, batch_size: usize) -> Arc<Requester> {
+        Arc::new(Requester {
+            shared: ctx.shared.clone(),
+            target: ctx.target.clone(),
+            format: ctx.format.clone(),
+            texts: ctx.texts.clone(),
+            ring: (!ctx.format.tokenizes())
+                .then(|| prepared_ring(ctx.format.as_ref(), &ctx.texts, batch_size)),
+            batch_size,
+            warmup_timeout: ctx.warmup_timeout,
+        })
+    }
+
+    /// Sends, reads to the last byte, checks the reply and records the result; the slot is
+    /// given back only after that.
+    pub async fn send(self: Arc<Self>, ticket: Ticket, permit: Permit) {
+        let mut guard = Unfinished {
+            shared: self.shared.clone(),
+            generation: ticket.generation,
+            intended: ticket.intended,
+            // The hand-off to a client thread is dispatch delay, not service time.
+            sent: Instant::now(),
+            batch_size: self.batch_size,
+            measured: ticket.measured,
+            tokenize: None,
+            permit: Some(permit),
+        };
+        let prepared = match &self.ring {
+            Some(ring) => ring[(ticket.idx as usize) % ring.len()].clone(),
+            // Tokenizing is CPU work: off the reactor and below it (see `tokenizer_pool`), so
+            // other requests' sends are not held up behind it.
+            None => {
+                let this = self.clone();
+                let k = ticket.idx as usize;
+                match super::tokenizer_pool::run(move || {
+                    this.format
+                        .prepare(&batch_inputs(&this.texts, this.batch_size, k))
+                })
+                .await
+                {
+                    Some(p) => p,
+                    None => return guard.finish(Instant::now(), Err(CLIENT_PANIC.into())),
+                }
+            }
+        };
+        let prepared = Prepared {
+            timeout: (!ticket.measured).then_some(self.warmup_timeout),
+            ..prepared
+        };
+        let result = self.target.invoke(&prepared).await;
+        let done = Instant::now();
+        // After `done`: latency ends at the last byte, not after our parse.
+        let result = result.and_then(|reply| {
+            if !self.target.checks_replies() || self.format.check(&reply, self.batch_size).is_ok() {
+                Ok(reply)
+            } else {
+                Err(ErrorKind::BadResponse)
+            }
+        });
+        guard.tokenize = prepared.tokenize;
+        guard.finish(done, result.map(|r| r.variant).map_err(|e| e.key()));
+    }
+}
+
+/// A request between dispatch and its recorded completion. If its task unwinds (a panic in
+/// the client) the request is still counted, as a `ClientPanic` error; the concurrency slot
+/// is given back only after the result is recorded, so a drained phase has every result.
+struct Unfinished {
+    shared: Arc<Shared>,
+    generation: u64,
+    intended: Instant,
+    sent: Instant,
+    batch_size: usize,
+    measured: bool,
+    tokenize: Option<Duration>,
+    permit: Option<Permit>,
+}
+
+impl Unfinished {
+    fn finish(mut self, done: Instant, result: Result<Option<String>, String>) {
+        self.record(done, result);
+    }
+
+    fn record(&mut self, done: Instant, result: Result<Option<String>, String>) {
+        let Some(permit) = self.permit.take() else {
+            return;
+        };
+        let (variant, error) = match result {
+            Ok(v) => (v, None),
+            Err(e) => (None, Some(e)),
+        };
+        let c = Completion {
+            intended: self.intended,
+            sent: self.sent,
+            done,
+            batch_size: self.batch_size,
+            error,
+            variant,
+            tokenize: self.tokenize,
+            measured: self.measured,
+        };
+        self.shared.record(&c, self.generation);
+        drop(permit);
+    }
+}
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        // Only unwinding counts: a task dropped at runtime shutdown belongs to no result.
+        if self.permit.is_some() && std::thread::panicking() {
+            self.record(Instant::now(), Err(CLIENT_PANIC.into()));
+        }
+    }
+}

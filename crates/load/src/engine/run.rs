@@ -1,0 +1,247 @@
+//! A run from start to end: the accuracy check before the load, the phases one after another
+//! as the plan, the operator and a capacity search call for them, the check after the load,
+//! and what it all amounts to.
+
+use super::command::Command;
+use super::common_start;
+use super::ctx::Ctx;
+use super::dispatch;
+use super::search::{end_search, probe_phase, start_search};
+use super::settings::{EngineSetup, SearchSetup};
+use super::shared::Shared;
+use super::snapshot::RunState;
+use super::steer::PhaseEnd;
+use encbench_core::capacity::Search;
+use encbench_core::plan::{PhaseKind, PhaseSpec, RunPlan, SweepKind};
+use encbench_core::results::RunReport;
+use encbench_core::slo::Slo;
+use encbench_core::verdicts::AccuracyReport;
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+/// How long a stopped run gives the accuracy check after the load.
+const AFTER_STOP_CHECK: Duration = Duration::from_secs(10);
+
+pub(super) async fn run(
+    setup: EngineSetup,
+    shared: Arc<Shared>,
+    mut cmds: UnboundedReceiver<Command>,
+    started_at: SystemTime,
+) -> RunReport {
+    let mut phases = Phases::new(&shared, &setup);
+    let ctx = Ctx::new(setup, shared.clone());
+    let accuracy_before = match &ctx.accuracy {
+        Some(_) => Some(ctx.check_accuracy_in_line("before load").await),
+        None => None,
+    };
+    let started = match shared.hosts.start_at {
+        Some(at) => phases.wait_for_common_start(&ctx, at, &mut cmds).await,
+        None => true,
+    };
+    let stopped = !started || phases.run_all(&ctx, &mut cmds).await;
+    let accuracy_after = accuracy_after(&ctx, stopped).await;
+
+    let mut live = shared.lock();
+    live.state = RunState::Finished;
+    live.timeline.roll(Instant::now());
+    live.timeline
+        .event(Instant::now(), if stopped { "stopped" } else { "finished" });
+    RunReport {
+        started_at,
+        ended_at: SystemTime::now(),
+        phases: live.results.as_ref().clone(),
+        capacity: live.capacity.clone(),
+        accuracy_before,
+        accuracy_after,
+        timeline: live.timeline.complete_entries(),
+        stopped_early: stopped,
+        error: None,
+        notices: live.notices.clone(),
+    }
+}
+
+/// The run's phases as they unfold: those planned, a capacity search under way, and in a
+/// live run the live phase after them.
+struct Phases {
+    shared: Arc<Shared>,
+    plan: RunPlan,
+    slo: Slo,
+    search_setup: Option<SearchSetup>,
+    search: Option<Search>,
+    queue: VecDeque<PhaseSpec>,
+    /// Phases run so far.
+    index: usize,
+    /// The next live phase continues the last one under new settings: no warmup again.
+    segment_follows: bool,
+}
+
+impl Phases {
+    fn new(shared: &Arc<Shared>, setup: &EngineSetup) -> Phases {
+        let mut phases = Phases {
+            shared: shared.clone(),
+            plan: setup.plan.clone(),
+            slo: setup.slo.clone(),
+            search_setup: setup.search,
+            search: None,
+            queue: VecDeque::new(),
+            index: 0,
+            segment_follows: shared.hosts.start_at.is_some(),
+        };
+        match setup.search {
+            Some(s) if s.at_start => {
+                phases.search = Some(start_search(shared, &phases.plan, &phases.slo, s));
+            }
+            _ => phases.queue = phases.plan.initial().into(),
+        }
+        phases
+    }
+
+    /// Warms up before the common start (`--start-at`); the first phase then measures from
+    /// it at once. `false` when the run was stopped meanwhile.
+    async fn wait_for_common_start(
+        &mut self,
+        ctx: &Ctx,
+        at: SystemTime,
+        cmds: &mut UnboundedReceiver<Command>,
+    ) -> bool {
+        let plan = &self.plan;
+        let first = self
+            .queue
+            .front()
+            .copied()
+            .unwrap_or_else(|| plan.live_phase(plan.batch_size.max(1), plan.concurrency));
+        let Some(origin) = common_start::warm_up_then_wait(ctx, &first, at, cmds).await else {
+            return false;
+        };
+        *ctx.origin
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(origin);
+        if let Some(q) = self.queue.front_mut() {
+            q.warmup = 0;
+        }
+        true
+    }
+
+    /// Runs phase after phase until the plan is done (`false`) or the run is stopped (`true`).
+    async fn run_all(&mut self, ctx: &Ctx, cmds: &mut UnboundedReceiver<Command>) -> bool {
+        while let Some(spec) = self.next() {
+            self.index += 1;
+            let planned = (self.search.is_none() && (!self.plan.live || !self.queue.is_empty()))
+                .then_some(self.index + self.queue.len());
+            let end = dispatch::run_phase(ctx, spec, self.index, planned, cmds).await;
+            if self.ended(end) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The next phase: the search's next step, the next planned phase, or the live phase.
+    fn next(&mut self) -> Option<PhaseSpec> {
+        while let Some(s) = self.search.as_mut() {
+            match s.next_step() {
+                Some(step) => return Some(probe_phase(&self.shared, &self.plan, s, step)),
+                None => end_search(&self.shared, self.search.take()),
+            }
+        }
+        if let Some(spec) = self.queue.pop_front() {
+            return Some(spec);
+        }
+        self.plan.live.then(|| self.live_phase())
+    }
+
+    /// The live phase, with the operator's settings back when a sweep gave way to it.
+    fn live_phase(&self) -> PhaseSpec {
+        let mut live = self.shared.lock();
+        if let Some((b, c, pace)) = live.after_sweep.take() {
+            live.batch_size = b;
+            live.concurrency = c;
+            live.pace = pace;
+            live.timeline
+                .event(Instant::now(), "sweep done: live settings restored");
+        }
+        let mut spec = self
+            .plan
+            .live_phase(live.batch_size.max(1), live.concurrency);
+        if self.segment_follows {
+            spec.warmup = 0;
+        }
+        spec
+    }
+
+    /// What follows a phase's end: `true` when the run stops.
+    fn ended(&mut self, end: PhaseEnd) -> bool {
+        let shared = &self.shared;
+        if let Some(s) = self.search.as_mut() {
+            let last = shared.lock().results.last().cloned();
+            if let Some(r) = last.filter(|r| r.kind == PhaseKind::Capacity) {
+                s.record(&r);
+            }
+            if matches!(end, PhaseEnd::Stopped) {
+                s.stop();
+            }
+            shared.lock().searching = s.current().cloned();
+        }
+        self.segment_follows = matches!(end, PhaseEnd::Segment);
+        match end {
+            PhaseEnd::Completed | PhaseEnd::Segment => {}
+            PhaseEnd::Stopped => {
+                end_search(shared, self.search.take());
+                return true;
+            }
+            PhaseEnd::Sweep(kind) => self.start_sweep(kind),
+            PhaseEnd::Capacity => match self.search_setup {
+                Some(s) => self.search = Some(start_search(shared, &self.plan, &self.slo, s)),
+                None => shared.event("capacity search needs an SLO: start with --slo p99=100ms"),
+            },
+        }
+        false
+    }
+
+    fn start_sweep(&mut self, kind: SweepKind) {
+        let fixed = {
+            let mut live = self.shared.lock();
+            // The operator's live settings come back when the sweep is done. A sweep
+            // measures capacity, so it runs closed loop: at a fixed offered rate every
+            // batch size would show the same throughput and efficiency would be noise.
+            live.after_sweep = Some((live.batch_size, live.concurrency, live.pace));
+            live.pace.rate_per_s = None;
+            live.timeline
+                .event(Instant::now(), "sweep runs closed loop");
+            match kind {
+                SweepKind::Batch => live.concurrency,
+                SweepKind::Concurrency => live.batch_size,
+            }
+        };
+        self.queue = self.plan.sweep(kind, fixed).into();
+    }
+}
+
+/// The accuracy check after the load, if there was a load to check after.
+async fn accuracy_after(ctx: &Ctx, stopped: bool) -> Option<AccuracyReport> {
+    ctx.accuracy.as_ref()?;
+    if !stopped {
+        return Some(ctx.check_accuracy_in_line("after load").await);
+    }
+    // Stopped before any load was measured: there is nothing to compare.
+    if ctx.shared.lock().results.is_empty() {
+        return None;
+    }
+    // Quitting is how every live session ends, and the verdicts after the load are the
+    // point of the check; but the operator asked to leave, so it is bounded, and a check
+    // cut short is said, not silently absent.
+    let check = ctx.check_accuracy_in_line("after load");
+    if let Ok(r) = tokio::time::timeout(AFTER_STOP_CHECK, check).await {
+        return Some(r);
+    }
+    let mut live = ctx.shared.lock();
+    live.notices.push(format!(
+        "accuracy after load skipped: the check had not finished {} s after the stop",
+        AFTER_STOP_CHECK.as_secs()
+    ));
+    live.timeline
+        .event(Instant::now(), "accuracy after load skipped");
+    None
+}

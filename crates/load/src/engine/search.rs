@@ -1,0 +1,104 @@
+//! A capacity search as the engine runs it: started at the live settings, one phase per
+//! step of the search (`capacity`), and the live settings given back at its end.
+
+use super::settings::SearchSetup;
+use super::shared::Shared;
+use encbench_core::capacity::{Search, SearchPlan, Step};
+use encbench_core::plan::{PhaseKind, PhaseSpec, ProbeRule, RunPlan, StopAt};
+use encbench_core::slo::Slo;
+use encbench_core::text;
+use std::time::Instant;
+
+/// A capacity search at the live concurrency and burstiness, over the plan's batch sizes
+/// (`--batch-sizes` with `--sweep-batch`, else the current one). The live settings come back
+/// when it is done.
+pub(super) fn start_search(
+    shared: &Shared,
+    plan: &RunPlan,
+    slo: &Slo,
+    setup: SearchSetup,
+) -> Search {
+    let mut live = shared.lock();
+    live.after_sweep = Some((live.batch_size, live.concurrency, live.pace));
+    let batch_sizes = if plan.sweep_batch {
+        plan.batch_sizes.clone()
+    } else {
+        vec![live.batch_size.max(1)]
+    };
+    let concurrency = live.concurrency;
+    live.timeline.event(
+        Instant::now(),
+        format!(
+            "capacity search: {} at concurrency {concurrency}, batch {batch_sizes:?}",
+            slo.describe(),
+        ),
+    );
+    Search::new(
+        SearchPlan {
+            batch_sizes,
+            concurrency,
+            precision: setup.precision,
+            stability: setup.probe.stability,
+            probe: setup.probe,
+        },
+        slo.clone(),
+    )
+}
+
+/// The phase for the search's next step: closed loop for the ceiling, open loop at the
+/// probe's rate with the operator's burstiness.
+pub(super) fn probe_phase(
+    shared: &Shared,
+    plan: &RunPlan,
+    search: &Search,
+    step: Step,
+) -> PhaseSpec {
+    let mut live = shared.lock();
+    let (batch_size, rate) = match step {
+        Step::Ceiling { batch_size } => (batch_size, None),
+        Step::Probe {
+            batch_size,
+            rate_per_s,
+        } => (batch_size, Some(rate_per_s)),
+    };
+    live.pace.rate_per_s = rate;
+    live.timeline.event(
+        Instant::now(),
+        match rate {
+            None => format!("capacity b={batch_size}: closed-loop ceiling"),
+            Some(r) => format!("capacity b={batch_size}: probe at {} req/s", text::sig3(r)),
+        },
+    );
+    live.searching = search.current().cloned();
+    PhaseSpec {
+        kind: PhaseKind::Capacity,
+        batch_size,
+        concurrency: search.plan().concurrency,
+        warmup: plan.warmup,
+        stop: StopAt::Stable(ProbeRule {
+            throughput_only: rate.is_none(),
+            ..search.plan().probe
+        }),
+    }
+}
+
+/// Keeps a finished (or stopped) search's answers and gives the live settings back.
+pub(super) fn end_search(shared: &Shared, search: Option<Search>) {
+    let Some(search) = search else {
+        return;
+    };
+    let mut live = shared.lock();
+    for c in search.results() {
+        live.timeline.event(
+            Instant::now(),
+            format!("capacity b={}: {}", c.batch_size, c.verdict),
+        );
+    }
+    live.capacity.extend(search.results().iter().cloned());
+    live.searching = None;
+    if let Some((b, c, pace)) = live.after_sweep.take() {
+        live.batch_size = b;
+        live.concurrency = c;
+        live.pace = pace;
+    }
+}

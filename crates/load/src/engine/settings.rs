@@ -1,0 +1,49 @@
+//! What an engine is started with: the target and its inputs, the plan of phases, the
+//! pace, and how capacity searches run.
+
+use encbench_core::arrival::Pace;
+use encbench_core::input::{Input, Shape};
+use encbench_core::plan::{ProbeRule, RunPlan};
+use encbench_core::slo::Slo;
+use encbench_wire::accuracy::AccuracySetup;
+use encbench_wire::client::Target;
+use encbench_wire::client::metrics::Scraper;
+use encbench_wire::payload::Format;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub struct EngineSetup {
+    pub target: Arc<dyn Target>,
+    pub texts: Vec<Input>,
+    pub format: Arc<dyn Format>,
+    pub shape: Shape,
+    /// Per-request timeout of warmup requests.
+    pub warmup_timeout: Duration,
+    pub pace: Pace,
+    pub plan: RunPlan,
+    pub seed: u64,
+    pub accuracy: Option<AccuracySetup>,
+    pub price_per_hour: Option<f64>,
+    /// Seconds of history in the "recent" latency view.
+    pub window_s: usize,
+    /// How often snapshots are published.
+    pub tick: Duration,
+    /// Threads that run requests (see `client_threads`); 1 keeps everything on the engine's
+    /// thread.
+    pub client_threads: usize,
+    /// `--slo`: every phase is judged against it (empty: none).
+    pub slo: Slo,
+    /// How capacity searches run; `None` without an SLO (the `f` key then says so).
+    pub search: Option<SearchSetup>,
+    /// `--metrics-url`: the server's metrics, read around every phase.
+    pub metrics: Option<Arc<Scraper>>,
+}
+
+/// How a capacity search runs (see `capacity`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SearchSetup {
+    pub precision: f64,
+    pub probe: ProbeRule,
+    /// `--find-capacity`: search before anything else.
+    pub at_start: bool,
+}

@@ -1,0 +1,245 @@
+//! The run's state as the dispatcher, the request tasks and the snapshot tick share it: the
+//! live figures behind one lock (`Live`), and beside it what is read without the lock.
+
+use super::closed;
+use super::hosts::Hosts;
+use super::limiter::Limiter;
+use super::settings::EngineSetup;
+use super::snapshot::{LiveStats, PhaseView, RunState, ScheduleStatus, Snapshot};
+use encbench_core::arrival::Pace;
+use encbench_core::input::Shape;
+use encbench_core::results::PhaseResult;
+use encbench_core::results::capacity::Capacity;
+use encbench_core::server_metrics::{Reading, ServerMetrics};
+use encbench_core::slo::Slo;
+use encbench_core::stats::{
+    Completion, LatencySummary, PhaseRecorder, Timeline, overloaded, view_histogram,
+};
+use encbench_core::verdicts::AccuracyReport;
+use encbench_wire::accuracy;
+use hdrhistogram::Histogram;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Timeline points kept in snapshots: enough for sparklines across a wide terminal.
+const TAIL_POINTS: usize = 300;
+
+/// Mutable run state shared by the dispatcher, request tasks and the snapshot tick.
+pub(super) struct Live {
+    pub(super) state: RunState,
+    pub(super) pace: Pace,
+    pub(super) concurrency: usize,
+    pub(super) batch_size: usize,
+    pub(super) phase: Option<PhaseView>,
+    /// Bumped at every phase start and reset; completions of an older generation are only
+    /// counted in the timeline.
+    pub(super) generation: u64,
+    pub(super) recorder: PhaseRecorder,
+    pub(super) run_latency: Histogram<u64>,
+    /// Measured requests that failed since the start or the last reset (beside
+    /// `run_latency`, which holds the successful ones).
+    pub(super) run_errors: u64,
+    pub(super) timeline: Timeline,
+    pub(super) results: Arc<Vec<PhaseResult>>,
+    pub(super) accuracy_before: Option<AccuracyReport>,
+    pub(super) accuracy_latest: Option<AccuracyReport>,
+    pub(super) accuracy_running: bool,
+    /// Where `i` returns to when leaving closed loop.
+    pub(super) last_finite_rate: Option<f64>,
+    /// The live phase's batch size, concurrency and pace, restored after a sweep.
+    pub(super) after_sweep: Option<(usize, usize, Pace)>,
+    /// When the current phase began, for how its schedule lag compares with its length.
+    pub(super) phase_started: Instant,
+    /// Finished capacity searches, one entry per batch size.
+    pub(super) capacity: Vec<Capacity>,
+    /// The batch size being searched, as it stands.
+    pub(super) searching: Option<Capacity>,
+    /// What could not be measured and why, each said once.
+    pub(super) notices: Vec<String>,
+    /// The common start (`--start-at`) while this host waits for it.
+    pub(super) start_at: Option<Instant>,
+    /// The metrics endpoint as the running phase began, and the phase since (see
+    /// `server_side`).
+    pub(super) phase_scrape: Option<Reading>,
+    pub(super) server_so_far: Option<ServerMetrics>,
+}
+
+pub(super) struct Shared {
+    pub(super) live: Mutex<Live>,
+    pub(super) limiter: Arc<Limiter>,
+    pub(super) sent: closed::Tickets,
+    /// The open loop's next intended send, as nanoseconds after `started` plus one (0: none,
+    /// a closed loop). Written at every send, so an atomic rather than the lock.
+    pub(super) due: AtomicU64,
+    pub(super) started: Instant,
+    pub(super) target_name: String,
+    pub(super) shape: Shape,
+    pub(super) slo: Slo,
+    /// The accuracy check under way: outside the lock, which a verdict must not wait for.
+    pub(super) accuracy_progress: accuracy::Progress,
+    pub(super) hosts: Hosts,
+}
+
+impl Shared {
+    pub(super) fn new(setup: &EngineSetup, hosts: Hosts, started: Instant) -> Shared {
+        Shared {
+            live: Mutex::new(Live {
+                state: RunState::Starting,
+                pace: setup.pace,
+                concurrency: setup.plan.concurrency,
+                batch_size: setup.plan.batch_size,
+                phase: None,
+                generation: 0,
+                recorder: PhaseRecorder::default(),
+                run_latency: view_histogram(),
+                run_errors: 0,
+                timeline: Timeline::new(started, setup.window_s),
+                results: Arc::new(Vec::new()),
+                accuracy_before: None,
+                accuracy_latest: None,
+                accuracy_running: false,
+                last_finite_rate: setup.pace.rate_per_s,
+                after_sweep: None,
+                phase_started: started,
+                capacity: Vec::new(),
+                searching: None,
+                notices: Vec::new(),
+                start_at: None,
+                phase_scrape: None,
+                server_so_far: None,
+            }),
+            limiter: Limiter::new(setup.plan.concurrency),
+            sent: closed::Tickets::new(),
+            due: AtomicU64::new(0),
+            started,
+            target_name: setup.target.describe(),
+            shape: setup.shape,
+            slo: setup.slo.clone(),
+            accuracy_progress: accuracy::Progress::default(),
+            hosts,
+        }
+    }
+    pub(super) fn lock(&self) -> MutexGuard<'_, Live> {
+        // A panic in a request task must not take the measurements with it.
+        self.live
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub(super) fn record(&self, c: &Completion, generation: u64) {
+        let mut live = self.lock();
+        let current = generation == live.generation;
+        live.timeline.record(c, current);
+        if current {
+            live.recorder.record(c);
+            if c.measured && c.error.is_none() {
+                live.run_latency
+                    .saturating_record((c.done - c.intended).as_micros().max(1) as u64);
+            } else if c.measured {
+                live.run_errors += 1;
+            }
+        }
+    }
+
+    pub(super) fn set_due(&self, at: Option<Instant>) {
+        let v = at.map_or(0, |t| {
+            t.saturating_duration_since(self.started).as_nanos() as u64 + 1
+        });
+        self.due.store(v, Ordering::Release);
+    }
+
+    pub(super) fn due(&self) -> Option<Instant> {
+        match self.due.load(Ordering::Acquire) {
+            0 => None,
+            v => Some(self.started + Duration::from_nanos(v - 1)),
+        }
+    }
+
+    pub(super) fn event(&self, text: impl Into<String>) {
+        self.lock().timeline.event(Instant::now(), text);
+    }
+
+    pub(super) fn snapshot(&self) -> Snapshot {
+        let now = Instant::now();
+        let mut live = self.lock();
+        live.timeline.roll(now);
+        let rec = &live.recorder;
+        let current = LiveStats {
+            n: rec.completed(),
+            ok: rec.ok,
+            errors: rec.errors.clone(),
+            latency: LatencySummary::of(&rec.scheduled),
+            service: LatencySummary::of(&rec.service),
+            dispatch_delay: LatencySummary::of(&rec.dispatch_delay),
+            tokenize: (!rec.tokenize.is_empty()).then(|| LatencySummary::of(&rec.tokenize)),
+            req_per_s: rec.req_per_s(),
+            samples_per_s: rec.samples_per_s(),
+            slo: None,
+            server: live.server_so_far.clone(),
+        };
+        let entries = &live.timeline.entries;
+        let tail = entries[entries.len().saturating_sub(TAIL_POINTS)..].to_vec();
+        let mut phase = live.phase.clone();
+        if let Some(p) = phase.as_mut() {
+            p.sent = self.sent.count();
+        }
+        let host_pace = self.hosts.pace(live.pace);
+        let schedule = match (host_pace.rate_per_s, self.due()) {
+            (Some(rate), Some(due)) if live.state == RunState::Running => {
+                let lag = now.saturating_duration_since(due);
+                Some(ScheduleStatus {
+                    offered_per_s: rate,
+                    backlog: if lag.is_zero() {
+                        0
+                    } else {
+                        1 + (lag.as_secs_f64() * rate) as u64
+                    },
+                    lag,
+                    overloaded: overloaded(lag, now.saturating_duration_since(live.phase_started)),
+                })
+            }
+            _ => None,
+        };
+        let mut current = current;
+        if !self.slo.is_empty() && rec.completed() > 0 {
+            current.slo = Some(self.slo.judge(&encbench_core::slo::Measured {
+                scheduled: &rec.scheduled,
+                ok: rec.ok,
+                errors: current.error_count(),
+                unsent: 0,
+                overloaded: schedule.is_some_and(|q| q.overloaded),
+                req_per_s: current.req_per_s,
+            }));
+        }
+        let state = match (live.state, &phase) {
+            (RunState::Running, Some(p)) if p.sent <= p.warmup => RunState::Warming,
+            (s, _) => s,
+        };
+        Snapshot {
+            elapsed: now - self.started,
+            state,
+            target: self.target_name.clone(),
+            pace: live.pace,
+            concurrency: live.concurrency,
+            batch_size: live.batch_size,
+            in_flight: self.limiter.in_flight(),
+            schedule,
+            phase,
+            current,
+            recent_latency: live.timeline.recent(),
+            run_latency: live.run_latency.clone(),
+            run_errors: live.run_errors,
+            timeline_tail: tail,
+            phases: live.results.clone(),
+            accuracy_before: live.accuracy_before.clone(),
+            accuracy_latest: live.accuracy_latest.clone(),
+            accuracy_running: live.accuracy_running,
+            accuracy_progress: self.accuracy_progress.get(),
+            capacity: live.capacity.clone(),
+            searching: live.searching.clone(),
+            notices: live.notices.clone(),
+            starts_in: live.start_at.map(|t| t.saturating_duration_since(now)),
+        }
+    }
+}

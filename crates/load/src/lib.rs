@@ -1,0 +1,14 @@
+//! encbench's load: targets prepared from their settings, the engine that loads them, and
+//! the runs built of engine runs (several targets compared, cold starts).
+//!
+//! ```text
+//! compare     several targets on one workload, each (target, phase) one engine run
+//! cold_start  first-request latency after idleness
+//! setup       settings to a prepared target: inputs, samples, price, format, client
+//! engine      the load engine: one dispatch loop, closed-loop slots, client threads
+//! ```
+
+pub mod cold_start;
+pub mod compare;
+pub mod engine;
+pub mod setup;

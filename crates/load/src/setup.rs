@@ -1,0 +1,497 @@
+//! From settings to a target ready to be measured: the inputs, the accuracy samples, the
+//! price, the payload format (with tensor names from the server where it offers them) and the
+//! client, all loaded and checked before anything is sent. A plain run and each target of
+//! `compare` are prepared the same way.
+
+use encbench_core::input::Shape;
+use encbench_core::input::{Input, batch_inputs, load_samples, load_texts, shipped_samples};
+use encbench_core::pricing::{instance_price, unpriced};
+use encbench_wire::accuracy::AccuracySetup;
+use encbench_wire::client::headers::ExtraHeaders;
+use encbench_wire::client::sagemaker::{MAX_BODY_BYTES, SageMakerConfig, SageMakerTarget};
+use encbench_wire::client::url::{self, UrlTarget};
+use encbench_wire::client::{Target, body, shown_url};
+use encbench_wire::payload::kserve::{KServeFormat, TensorNames};
+use encbench_wire::payload::vllm::{VllmApi, VllmFormat};
+use encbench_wire::payload::{Format, HfFormat, LabelMap, PayloadFormat, Pooling};
+use encbench_wire::tokenize::{self, TokenCounter};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where requests go.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Address {
+    /// A server on a URL (the container contract, KServe v2 or vLLM, as the format says).
+    Url(String),
+    /// The built-in reference endpoint, started on 127.0.0.1 for this run at this URL.
+    Demo(String),
+    /// A SageMaker endpoint through the AWS SDK.
+    SageMaker(SageMakerConfig),
+}
+
+/// The payload format and what it needs to know about the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FormatSettings {
+    pub format: PayloadFormat,
+    /// The KServe model (triton) or the served model (vllm).
+    pub model: Option<String>,
+    pub vllm_api: VllmApi,
+    /// KServe v2 binary tensor extension instead of JSON.
+    pub binary: bool,
+    /// Raw texts as one BYTES tensor of this name (a model that tokenizes on the server).
+    pub text_input: Option<String>,
+    /// Tensor names for a server that does not offer its model config.
+    pub input_ids_name: Option<String>,
+    pub attention_mask_name: Option<String>,
+    pub token_type_ids_name: Option<String>,
+    pub output_name: Option<String>,
+    /// How an embedder's vectors per token become one per input.
+    pub pooling: Pooling,
+    /// Encodings prepared before each phase, not in each request (`--pretokenize`).
+    pub pretokenize: bool,
+}
+
+impl FormatSettings {
+    pub fn of(format: PayloadFormat) -> FormatSettings {
+        FormatSettings {
+            format,
+            model: None,
+            vllm_api: VllmApi::Classify,
+            binary: false,
+            text_input: None,
+            input_ids_name: None,
+            attention_mask_name: None,
+            token_type_ids_name: None,
+            output_name: None,
+            pooling: Pooling::Mean,
+            pretokenize: false,
+        }
+    }
+}
+
+/// Everything that makes a target ready to be measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetSettings {
+    pub address: Address,
+    pub format: FormatSettings,
+    /// tokenizer.json for token counts and client-side tokenization (default: shipped).
+    pub tokenizer: Option<PathBuf>,
+    pub shape: Shape,
+    /// Input texts (default: the shipped samples).
+    pub texts: Option<PathBuf>,
+    /// Known-answer samples (default: shipped) and class names; `None` skips the check.
+    pub accuracy: Option<(Option<PathBuf>, Vec<String>)>,
+    pub instance_type: Option<String>,
+    /// Overrides the instance type's shipped price.
+    pub price_per_hour: Option<f64>,
+    /// Default: random (recorded in the export).
+    pub seed: Option<u64>,
+    /// The most requests the run keeps in flight: the connection pool's size.
+    pub max_concurrency: usize,
+    /// The batch size, and the sizes of a batch sweep: SageMaker's body limit is checked
+    /// for each before anything is sent.
+    pub batch_size: usize,
+    pub sweep_batch_sizes: Vec<usize>,
+    pub timeout: Duration,
+    /// How long a local server may say it is not ready yet.
+    pub ready_timeout: Duration,
+    /// `--header` pairs for every request of a URL target.
+    pub headers: Vec<(String, String)>,
+    /// The environment variable holding a Bearer token.
+    pub bearer_token_env: Option<String>,
+}
+
+/// Why a target cannot be prepared.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// Bad input: the flag it came from, and what is wrong.
+    #[error("{flag}: {message}")]
+    Usage { flag: String, message: String },
+    /// Something that should have worked did not.
+    #[error("{0}")]
+    Failed(String),
+}
+
+fn usage(flag: &str, message: impl std::fmt::Display) -> SetupError {
+    SetupError::Usage {
+        flag: flag.into(),
+        message: message.to_string(),
+    }
+}
+
+/// A target ready to be measured.
+pub struct PreparedTarget {
+    pub texts: Vec<Input>,
+    pub accuracy: Option<AccuracySetup>,
+    pub price: Option<(String, f64)>,
+    /// Mean natural length of the inputs, in tokens.
+    pub natural_tokens: f64,
+    pub seed: u64,
+    pub shape: Shape,
+    pub format: Arc<dyn Format>,
+    pub target: Arc<dyn Target>,
+    /// The target as it may be shown and exported: no credentials in it.
+    pub shown: String,
+    /// The flag to name when the target is not reachable.
+    pub flag: &'static str,
+    /// The target as the export's `config.target` records it.
+    pub target_config: Value,
+}
+
+pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
+    // Everything the user gave is checked before anything is sent.
+    if let Address::Url(u) = &s.address {
+        check_scheme(u)?;
+    }
+    let tokenizer =
+        TokenCounter::load(s.tokenizer.as_deref()).map_err(|e| usage("--tokenizer", e))?;
+    if let Some((limit, said)) = tokenize::model_max_length(s.tokenizer.as_deref())
+        && s.shape.max_len > limit
+    {
+        let hint = if s.tokenizer.is_none() {
+            "; give the model's with --tokenizer"
+        } else {
+            ""
+        };
+        return Err(usage(
+            "--max-len",
+            format!(
+                "{} is beyond the {limit} tokens of {said}{hint}",
+                s.shape.max_len
+            ),
+        ));
+    }
+    let texts: Vec<Input> = match &s.texts {
+        Some(p) => load_texts(p).map_err(|e| usage("--texts", e))?,
+        None => shipped_samples()
+            .iter()
+            .map(encbench_core::input::NliSample::input)
+            .collect(),
+    };
+    let accuracy = match &s.accuracy {
+        None => None,
+        Some((path, labels)) => {
+            let samples =
+                load_samples(path.as_deref()).map_err(|e| usage("--accuracy-samples", e))?;
+            if labels.iter().all(|l| l.trim().is_empty()) {
+                return Err(usage("--labels", "needs at least one class name"));
+            }
+            Some(AccuracySetup {
+                samples: samples.nli,
+                labels: LabelMap::new(labels),
+                retrieval: samples.retrieval,
+            })
+        }
+    };
+    let headers = extra_headers(s)?;
+    let price = price(s)?;
+    let natural_tokens =
+        texts.iter().map(|t| tokenizer.count(t) as f64).sum::<f64>() / texts.len() as f64;
+    let seed = s.seed.unwrap_or_else(rand::random);
+
+    let url = match &s.address {
+        Address::Demo(u) | Address::Url(u) => Some(u.clone()),
+        Address::SageMaker(_) => None,
+    };
+    let format = build_format(&s.format, &tokenizer, s.shape, url.as_deref(), &headers).await?;
+    let (target, shown, flag): (Arc<dyn Target>, String, &str) = match (&s.address, &url) {
+        (Address::SageMaker(cfg), _) => {
+            let limit = BodyLimit {
+                bytes: MAX_BODY_BYTES,
+                whose: "SageMaker's 6 MiB limit",
+            };
+            check_body_limit(s, &texts, format.as_ref(), limit)?;
+            let probe = format.prepare(&[&texts[0]]);
+            let t = SageMakerTarget::new(cfg.clone(), s.max_concurrency, s.timeout, probe).await;
+            let shown = t.describe();
+            (Arc::new(t), shown, "--endpoint")
+        }
+        (_, Some(url)) => {
+            let limit = BodyLimit {
+                bytes: url::MAX_BODY_BYTES,
+                whose: "the 64 MiB limit of a --url target",
+            };
+            check_body_limit(s, &texts, format.as_ref(), limit)?;
+            let t = UrlTarget::new(url, format.as_ref(), s.max_concurrency, s.timeout)
+                .with_ready_timeout(s.ready_timeout)
+                .with_headers(&headers);
+            let shown = t.describe();
+            (Arc::new(t), shown, "--url")
+        }
+        (_, None) => unreachable!("only a SageMaker address has no URL"),
+    };
+    let mut config = target_config(s, &shown);
+    if !headers.is_empty() {
+        config["headers"] = json!(headers.names());
+    }
+    Ok(PreparedTarget {
+        texts,
+        accuracy,
+        price,
+        natural_tokens,
+        seed,
+        shape: s.shape,
+        format,
+        target,
+        shown,
+        flag,
+        target_config: config,
+    })
+}
+
+/// A URL without `http://` or `https://` would be read by the URL parser as a scheme of its
+/// own (`localhost:8080` is scheme `localhost`) and fail at the first request as "scheme is
+/// not allowed": say what to write instead, before anything is sent.
+fn check_scheme(url: &str) -> Result<(), SetupError> {
+    let shown = shown_url(url);
+    let scheme = url.split_once("://").map(|(s, _)| s).filter(|s| {
+        s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    });
+    let Some(scheme) = scheme else {
+        return Err(usage(
+            "--url",
+            format!("{shown}: no scheme: write http://{shown} (or https://)"),
+        ));
+    };
+    if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https") {
+        return Ok(());
+    }
+    Err(usage(
+        "--url",
+        format!("{shown}: scheme {scheme}:// is not supported: use http:// or https://"),
+    ))
+}
+
+/// The user's headers, the Bearer token read from its variable. SageMaker requests are
+/// signed by the SDK: a header there would be dropped, so it is refused.
+fn extra_headers(s: &TargetSettings) -> Result<ExtraHeaders, SetupError> {
+    let bearer = match &s.bearer_token_env {
+        None => None,
+        Some(var) => match std::env::var(var) {
+            Ok(t) if !t.trim().is_empty() => Some(t.trim().to_string()),
+            _ => {
+                return Err(usage(
+                    "--bearer-token-env",
+                    format!("the environment variable {var} is not set"),
+                ));
+            }
+        },
+    };
+    let headers =
+        ExtraHeaders::new(&s.headers, bearer.as_deref()).map_err(|e| usage("--header", e))?;
+    if matches!(s.address, Address::SageMaker(_)) && !headers.is_empty() {
+        let flag = if s.headers.is_empty() {
+            "--bearer-token-env"
+        } else {
+            "--header"
+        };
+        return Err(usage(
+            flag,
+            "applies to URL targets: SageMaker requests are signed by the AWS SDK",
+        ));
+    }
+    Ok(headers)
+}
+
+/// `config.target` of the export: where the requests went, never credentials.
+fn target_config(s: &TargetSettings, shown: &str) -> Value {
+    let sm = match &s.address {
+        Address::SageMaker(cfg) => Some(cfg),
+        _ => None,
+    };
+    let field = |f: fn(&SageMakerConfig) -> &Option<String>| sm.and_then(|c| f(c).clone());
+    json!({
+        "url": sm.is_none().then_some(shown),
+        "engine": s.format.format,
+        "demo": matches!(s.address, Address::Demo(_)),
+        "endpoint": sm.map(|c| c.endpoint.clone()),
+        "region": field(|c| &c.region),
+        "profile": field(|c| &c.profile),
+        "endpoint_url": field(|c| &c.endpoint_url).as_deref().map(shown_url),
+        "target_container": field(|c| &c.target_container),
+        "inference_component": field(|c| &c.inference_component),
+        "target_model": field(|c| &c.target_model),
+        "target_variant": field(|c| &c.target_variant),
+    })
+}
+
+/// The payload format, with tensor names from the server's model config where it offers
+/// one (KServe v2 `/config`) and from the settings otherwise.
+async fn build_format(
+    f: &FormatSettings,
+    tokenizer: &TokenCounter,
+    shape: Shape,
+    url: Option<&str>,
+    headers: &ExtraHeaders,
+) -> Result<Arc<dyn Format>, SetupError> {
+    let model = || {
+        f.model.clone().ok_or_else(|| {
+            usage(
+                "--model",
+                format!("required with --engine {}", f.format.name()),
+            )
+        })
+    };
+    let encoder = || {
+        tokenizer
+            .encoder(shape.max_len)
+            .map_err(|e| usage("--tokenizer", e))
+    };
+    let format: Arc<dyn Format> = match f.format {
+        PayloadFormat::Hf => Arc::new(HfFormat {
+            shape,
+            pooling: f.pooling,
+        }),
+        PayloadFormat::Vllm => Arc::new(VllmFormat {
+            model: model()?,
+            api: f.vllm_api,
+            encoder: encoder()?,
+            pad_to_max: shape.pad_to_max,
+        }),
+        PayloadFormat::Triton => {
+            let model = model()?;
+            let from_server = match url {
+                Some(url) if f.input_ids_name.is_none() => server_names(url, &model, headers).await,
+                _ => None,
+            };
+            let defaults = TensorNames::default();
+            let names = from_server.unwrap_or(TensorNames {
+                input_ids: f.input_ids_name.clone().unwrap_or(defaults.input_ids),
+                attention_mask: f
+                    .attention_mask_name
+                    .clone()
+                    .unwrap_or(defaults.attention_mask),
+                token_type_ids: f.token_type_ids_name.clone(),
+                output: f.output_name.clone().unwrap_or(defaults.output),
+            });
+            Arc::new(KServeFormat {
+                model,
+                names,
+                encoder: encoder()?,
+                pad_to_max: shape.pad_to_max,
+                binary: f.binary,
+                text_input: f.text_input.clone(),
+                pooling: f.pooling,
+            })
+        }
+    };
+    Ok(if f.pretokenize && format.tokenizes() {
+        Arc::new(encbench_wire::payload::pretokenized::Pretokenized(format))
+    } else {
+        format
+    })
+}
+
+/// The tensor names of `GET /v2/models/{model}/config`, where the server answers it.
+async fn server_names(url: &str, model: &str, headers: &ExtraHeaders) -> Option<TensorNames> {
+    let config_url = format!("{}/v2/models/{model}/config", url.trim_end_matches('/'));
+    // A server that does not answer its config soon is taken as one without.
+    let Ok(client) = encbench_wire::client::tls::reqwest_builder()
+        .default_headers(headers.map())
+        .timeout(Duration::from_secs(10))
+        .build()
+    else {
+        return None;
+    };
+    let resp = client
+        .get(&config_url)
+        .send()
+        .await
+        .ok()
+        .filter(|r| r.status().is_success())?;
+    match body::read_reqwest(resp, body::MAX_PROBE_BYTES).await {
+        Ok((config, false)) => TensorNames::from_config(&serde_json::from_slice(&config).ok()?),
+        _ => None,
+    }
+}
+
+/// The most a target takes in one request body, and whose limit that is.
+#[derive(Clone, Copy)]
+struct BodyLimit {
+    bytes: usize,
+    whose: &'static str,
+}
+
+/// A body over the target's limit would be refused (SageMaker's 6 MiB) or make the client
+/// build what no server takes: say so before sending anything.
+fn check_body_limit(
+    s: &TargetSettings,
+    texts: &[Input],
+    format: &dyn Format,
+    limit: BodyLimit,
+) -> Result<(), SetupError> {
+    let mib = |n: usize| n as f64 / (1024.0 * 1024.0);
+    for &b in std::iter::once(&s.batch_size).chain(&s.sweep_batch_sizes) {
+        let flag = if b == s.batch_size {
+            "--batch-size"
+        } else {
+            "--batch-sizes"
+        };
+        let size = match largest_body(texts, format, b, limit.bytes) {
+            Ok(n) if n <= limit.bytes => continue,
+            Ok(n) => format!("a {:.1} MiB request body", mib(n)),
+            Err(at_least) => format!("a request body of more than {:.1} MiB", mib(at_least)),
+        };
+        return Err(usage(
+            flag,
+            format!("batch {b} makes {size}, over {}", limit.whose),
+        ));
+    }
+    Ok(())
+}
+
+/// The largest body of a phase's first requests (up to 8) at batch size `b`, or `Err` with
+/// an estimate once a body is sure to be far over `limit`. A body is built only when its
+/// inputs' sizes say it could fit: a batch of a billion inputs is refused, never built.
+fn largest_body(
+    texts: &[Input],
+    format: &dyn Format,
+    b: usize,
+    limit: usize,
+) -> Result<usize, usize> {
+    let n = texts.len();
+    let alone = |i: usize| format.prepare(&[&texts[i]]).body.len();
+    // What a body costs besides its inputs: two bodies of one input each hold it once more
+    // than a body of the input twice.
+    let twice = format.prepare(&[&texts[0], &texts[0]]).body.len();
+    let overhead = (2 * alone(0)).saturating_sub(twice);
+    let mut sizes: Vec<Option<usize>> = vec![None; n];
+    let mut largest = 0;
+    for k in 0..n.min(8) {
+        let mut estimate = overhead;
+        // Input j of request k is text (k·b + j) mod n, as `batch_inputs` takes it.
+        let first = (k % n) * (b % n) % n;
+        for j in 0..b {
+            let i = (first + j % n) % n;
+            let size = *sizes[i].get_or_insert_with(|| alone(i));
+            estimate += size.saturating_sub(overhead);
+            // Leeway over the limit: the estimate is close, not exact, and the body built
+            // below is measured.
+            if estimate > limit + limit / 8 {
+                return Err(estimate);
+            }
+        }
+        largest = largest.max(format.prepare(&batch_inputs(texts, b, k)).body.len());
+    }
+    Ok(largest)
+}
+
+/// The hourly price: given, or the instance type's from the shipped table.
+fn price(s: &TargetSettings) -> Result<Option<(String, f64)>, SetupError> {
+    if let Some(p) = s.price_per_hour {
+        return Ok(Some((
+            s.instance_type.clone().unwrap_or_else(|| "custom".into()),
+            p,
+        )));
+    }
+    match &s.instance_type {
+        None => Ok(None),
+        Some(t) => match instance_price(t) {
+            Some(p) => Ok(Some((t.clone(), p))),
+            None => Err(usage("--instance-type", unpriced(t))),
+        },
+    }
+}

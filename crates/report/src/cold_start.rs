@@ -1,0 +1,262 @@
+//! A cold-start probe's export (`cold-start -o`) as tables: the figures one by one for the
+//! terminal and a document, a row per export for a spreadsheet. The probe prints its own
+//! result through this too, so `report` of its export reads the same.
+
+use super::table::Table;
+use encbench_core::results::cold_start::{ColdStartExport, ColdStartResult, KIND, SCHEMA_VERSION};
+use serde_json::Value;
+
+/// Whether this JSON is a cold-start export rather than a run's.
+pub fn is_one(json: &Value) -> bool {
+    json["kind"] == KIND
+}
+
+/// JSON as a cold-start export of the version this one reads.
+pub fn parse(json: Value) -> Result<ColdStartExport, String> {
+    let e: ColdStartExport = serde_json::from_value(json)
+        .map_err(|e| format!("not an encbench-tui cold-start export: {e}"))?;
+    if e.schema_version != SCHEMA_VERSION {
+        return Err(format!(
+            "cold-start schema_version {} (this version reads {SCHEMA_VERSION})",
+            e.schema_version
+        ));
+    }
+    Ok(e)
+}
+
+fn failed(r: &ColdStartResult) -> u64 {
+    r.attempts - u64::from(r.first_success.is_some())
+}
+
+pub fn heading(e: &ColdStartExport) -> Vec<String> {
+    let p = &e.probe;
+    vec![
+        format!("cold start — {}", e.target),
+        format!(
+            "encbench-tui {} — {}",
+            e.tool_version,
+            e.cold_start.started_at.as_ref().map_or_else(
+                || "stopped before the first attempt".to_string(),
+                |t| format!("first attempt {t}")
+            )
+        ),
+        format!(
+            "after {} s idle: an attempt every {} s, giving up after {} s; then {} steady requests",
+            p.idle_wait.as_secs_f64(),
+            p.retry_interval.as_secs_f64(),
+            p.give_up.as_secs_f64(),
+            p.steady_n
+        ),
+    ]
+}
+
+pub fn tables(e: &ColdStartExport) -> Vec<Table> {
+    let r = &e.cold_start;
+    let mut t = Table::new("cold start", &["figure", "value"]);
+    let mut row = |k: &str, v: String| t.row(vec![k.into(), v]);
+    let kinds: Vec<String> = r.failures.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    row(
+        "attempts",
+        format!(
+            "{} ({} failed{})",
+            r.attempts,
+            failed(r),
+            if kinds.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", kinds.join(", "))
+            }
+        ),
+    );
+    if let (Some(first), Some(latency)) = (r.first_success, r.first_success_latency_ms) {
+        row("time to first success", format!("{first:.2} s"));
+        row("first-success latency", format!("{latency:.1} ms"));
+    }
+    if let Some(s) = &r.steady_ms {
+        row(
+            "steady-state p50",
+            format!("{:.1} ms (n={}, p99 {:.1} ms)", s.p50, r.steady_ok, s.p99),
+        );
+    }
+    if let Some(x) = r.ratio {
+        row(
+            "ratio",
+            format!("{x:.0}× (time to first success / steady p50)"),
+        );
+    }
+    match (r.first_success, r.stopped_early) {
+        (None, true) => t.notes.push("no success before the stop".into()),
+        (None, false) => t.notes.push("no success before giving up".into()),
+        (Some(_), _) => {}
+    }
+    if r.stopped_early {
+        t.notes
+            .push("stopped (SIGINT/SIGTERM): the attempts so far".into());
+    }
+    if let Some(c) = &e.cloudwatch {
+        let m = |name: &str| c.metrics.get(name);
+        let ms = |name: &str| {
+            m(name).map(|x| {
+                format!(
+                    "avg {} · max {} ms (n {})",
+                    encbench_core::text::num(x.average, 1),
+                    encbench_core::text::num(x.max, 1),
+                    x.sample_count
+                )
+            })
+        };
+        for (name, label) in [
+            ("ModelSetupTime", "CloudWatch model setup"),
+            ("ModelLatency", "CloudWatch model latency"),
+            ("OverheadLatency", "CloudWatch overhead"),
+        ] {
+            if let Some(v) = ms(name) {
+                t.row(vec![label.into(), v]);
+            }
+        }
+        t.notes.push(format!(
+            "CloudWatch {} over {} – {} ({}-s periods)",
+            c.namespace, c.window_start, c.window_end, c.period_s
+        ));
+    }
+    vec![t]
+}
+
+const CSV_HEADERS: [&str; 15] = [
+    "source",
+    "target",
+    "started_at",
+    "idle_wait_s",
+    "retry_interval_s",
+    "give_up_s",
+    "attempts",
+    "failed",
+    "first_success_s",
+    "first_success_latency_ms",
+    "steady_ok",
+    "steady_p50_ms",
+    "steady_p99_ms",
+    "ratio",
+    "stopped_early",
+];
+
+/// A row per export, full precision.
+pub fn csv_table(exports: &[(String, &ColdStartExport)]) -> Table {
+    let mut t = Table::new("cold starts", &CSV_HEADERS);
+    let o = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+    for (source, e) in exports {
+        let (p, r) = (&e.probe, &e.cold_start);
+        t.row(vec![
+            source.clone(),
+            e.target.clone(),
+            r.started_at.clone().unwrap_or_default(),
+            p.idle_wait.as_secs_f64().to_string(),
+            p.retry_interval.as_secs_f64().to_string(),
+            p.give_up.as_secs_f64().to_string(),
+            r.attempts.to_string(),
+            failed(r).to_string(),
+            o(r.first_success),
+            o(r.first_success_latency_ms),
+            r.steady_ok.to_string(),
+            o(r.steady_ms.map(|s| s.p50)),
+            o(r.steady_ms.map(|s| s.p99)),
+            o(r.ratio),
+            r.stopped_early.to_string(),
+        ]);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Loaded, ReportFormat, render_loaded};
+    use encbench_core::results::cold_start::ColdStartProbe;
+    use std::time::Duration;
+
+    /// A probe's export as the probe serialises it, read back as `report` reads a file.
+    fn written(r: &ColdStartResult) -> Loaded {
+        let probe = ColdStartProbe {
+            idle_wait: Duration::from_mins(15),
+            retry_interval: Duration::from_secs(5),
+            give_up: Duration::from_mins(20),
+            steady_n: 50,
+        };
+        let json = serde_json::to_value(ColdStartExport::new("sagemaker:ep", &probe, r)).unwrap();
+        assert!(is_one(&json));
+        let back = parse(json).unwrap();
+        assert_eq!(back.probe, probe);
+        Loaded::ColdStart(back)
+    }
+
+    fn stopped_before_success() -> ColdStartResult {
+        ColdStartResult {
+            started_at: Some("2026-12-02T05:00:00Z".into()),
+            attempts: 3,
+            failures: [
+                ("ModelNotReadyException".to_string(), 2),
+                ("Abandoned".into(), 1),
+            ]
+            .into(),
+            first_success: None,
+            first_success_latency_ms: None,
+            steady_ms: None,
+            steady_ok: 0,
+            ratio: None,
+            stopped_early: true,
+        }
+    }
+
+    #[test]
+    fn a_probe_stopped_before_its_first_success_says_so_in_every_format() {
+        let files = [("cold.json".to_string(), written(&stopped_before_success()))];
+        let text = render_loaded(&files, ReportFormat::Terminal).unwrap();
+        assert!(text.starts_with("cold start — sagemaker:ep\n"), "{text}");
+        assert!(
+            text.contains("after 900 s idle: an attempt every 5 s"),
+            "{text}"
+        );
+        assert!(
+            text.contains("3 (3 failed: Abandoned 1, ModelNotReadyException 2)"),
+            "{text}"
+        );
+        assert!(text.contains("no success before the stop"), "{text}");
+        assert!(!text.contains("time to first success"), "{text}");
+        let md = render_loaded(&files, ReportFormat::Markdown).unwrap();
+        assert!(md.contains("| attempts | 3 (3 failed"), "{md}");
+        let csv = render_loaded(&files, ReportFormat::Csv).unwrap();
+        let rows: Vec<&str> = csv.lines().collect();
+        assert_eq!(rows[0], CSV_HEADERS.join(","));
+        assert!(
+            rows[1].starts_with("cold.json,sagemaker:ep,2026-12-02T05:00:00Z,900,5,1200,3,3,,")
+        );
+        assert!(rows[1].ends_with(",true"), "{csv}");
+    }
+
+    #[test]
+    fn another_version_and_a_csv_of_both_kinds_are_refused() {
+        let Loaded::ColdStart(e) = written(&stopped_before_success()) else {
+            unreachable!()
+        };
+        let mut json = serde_json::to_value(&e).unwrap();
+        json["schema_version"] = 2.into();
+        assert!(parse(json).unwrap_err().contains("schema_version 2"));
+
+        let run = crate::parse(
+            serde_json::from_str(include_str!("../../../tests/fixtures/run.json")).unwrap(),
+        )
+        .unwrap();
+        let both = [
+            ("run.json".to_string(), Loaded::Run(run)),
+            ("cold.json".to_string(), Loaded::ColdStart(e)),
+        ];
+        let err = render_loaded(&both, ReportFormat::Csv).unwrap_err();
+        assert!(err.contains("not both"), "{err}");
+        // The other formats take both, each under its own name.
+        let text = render_loaded(&both, ReportFormat::Terminal).unwrap();
+        assert!(
+            text.contains("cold.json: cold start — sagemaker:ep"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,339 @@
+//! The tables of a comparison, from a `compare` export (so `compare` itself and `report` on
+//! its export print the same thing): latency per batch size, throughput with ×b=1, a table
+//! per concurrency level, cost, and the verdict diff.
+
+use super::table::Table;
+use encbench_core::export::Export;
+use encbench_core::plan::PhaseKind;
+use encbench_core::results::PhaseResult;
+use encbench_core::text::{num, truncate};
+use std::cmp::Ordering;
+
+/// What was compared, in a few lines above the tables.
+pub fn heading(e: &Export) -> Vec<String> {
+    let c = &e.config;
+    let Some(cmp) = &e.compare else {
+        return vec![];
+    };
+    let shape = if c["pad_to_max"].as_bool() == Some(true) {
+        format!("inputs padded to {} tokens", c["max_len"])
+    } else {
+        "inputs at natural length".into()
+    };
+    let mut lines = vec![
+        format!(
+            "encbench-tui {} — {} targets compared — engine {}",
+            e.tool_version,
+            cmp.targets.len(),
+            c["target"]["engine"].as_str().unwrap_or("?")
+        ),
+        format!("closed loop, one target at a time — {shape}"),
+        super::started(e),
+        format!("order: {}", cmp.order_note),
+    ];
+    if e.stopped_early {
+        lines.push("stopped before the comparison finished".into());
+    }
+    if let Some(err) = &e.error {
+        lines.push(format!("error: {err}"));
+    }
+    lines.extend(e.notices.iter().map(|n| format!("note: {n}")));
+    lines
+}
+
+fn by<'a>(
+    e: &'a Export,
+    target: &str,
+    kind: PhaseKind,
+    b: usize,
+    c: usize,
+) -> Option<&'a PhaseResult> {
+    e.phases.iter().find(|p| {
+        p.target.as_deref() == Some(target)
+            && p.kind == kind
+            && p.batch_size == b
+            && p.concurrency == c
+    })
+}
+
+fn sizes(e: &Export, kind: PhaseKind, pick: fn(&PhaseResult) -> usize) -> Vec<usize> {
+    let mut v: Vec<usize> = e
+        .phases
+        .iter()
+        .filter(|p| p.kind == kind)
+        .map(pick)
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Lowest first; targets without a figure go last.
+fn ascending(a: Option<f64>, b: Option<f64>) -> Ordering {
+    match (a, b) {
+        (Some(x), Some(y)) => x.total_cmp(&y),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => Ordering::Equal,
+    }
+}
+
+fn latency_table(
+    e: &Export,
+    names: &[String],
+    title: String,
+    kind: PhaseKind,
+    b: usize,
+    c: usize,
+) -> Table {
+    let mut t = Table::new(
+        title,
+        &[
+            "target", "n", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "p99/p50", "req/s", "errors",
+        ],
+    );
+    let mut rows: Vec<(&String, Option<&PhaseResult>)> =
+        names.iter().map(|n| (n, by(e, n, kind, b, c))).collect();
+    rows.sort_by(|x, y| ascending(x.1.map(|p| p.latency_ms.p50), y.1.map(|p| p.latency_ms.p50)));
+    // Under --slo each row says whether the phase met it.
+    let judged = rows
+        .iter()
+        .any(|r| r.1.is_some_and(|p| p.slo_met.is_some()));
+    if judged {
+        t.headers.push("SLO".into());
+    }
+    for (name, p) in rows {
+        let slo = match p.and_then(|p| p.slo_met) {
+            Some(true) => "met",
+            Some(false) => "missed",
+            None => "-",
+        };
+        let mut cells = match p {
+            Some(p) if p.ok > 0 => vec![
+                name.clone(),
+                p.n.to_string(),
+                num(Some(p.latency_ms.p50), 1),
+                num(Some(p.latency_ms.p90), 1),
+                num(Some(p.latency_ms.p95), 1),
+                num(Some(p.latency_ms.p99), 1),
+                num(p.p99_over_p50, 2),
+                num(Some(p.req_per_s), 1),
+                p.error_count().to_string(),
+            ],
+            _ => {
+                let mut r = vec![name.clone(), p.map_or("0".into(), |p| p.n.to_string())];
+                r.extend(std::iter::repeat_n("-".to_string(), 6));
+                r.push(p.map_or("-".into(), |p| p.error_count().to_string()));
+                r
+            }
+        };
+        if judged {
+            cells.push(slo.into());
+        }
+        t.row(cells);
+    }
+    t
+}
+
+pub fn tables(e: &Export) -> Vec<Table> {
+    let Some(cmp) = &e.compare else {
+        return vec![];
+    };
+    let names: Vec<String> = cmp.targets.iter().map(|t| t.name.clone()).collect();
+    let batches = sizes(e, PhaseKind::Batch, |p| p.batch_size);
+    let levels = sizes(e, PhaseKind::Concurrency, |p| p.concurrency);
+    let mut out = Vec::new();
+    for &b in &batches {
+        out.push(latency_table(
+            e,
+            &names,
+            format!("Latency at batch {b}, concurrency 1 (fastest p50 first)"),
+            PhaseKind::Batch,
+            b,
+            1,
+        ));
+    }
+
+    let largest = batches.last().copied();
+    if !batches.is_empty() {
+        let mut headers = vec!["target".to_string()];
+        for &b in &batches {
+            headers.push(format!("req/s b={b}"));
+            headers.push(format!("samples/s b={b}"));
+            if b != 1 {
+                headers.push(format!("×b=1 at {b}"));
+            }
+        }
+        let mut t = Table::new(
+            "Throughput, closed loop at concurrency 1 (most samples/s at the largest batch first)",
+            &headers.iter().map(String::as_str).collect::<Vec<_>>(),
+        );
+        let sps = |n: &String, b: usize| by(e, n, PhaseKind::Batch, b, 1).map(|p| p.samples_per_s);
+        let mut order: Vec<&String> = names.iter().collect();
+        order.sort_by(|x, y| ascending(sps(y, largest.unwrap()), sps(x, largest.unwrap())));
+        for n in order {
+            let mut r = vec![n.clone()];
+            for &b in &batches {
+                let p = by(e, n, PhaseKind::Batch, b, 1);
+                r.push(num(p.map(|p| p.req_per_s), 1));
+                r.push(num(p.map(|p| p.samples_per_s), 1));
+                if b != 1 {
+                    let x = sps(n, b)
+                        .zip(sps(n, 1))
+                        .and_then(|(s, s1)| (s1 > 0.0).then(|| s / s1));
+                    r.push(num(x, 2));
+                }
+            }
+            t.row(r);
+        }
+        out.push(t);
+    }
+
+    for &c in &levels {
+        out.push(latency_table(
+            e,
+            &names,
+            format!("Concurrency {c}, batch 1 (fastest p50 first)"),
+            PhaseKind::Concurrency,
+            1,
+            c,
+        ));
+    }
+
+    if let Some(b) = largest {
+        let sps_col = format!("samples/s b={b}");
+        let mut t = Table::new(
+            format!("Cost per million samples at batch {b} (cheapest first)"),
+            &["target", "instance", "$/h", &sps_col, "$/1M"],
+        );
+        let mut rows: Vec<_> = cmp
+            .targets
+            .iter()
+            .map(|ct| (ct, by(e, &ct.name, PhaseKind::Batch, b, 1)))
+            .collect();
+        rows.sort_by(|x, y| {
+            ascending(
+                x.1.and_then(|p| p.cost_per_1m_usd),
+                y.1.and_then(|p| p.cost_per_1m_usd),
+            )
+        });
+        for (ct, p) in rows {
+            t.row(vec![
+                ct.name.clone(),
+                ct.instance_type.clone().unwrap_or_else(|| "-".into()),
+                num(ct.price_per_hour_usd, 3),
+                num(p.map(|p| p.samples_per_s), 1),
+                num(p.and_then(|p| p.cost_per_1m_usd), 2),
+            ]);
+        }
+        if cmp.targets.iter().all(|t| t.price_per_hour_usd.is_none()) {
+            t.notes.push("no prices: give instance=… in --target, @INSTANCE in --mc/--ic/--lmi, or --instance-type".into());
+        }
+        out.push(t);
+    }
+
+    if let Some(first) = e.capacity.first() {
+        let mut t = Table::new(
+            format!(
+                "Capacity within {} at concurrency {} (cheapest per million samples first)",
+                first.slo, first.concurrency
+            ),
+            &[
+                "target",
+                "batch",
+                "max req/s",
+                "samples/s",
+                "p99 ms",
+                "$/1M",
+                "probes",
+                "answer",
+            ],
+        );
+        let mut rows: Vec<_> = e.capacity.iter().collect();
+        rows.sort_by(|x, y| {
+            ascending(x.cost_per_1m_usd, y.cost_per_1m_usd)
+                .then(ascending(y.samples_per_s, x.samples_per_s))
+        });
+        for c in rows {
+            t.row(vec![
+                c.target.clone().unwrap_or_default(),
+                c.batch_size.to_string(),
+                num(c.max_rate_per_s, 1),
+                num(c.samples_per_s, 1),
+                num(c.latency_ms.map(|l| l.p99), 1),
+                num(c.cost_per_1m_usd, 4),
+                c.probes.len().to_string(),
+                c.verdict.clone(),
+            ]);
+        }
+        t.notes.push(
+            encbench_core::capacity::cheapest(&e.capacity)
+                .unwrap_or_else(|| format!("no target meets {} at any rate probed", first.slo)),
+        );
+        out.push(t);
+    }
+
+    if cmp.targets.iter().any(|t| t.accuracy.is_some()) {
+        let mut t = Table::new(
+            "Verdicts (known-answer samples, after the load)",
+            &["target", "accuracy", "agrees with the others"],
+        );
+        for ct in &cmp.targets {
+            let flagged = cmp.verdict_diff.iter().find(|d| d.target == ct.name);
+            t.row(vec![
+                ct.name.clone(),
+                ct.accuracy.as_ref().map_or("-".into(), |a| match a.output {
+                    Some(o @ encbench_core::verdicts::Output::Vectors { .. }) => {
+                        format!("{}/{} ({o})", a.passed, a.total)
+                    }
+                    _ => format!("{}/{}", a.passed, a.total),
+                }),
+                match (ct.accuracy.is_some(), flagged) {
+                    (false, _) => "-".into(),
+                    (true, None) => "yes".into(),
+                    (true, Some(d)) => format!("NO: {} sample(s) differ", d.samples.len()),
+                },
+            ]);
+        }
+        for d in &cmp.verdict_diff {
+            t.notes
+                .push(format!("{} disagrees with the other targets:", d.target));
+            for s in &d.samples {
+                t.notes.push(format!(
+                    "  {} / {} → {} (others: {}, expected {})",
+                    truncate(&s.premise, 40),
+                    truncate(&s.hypothesis, 40),
+                    s.predicted.as_deref().unwrap_or("no verdict"),
+                    s.others,
+                    s.expected
+                ));
+            }
+            t.notes.push(format!("  hint: {}", d.hint));
+        }
+        out.push(t);
+    }
+    out.extend(super::server::per_target_table(&e.phases));
+    if !cmp.vector_agreement.is_empty() {
+        let mut t = Table::new(
+            format!(
+                "Vector agreement (least cosine between two targets' vectors for the same input; the same model gives ≥ {})",
+                encbench_core::verdicts::agreement::MIN_COSINE
+            ),
+            &["targets", "inputs", "least cosine", "agree", "least at"],
+        );
+        for a in &cmp.vector_agreement {
+            t.row(vec![
+                format!("{} / {}", a.a, a.b),
+                a.inputs.to_string(),
+                format!("{:.6}", a.min_cosine),
+                if a.ok { "yes" } else { "NO" }.into(),
+                truncate(&a.worst_input, 48),
+            ]);
+            if let Some(h) = &a.hint {
+                t.notes.push(format!("{} and {} differ: {h}", a.a, a.b));
+            }
+        }
+        out.push(t);
+    }
+    out
+}

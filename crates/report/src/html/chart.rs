@@ -1,0 +1,479 @@
+//! One chart, drawn as inline SVG: what `figures` says to draw (series, marks, axes) and the
+//! one function that draws any of them with plotters.
+//!
+//! Every axis is linear in plotters' eyes: a log axis is drawn over the logarithms of its
+//! values with the tick marks placed and named here, so one code path (one coordinate type)
+//! draws every chart, and ticks land on the values a reader looks for (1, 2, 4, 8 …; 90 %,
+//! 99 %, 99.9 %) rather than on plotters' round logarithms.
+
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, KeyPointWeight};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::ops::Range;
+
+/// How an axis maps values to the page.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scale {
+    /// From zero (or the least value, when it is negative) to the largest.
+    Linear,
+    /// Powers of two apart (batch sizes, concurrency caps).
+    Log2,
+    /// A quantile's "nines", -log10(1 - q): HdrHistogram's percentile spectrum.
+    Nines,
+}
+
+#[derive(Debug, Clone)]
+pub struct Axis {
+    pub desc: String,
+    pub scale: Scale,
+}
+
+impl Axis {
+    pub fn new(desc: impl Into<String>, scale: Scale) -> Axis {
+        Axis {
+            desc: desc.into(),
+            scale,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    Line,
+    Dashed,
+    /// A filled circle per point.
+    Dots,
+    /// A cross per point.
+    Crosses,
+}
+
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub label: String,
+    /// In the axes' own units (batch sizes, not their logarithms; quantiles as nines).
+    pub points: Vec<(f64, f64)>,
+    /// Index into the palette.
+    pub colour: usize,
+    pub style: Style,
+    /// Against the right-hand axis.
+    pub right: bool,
+}
+
+/// A vertical line across the plot at `x`, named at its top (the knee, the saturation point,
+/// the capacity found, a live change).
+#[derive(Debug, Clone)]
+pub struct Mark {
+    pub x: f64,
+    pub label: String,
+}
+
+/// A horizontal line at `y` of the left axis (an SLO bound, the knee's threshold), with a
+/// legend entry.
+#[derive(Debug, Clone)]
+pub struct Level {
+    pub y: f64,
+    pub label: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Chart {
+    /// What kind of chart (`spectrum`, `batch`, …): the figure's `data-chart`.
+    pub kind: &'static str,
+    pub title: String,
+    /// What the chart shows, in words under it (for print, and for screen readers).
+    pub caption: String,
+    pub x: Axis,
+    pub y: Axis,
+    pub y2: Option<Axis>,
+    pub series: Vec<Series>,
+    pub marks: Vec<Mark>,
+    pub levels: Vec<Level>,
+    /// What the numbered marks stand for, listed under the chart (a timeline's live changes).
+    pub listed: Vec<String>,
+}
+
+/// Okabe & Ito's palette, told apart with every common colour-vision deficiency; yellow is
+/// last, as it is faint on white.
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(0x00, 0x72, 0xB2),
+    RGBColor(0xD5, 0x5E, 0x00),
+    RGBColor(0x00, 0x9E, 0x73),
+    RGBColor(0xCC, 0x79, 0xA7),
+    RGBColor(0xE6, 0x9F, 0x00),
+    RGBColor(0x56, 0xB4, 0xE9),
+    RGBColor(0x00, 0x00, 0x00),
+    RGBColor(0xF0, 0xE4, 0x42),
+];
+
+const GREY: RGBColor = RGBColor(0x55, 0x55, 0x55);
+
+pub fn colour(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// The chart's size in SVG units; the page scales it to its column.
+pub const WIDTH: u32 = 880;
+pub const HEIGHT: u32 = 380;
+
+/// A linear axis with the tick marks given: plotters' own `with_key_points` loses the value
+/// formatter its mesh needs.
+#[derive(Debug, Clone)]
+struct Ticked {
+    range: Range<f64>,
+    ticks: Vec<f64>,
+}
+
+impl Ticked {
+    fn new(range: Range<f64>, ticks: Vec<f64>) -> Ticked {
+        Ticked { range, ticks }
+    }
+}
+
+impl Ranged for Ticked {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        let Range { start, end } = self.range;
+        let share = (value - start) / (end - start);
+        let px = f64::from(limit.0) + share * f64::from(limit.1 - limit.0);
+        // A value far off the axis must not wrap around an i32.
+        px.clamp(-1e6, 1e6).round() as i32
+    }
+
+    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        match hint.weight() {
+            KeyPointWeight::Bold => self.ticks.clone(),
+            // No light grid between the ticks: the charts stay quiet.
+            KeyPointWeight::Any => vec![],
+        }
+    }
+
+    fn range(&self) -> Range<f64> {
+        self.range.clone()
+    }
+}
+
+/// Where a value lands on its axis before plotters' linear mapping.
+fn to_axis(scale: Scale, v: f64) -> f64 {
+    match scale {
+        Scale::Linear | Scale::Nines => v,
+        Scale::Log2 => v.max(f64::MIN_POSITIVE).log2(),
+    }
+}
+
+/// The axis's range and its ticks, both in axis units.
+fn span(scale: Scale, values: impl Iterator<Item = f64>) -> (Range<f64>, Vec<f64>) {
+    let vals: Vec<f64> = values.filter(|v| v.is_finite()).collect();
+    let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
+    match scale {
+        Scale::Linear => {
+            let lo = lo.min(0.0);
+            let hi = if hi > lo { hi * 1.08 } else { lo + 1.0 };
+            let step = nice_step((hi - lo) / 6.0);
+            let first = (lo / step).ceil() * step;
+            let ticks = (0..)
+                .map(|i| first + f64::from(i) * step)
+                .take_while(|t| *t <= hi + step * 1e-9)
+                .take(40)
+                .collect();
+            (lo..hi, ticks)
+        }
+        Scale::Log2 => {
+            let (a, b) = (to_axis(scale, lo).floor(), to_axis(scale, hi).ceil());
+            let b = if b > a { b } else { a + 1.0 };
+            let ticks = (0..)
+                .map(|i| a + f64::from(i))
+                .take_while(|t| *t <= b)
+                .take(40)
+                .collect();
+            (a - 0.15..b + 0.15, ticks)
+        }
+        Scale::Nines => {
+            let hi = hi.clamp(1.0, 6.0).ceil();
+            let ticks = std::iter::once(0.0)
+                .chain(std::iter::once(2f64.log10()))
+                // hi is a whole number of nines, 1 to 6.
+                .chain((1..=hi as i32).map(f64::from))
+                .collect();
+            (0.0..hi, ticks)
+        }
+    }
+}
+
+/// 1, 2 or 5 times a power of ten, at least `raw`.
+fn nice_step(raw: f64) -> f64 {
+    if !(raw.is_finite() && raw > 0.0) {
+        return 1.0;
+    }
+    let p = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * p)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * p)
+}
+
+/// A tick's name: the value it stands for, as a reader writes it.
+pub fn tick_label(scale: Scale, t: f64) -> String {
+    match scale {
+        Scale::Linear => trim(t),
+        Scale::Log2 => trim(2f64.powf(t).round()),
+        Scale::Nines => {
+            let q = 1.0 - 10f64.powf(-t);
+            let pct = q * 100.0;
+            // 99.9 %, not 99.90000000000001 %.
+            let digits = (t - 2.0).max(0.0).round() as usize;
+            format!("{pct:.digits$}%")
+        }
+    }
+}
+
+fn trim(v: f64) -> String {
+    if v == v.trunc() && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn desc_font() -> TextStyle<'static> {
+    ("sans-serif", 17).into_font().color(&BLACK)
+}
+
+/// The chart as an `<svg>` element. Its texts quote exports (targets, labels, events, the
+/// SLO), so control characters are escaped first, as every rendering escapes them: a page
+/// printed to stdout reaches a terminal. plotters escapes XML.
+pub fn svg(c: &Chart) -> Result<String, String> {
+    let c = escaped(c);
+    let mut out = String::new();
+    draw(&c, &mut out).map_err(|e| format!("cannot draw '{}': {e}", c.title))?;
+    Ok(out)
+}
+
+fn escaped(c: &Chart) -> Chart {
+    let esc = |s: &str| encbench_core::scrub::controls(s).into_owned();
+    let mut c = c.clone();
+    c.title = esc(&c.title);
+    for a in std::iter::once(&mut c.x)
+        .chain(std::iter::once(&mut c.y))
+        .chain(c.y2.as_mut())
+    {
+        a.desc = esc(&a.desc);
+    }
+    for s in &mut c.series {
+        s.label = esc(&s.label);
+    }
+    for m in &mut c.marks {
+        m.label = esc(&m.label);
+    }
+    for l in &mut c.levels {
+        l.label = esc(&l.label);
+    }
+    c
+}
+
+type Failed = Box<dyn std::error::Error>;
+
+fn draw(c: &Chart, out: &mut String) -> Result<(), Failed> {
+    let left = |s: &Series| !s.right;
+    let (xr, xt) = span(
+        c.x.scale,
+        c.series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0))
+            .chain(c.marks.iter().map(|m| m.x)),
+    );
+    let (yr, yt) = span(
+        c.y.scale,
+        c.series
+            .iter()
+            .filter(|s| left(s))
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .chain(c.levels.iter().map(|l| l.y)),
+    );
+    let y2_scale = c.y2.as_ref().map_or(Scale::Linear, |a| a.scale);
+    let (y2r, y2t) = span(
+        y2_scale,
+        c.series
+            .iter()
+            .filter(|s| s.right)
+            .flat_map(|s| s.points.iter().map(|p| p.1)),
+    );
+    let (x0, x1) = (xr.start, xr.end);
+    let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let root = root.titled(&c.title, ("sans-serif", 21).into_font().color(&BLACK))?;
+    // The legend beside the plot, not over it: curves fill any corner a legend could take.
+    let (plot, side) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+    let mut chart = ChartBuilder::on(&plot)
+        .margin(12)
+        .x_label_area_size(48)
+        .y_label_area_size(70)
+        .right_y_label_area_size(if c.y2.is_some() { 70 } else { 12 })
+        .build_cartesian_2d(
+            Ticked::new(xr.clone(), xt.clone()),
+            Ticked::new(yr.clone(), yt),
+        )?
+        .set_secondary_coord(Ticked::new(xr, xt), Ticked::new(y2r, y2t));
+    let (xs, ys) = (c.x.scale, c.y.scale);
+    chart
+        .configure_mesh()
+        .x_desc(&c.x.desc)
+        .y_desc(&c.y.desc)
+        .axis_desc_style(desc_font())
+        .label_style(("sans-serif", 15).into_font().color(&BLACK))
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(RGBColor(0xE4, 0xE4, 0xE4))
+        .x_label_formatter(&|v| tick_label(xs, *v))
+        .y_label_formatter(&|v| tick_label(ys, *v))
+        .draw()?;
+    if let Some(a) = &c.y2 {
+        chart
+            .configure_secondary_axes()
+            .y_desc(&a.desc)
+            .axis_desc_style(desc_font())
+            .label_style(("sans-serif", 15).into_font().color(&BLACK))
+            .y_label_formatter(&|v| tick_label(y2_scale, *v))
+            .draw()?;
+    }
+    for l in &c.levels {
+        let style = ShapeStyle::from(GREY).stroke_width(1);
+        let pts = [(x0, l.y), (x1, l.y)];
+        chart.draw_series(DashedLineSeries::new(pts, 8, 5, style))?;
+    }
+    for s in &c.series {
+        let pts: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .map(|&(x, y)| (to_axis(xs, x), y))
+            .filter(|p| p.0.is_finite() && p.1.is_finite())
+            .collect();
+        let col = colour(s.colour);
+        let line = ShapeStyle::from(col).stroke_width(2);
+        match (s.style, s.right) {
+            (Style::Line, false) => chart.draw_series(LineSeries::new(pts, line))?,
+            (Style::Line, true) => chart.draw_secondary_series(LineSeries::new(pts, line))?,
+            (Style::Dashed, false) => chart.draw_series(DashedLineSeries::new(pts, 7, 4, line))?,
+            (Style::Dashed, true) => {
+                chart.draw_secondary_series(DashedLineSeries::new(pts, 7, 4, line))?
+            }
+            (Style::Dots, false) => chart.draw_series(
+                pts.into_iter()
+                    .map(|p| Circle::new(p, 5, col.filled()).into_dyn()),
+            )?,
+            (Style::Dots, true) => chart.draw_secondary_series(
+                pts.into_iter()
+                    .map(|p| Circle::new(p, 5, col.filled()).into_dyn()),
+            )?,
+            (Style::Crosses, false) => {
+                chart.draw_series(pts.into_iter().map(|p| Cross::new(p, 6, line).into_dyn()))?
+            }
+            (Style::Crosses, true) => chart.draw_secondary_series(
+                pts.into_iter().map(|p| Cross::new(p, 6, line).into_dyn()),
+            )?,
+        };
+    }
+    let (top, bottom) = (yr.end, yr.start);
+    for m in &c.marks {
+        let x = to_axis(xs, m.x);
+        let style = ShapeStyle::from(GREY).stroke_width(1);
+        chart.draw_series(DashedLineSeries::new([(x, bottom), (x, top)], 4, 4, style))?;
+        // Named beside its line, on the side with room: a mark near the right edge would
+        // lose its name past the plot.
+        let right_half = (x - x0) / (x1 - x0) > 0.6;
+        let (side, gap) = if right_half {
+            (HPos::Right, -4)
+        } else {
+            (HPos::Left, 4)
+        };
+        let font = ("sans-serif", 13)
+            .into_font()
+            .color(&GREY)
+            .pos(Pos::new(side, VPos::Top));
+        chart.draw_series(std::iter::once(
+            EmptyElement::at((x, top)) + Text::new(m.label.clone(), (gap, 2), font),
+        ))?;
+    }
+    legend(c, &side)?;
+    root.present()?;
+    Ok(())
+}
+
+/// Room for the legend at the right of every chart, in SVG units.
+const LEGEND_WIDTH: u32 = 200;
+
+/// One entry per series (and per level line), top down: its sample and its label.
+fn legend(
+    c: &Chart,
+    area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+) -> Result<(), Failed> {
+    let entries: Vec<(Style, RGBColor, &str)> = c
+        .levels
+        .iter()
+        .map(|l| (Style::Dashed, GREY, l.label.as_str()))
+        .chain(
+            c.series
+                .iter()
+                .map(|s| (s.style, colour(s.colour), s.label.as_str())),
+        )
+        .collect();
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let n = i32::try_from(entries.len()).unwrap_or(i32::MAX);
+    let step = ((i32::try_from(HEIGHT).unwrap_or(0) - 90) / n).clamp(10, 20);
+    let font = ("sans-serif", 15)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    for (i, (style, col, label)) in (0..).zip(entries) {
+        let (a, b, dot) = glyph(style);
+        let stroke = ShapeStyle::from(col).stroke_width(2);
+        let at = (4, 30 + i * step);
+        area.draw(
+            &(EmptyElement::at(at)
+                + PathElement::new(a.to_vec(), stroke)
+                + PathElement::new(b.to_vec(), stroke)
+                + Circle::new((10, 0), dot, col.filled())
+                + Text::new(label.to_string(), (28, 0), font.clone())),
+        )?;
+    }
+    Ok(())
+}
+
+/// A point pair of a legend sample, relative to where the legend puts it.
+type Stroke = [(i32, i32); 2];
+
+/// The legend's sample of a series as two strokes and a dot (a stroke, two short strokes for
+/// dashed, a dot, or a cross), so that every style draws as one element type.
+fn glyph(style: Style) -> (Stroke, Stroke, u32) {
+    match style {
+        Style::Line => ([(0, 0), (20, 0)], [(20, 0), (20, 0)], 0),
+        Style::Dashed => ([(0, 0), (8, 0)], [(12, 0), (20, 0)], 0),
+        Style::Dots => ([(10, 0), (10, 0)], [(10, 0), (10, 0)], 5),
+        Style::Crosses => ([(5, -5), (15, 5)], [(5, 5), (15, -5)], 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_name_the_values_a_reader_looks_for() {
+        let (_, t) = span(Scale::Nines, [0.0, 2.7].into_iter());
+        let names: Vec<String> = t.iter().map(|&v| tick_label(Scale::Nines, v)).collect();
+        assert_eq!(names, ["0%", "50%", "90%", "99%", "99.9%"]);
+        let (_, t) = span(Scale::Log2, [1.0, 32.0].into_iter());
+        let names: Vec<String> = t.iter().map(|&v| tick_label(Scale::Log2, v)).collect();
+        assert_eq!(names, ["1", "2", "4", "8", "16", "32"]);
+        let (r, t) = span(Scale::Linear, [3.0, 97.0].into_iter());
+        assert!(r.start == 0.0 && r.end > 97.0);
+        assert_eq!(t[..3], [0.0, 20.0, 40.0]);
+    }
+}

@@ -1,0 +1,534 @@
+//! The tables of a run, from its export: what a run prints when it ends and what `report`
+//! prints of its export are this one rendering.
+//!
+//! Batch phases with throughput, efficiency and cost (the knee marked, with advice), live
+//! phases, concurrency phases (saturation marked, with advice), every phase's latency
+//! spectrum and breakdown, errors by kind, client tokenization and the server's side,
+//! SageMaker variants, and the accuracy verdicts.
+
+use super::table::{NOT_A_RATE, Table};
+use encbench_core::arrival::Pace;
+use encbench_core::export::{AccuracyExport, Export};
+use encbench_core::plan::PhaseKind;
+use encbench_core::results::capacity::Capacity;
+use encbench_core::results::{PhaseResult, analysis};
+use encbench_core::text::{self, num};
+
+/// Batch efficiency under which a batch size is past the knee, when the export does not say.
+const DEFAULT_KNEE: f64 = 0.8;
+
+/// What the run was, in a few lines above its tables.
+pub fn heading(e: &Export) -> Vec<String> {
+    let c = &e.config;
+    let t = &c["target"];
+    let sim = if t["demo"].as_bool() == Some(true) {
+        " (simulated endpoint)"
+    } else {
+        ""
+    };
+    let answers = e
+        .accuracy
+        .as_ref()
+        .and_then(|a| a.output)
+        .map(|o| format!(" — answers {o}"))
+        .unwrap_or_default();
+    let mut lines = vec![format!(
+        "encbench-tui {} — {}{sim} — engine {}{answers}",
+        e.tool_version,
+        super::describe_target(e),
+        t["engine"].as_str().unwrap_or("?")
+    )];
+    let flags = Pace {
+        rate_per_s: c["request_rate"].as_f64(),
+        burstiness: c["burstiness"].as_f64().unwrap_or(f64::INFINITY),
+    };
+    // What ran, not what the flags said: a live run steered from the screen ran at other
+    // paces than it started with.
+    let paces: Vec<Pace> = e.phases.iter().map(pace_of).collect();
+    let concs: Vec<usize> = e.phases.iter().map(|p| p.concurrency).collect();
+    let same = |v: &[usize]| v.first().filter(|&&f| v.iter().all(|&x| x == f)).copied();
+    let how = match paces.first() {
+        None => text::pace_at(&flags, c["concurrency"].as_u64().unwrap_or(1) as usize),
+        Some(first) if paces.iter().all(|p| p == first) => match same(&concs) {
+            Some(c) => text::pace_at(first, c),
+            None => format!("{}, concurrency per phase", text::pace(first)),
+        },
+        Some(_) => format!(
+            "pace per phase in the tables (the run started {})",
+            text::pace(&flags)
+        ),
+    };
+    let shape = if c["pad_to_max"].as_bool() == Some(true) {
+        format!("inputs padded to {} tokens", c["max_len"])
+    } else {
+        format!(
+            "natural length, {} tokens per input",
+            num(c["natural_tokens_per_input"].as_f64(), 0)
+        )
+    };
+    lines.push(format!("{how} — {shape}"));
+    if c["pretokenize"].as_bool() == Some(true) {
+        lines.push(
+            "client tokenization done before each phase (--pretokenize): not in the latency".into(),
+        );
+    }
+    if let (Some(name), Some(price)) = (
+        c["instance_type"].as_str(),
+        c["price_per_hour_usd"].as_f64(),
+    ) {
+        lines.push(format!("price {name} ${price:.3}/h"));
+    }
+    lines.push(super::started(e));
+    if e.stopped_early && e.phases.last().is_some_and(|p| p.kind != PhaseKind::Live) {
+        lines.push("stopped before the plan finished: the last phase is partial".into());
+    }
+    if let Some(err) = &e.error {
+        lines.push(format!("error: {err}"));
+    }
+    lines.extend(e.notices.iter().map(|n| format!("note: {n}")));
+    lines
+}
+
+pub fn tables(e: &Export) -> Vec<Table> {
+    let knee = e.config["knee"].as_f64().unwrap_or(DEFAULT_KNEE);
+    [
+        batch_table(&e.phases, knee),
+        live_table(&e.phases),
+        concurrency_table(&e.phases),
+        latency_table(&e.phases),
+        schedule_table(&e.phases),
+        slo_table(&e.phases),
+        capacity_table(&e.capacity),
+        probes_table(&e.capacity),
+        errors_table(&e.phases),
+        server_table(&e.phases),
+        super::server::breakdown_table(&e.phases),
+        super::server::named_table(&e.phases),
+        super::server::cloudwatch_table(&e.phases),
+        variants_table(&e.phases),
+        e.accuracy.as_ref().map(accuracy_table),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+fn of_kind(phases: &[PhaseResult], kind: PhaseKind) -> Vec<&PhaseResult> {
+    phases.iter().filter(|p| p.kind == kind).collect()
+}
+
+/// One column of a table of phases: its header, and its cell for a phase.
+struct Col(&'static str, fn(&PhaseResult) -> String);
+
+const KIND: Col = Col("kind", |p| p.kind.name().into());
+const BATCH: Col = Col("batch", |p| p.batch_size.to_string());
+const CONC: Col = Col("conc", |p| p.concurrency.to_string());
+const PACE: Col = Col("pace", |p| text::pace_short(&pace_of(p)));
+const N: Col = Col("n", |p| p.n.to_string());
+const P50: Col = Col("p50 ms", |p| num(Some(p.latency_ms.p50), 1));
+const P90: Col = Col("p90 ms", |p| num(Some(p.latency_ms.p90), 1));
+const P95: Col = Col("p95 ms", |p| num(Some(p.latency_ms.p95), 1));
+const P99: Col = Col("p99 ms", |p| num(Some(p.latency_ms.p99), 1));
+const P999: Col = Col("p99.9 ms", |p| num(Some(p.latency_ms.p999), 1));
+const MAX: Col = Col("max ms", |p| num(Some(p.latency_ms.max), 1));
+const TAIL: Col = Col("p99/p50", |p| num(p.p99_over_p50, 2));
+const REQ: Col = Col("req/s", |p| rate(p, p.req_per_s));
+const SAMPLES: Col = Col("samples/s", |p| rate(p, p.samples_per_s));
+
+/// A rate, or `n<c` where the phase measured fewer requests than its concurrency cap.
+fn rate(p: &PhaseResult, v: f64) -> String {
+    if p.rate_not_meaningful {
+        NOT_A_RATE.into()
+    } else {
+        num(Some(v), 1)
+    }
+}
+// ×b=1 is efficiency × batch size: both compare with the same sweep's batch-1 row.
+const X_B1: Col = Col("×b=1", |p| {
+    num(p.batch_efficiency.map(|e| e * p.batch_size as f64), 2)
+});
+const EFFICIENCY: Col = Col("efficiency", |p| num(p.batch_efficiency, 2));
+const COST: Col = Col("$/1M", |p| match p.cost_per_1m_usd {
+    Some(c) if !p.rate_not_meaningful => num(Some(c), 2),
+    Some(_) => NOT_A_RATE.into(),
+    None => num(None, 2),
+});
+const ERRORS: Col = Col("errors", |p| p.error_count().to_string());
+const SERVICE: Col = Col("service p50/p99 ms", |p| pair(&p.service_ms));
+const DISPATCH: Col = Col("dispatch p50/p99 ms", |p| pair(&p.dispatch_delay_ms));
+
+const OFFERED: Col = Col("offered/s", |p| num(p.offered_per_s, 1));
+const UNSENT: Col = Col("unsent", |p| p.unsent.to_string());
+const MAX_LAG: Col = Col("max lag ms", |p| num(p.max_lag_ms, 1));
+
+fn pace_of(p: &PhaseResult) -> Pace {
+    Pace {
+        rate_per_s: p.request_rate,
+        burstiness: p.burstiness.unwrap_or(f64::INFINITY),
+    }
+}
+
+/// Open-loop phases: what the schedule offered, what the endpoint achieved, and the requests
+/// that were due and never sent.
+fn schedule_table(phases: &[PhaseResult]) -> Option<Table> {
+    let open: Vec<&PhaseResult> = phases
+        .iter()
+        .filter(|p| p.offered_per_s.is_some())
+        .collect();
+    if open.is_empty() {
+        return None;
+    }
+    let mut t = phase_table(
+        "Open-loop schedule (unsent: due before the phase ended, never given a slot)",
+        &[KIND, BATCH, CONC, PACE, OFFERED, REQ, UNSENT, MAX_LAG],
+        &open,
+        |p| p.overloaded.then_some("overloaded"),
+    );
+    if open.iter().any(|p| p.overloaded) {
+        t.notes.push(
+            "overloaded: the endpoint did not keep up with the offered rate and the lag kept \
+             growing; the unsent requests would each have waited at least the lag, so the \
+             latency percentiles understate what clients at this rate would see"
+                .into(),
+        );
+    }
+    Some(t)
+}
+
+const GOODPUT: Col = Col("goodput/s", |p| num(p.goodput_per_s, 1));
+const GOOD_SHARE: Col = Col("good %", |p| num(p.goodput_share.map(|s| s * 100.0), 1));
+const SLO: Col = Col("SLO", |p| match (p.slo_met, &p.slo_missed) {
+    (Some(true), _) => "met".into(),
+    (_, Some(why)) => format!("missed: {why}"),
+    _ => "missed".into(),
+});
+const STABLE: Col = Col("stable", |p| match (p.stable, &p.stop_reason) {
+    (Some(true), _) => "yes".into(),
+    (Some(false), Some(r)) => format!("no ({r})"),
+    _ => "-".into(),
+});
+
+/// Every phase judged against `--slo`: whether it met it, and its goodput.
+fn slo_table(phases: &[PhaseResult]) -> Option<Table> {
+    let judged: Vec<&PhaseResult> = phases.iter().filter(|p| p.slo_met.is_some()).collect();
+    if judged.is_empty() {
+        return None;
+    }
+    let mut t = phase_table(
+        "SLO (scheduled latency; errors and unsent requests count as misses)",
+        &[
+            KIND, BATCH, CONC, PACE, N, P99, REQ, GOODPUT, GOOD_SHARE, STABLE, SLO,
+        ],
+        &judged,
+        |_| None,
+    );
+    t.notes.push(
+        "goodput: ok requests within the latency bound of the highest percentile objective;          good %: their share of the requests due"
+            .into(),
+    );
+    Some(t)
+}
+
+/// One row per batch size searched: the highest offered rate that met the SLO.
+fn capacity_table(found: &[Capacity]) -> Option<Table> {
+    let first = found.first()?;
+    let mut t = Table::new(
+        format!(
+            "Capacity within {} at concurrency {} (highest offered rate that met it)",
+            first.slo, first.concurrency
+        ),
+        &[
+            "batch",
+            "max req/s",
+            "samples/s",
+            "p50 ms",
+            "p99 ms",
+            "goodput/s",
+            "$/1M",
+            "ceiling req/s",
+            "probes",
+            "answer",
+        ],
+    );
+    for c in found {
+        t.row(vec![
+            c.batch_size.to_string(),
+            num(c.max_rate_per_s, 1),
+            num(c.samples_per_s, 1),
+            num(c.latency_ms.map(|l| l.p50), 1),
+            num(c.latency_ms.map(|l| l.p99), 1),
+            num(c.goodput_per_s, 1),
+            num(c.cost_per_1m_usd, 4),
+            num(c.ceiling_per_s, 1),
+            c.probes.len().to_string(),
+            c.verdict.clone(),
+        ]);
+    }
+    if let Some(a) = encbench_core::capacity::advice(found) {
+        t.notes.push(format!("advice: {a}"));
+    } else {
+        t.notes
+            .push("no batch size meets the SLO at any rate probed".into());
+    }
+    Some(t)
+}
+
+/// Every probe of every search, in the order they ran.
+fn probes_table(found: &[Capacity]) -> Option<Table> {
+    if found.iter().all(|c| c.probes.is_empty()) {
+        return None;
+    }
+    let mut t = Table::new(
+        "Capacity probes (open loop, each until stable or its time bound)",
+        &[
+            "batch", "req/s", "n", "p50 ms", "p99 ms", "meets", "stable", "ended", "missed",
+        ],
+    );
+    for c in found {
+        for p in &c.probes {
+            t.row(vec![
+                c.batch_size.to_string(),
+                text::sig3(p.rate_per_s),
+                p.n.to_string(),
+                num(Some(p.p50), 1),
+                num(Some(p.p99), 1),
+                if p.meets { "yes" } else { "no" }.into(),
+                if p.stable { "yes" } else { "no" }.into(),
+                p.stop_reason.clone(),
+                p.missed.clone().unwrap_or_default(),
+            ]);
+        }
+    }
+    Some(t)
+}
+
+fn pair(s: &encbench_core::stats::LatencySummary) -> String {
+    format!("{:.1}/{:.1}", s.p50, s.p99)
+}
+
+/// A table of `rows` in `cols`, with a mark column (`◀ knee`) where `mark` gives a mark.
+fn phase_table(
+    title: impl Into<String>,
+    cols: &[Col],
+    rows: &[&PhaseResult],
+    mark: impl Fn(&PhaseResult) -> Option<&'static str>,
+) -> Table {
+    let headers: Vec<&str> = cols.iter().map(|c| c.0).collect();
+    let mut t = Table::new(title, &headers);
+    let marked = rows.iter().any(|p| mark(p).is_some());
+    if marked {
+        t.headers.push(String::new());
+    }
+    for p in rows {
+        let mut cells: Vec<String> = cols.iter().map(|c| (c.1)(p)).collect();
+        if marked {
+            cells.push(mark(p).map_or(String::new(), |m| format!("◀ {m}")));
+        }
+        t.row(cells);
+    }
+    if rows.iter().any(|p| p.rate_not_meaningful) && cols.iter().any(|c| c.0 == REQ.0) {
+        t.notes.push(format!(
+            "{NOT_A_RATE}: fewer measured requests than the concurrency cap, all perhaps in \
+             flight at once: the rate is not meaningful (raise -n or --duration)"
+        ));
+    }
+    t
+}
+
+fn batch_table(phases: &[PhaseResult], knee: f64) -> Option<Table> {
+    let batch = of_kind(phases, PhaseKind::Batch);
+    if batch.is_empty() {
+        return None;
+    }
+    let sweep = analysis::latest_sweep(phases, PhaseKind::Batch);
+    let knee_row = analysis::knee(&sweep, knee).map(|k| sweep[k]);
+    let mut t = phase_table(
+        "Batch (n = measured requests per row; p99 at n=100 is nearly the maximum)",
+        &[
+            BATCH, CONC, N, P50, P99, TAIL, REQ, SAMPLES, X_B1, EFFICIENCY, COST, ERRORS,
+        ],
+        &batch,
+        |p| {
+            knee_row
+                .is_some_and(|k| std::ptr::eq(k, p))
+                .then_some("knee")
+        },
+    );
+    if sweep.len() > 1
+        && let Some(advice) = analysis::batch_advice(&sweep, knee)
+    {
+        t.notes.push(format!("advice: {advice}"));
+    }
+    Some(t)
+}
+
+fn live_table(phases: &[PhaseResult]) -> Option<Table> {
+    let live = of_kind(phases, PhaseKind::Live);
+    (!live.is_empty()).then(|| {
+        phase_table(
+            "Live segments (one per setting: a change of rate, burstiness or concurrency from the screen opens the next)",
+            &[BATCH, CONC, PACE, N, P50, P99, TAIL, REQ, SAMPLES, ERRORS],
+            &live,
+            |_| None,
+        )
+    })
+}
+
+fn concurrency_table(phases: &[PhaseResult]) -> Option<Table> {
+    let conc = of_kind(phases, PhaseKind::Concurrency);
+    let first = conc.first()?;
+    let sweep = analysis::latest_sweep(phases, PhaseKind::Concurrency);
+    let saturated = analysis::saturation(&sweep).map(|k| sweep[k]);
+    let mut t = phase_table(
+        format!("Concurrency (batch {})", first.batch_size),
+        &[
+            CONC, N, P50, P90, P95, P99, TAIL, REQ, SAMPLES, COST, ERRORS,
+        ],
+        &conc,
+        |p| {
+            saturated
+                .is_some_and(|k| std::ptr::eq(k, p))
+                .then_some("saturated")
+        },
+    );
+    if let Some(advice) = analysis::concurrency_advice(&sweep) {
+        t.notes.push(format!("advice: {advice}"));
+    }
+    Some(t)
+}
+
+fn latency_table(phases: &[PhaseResult]) -> Option<Table> {
+    let all: Vec<&PhaseResult> = phases.iter().collect();
+    (!all.is_empty()).then(|| {
+        phase_table(
+            "Latency breakdown (scheduled = dispatch delay, waiting to be sent, + service)",
+            &[
+                KIND, BATCH, CONC, PACE, N, P50, P90, P95, P99, P999, MAX, SERVICE, DISPATCH,
+            ],
+            &all,
+            |_| None,
+        )
+    })
+}
+
+/// A table of one line of counts per phase that has any ("ModelError(500) 10, Timeout 2").
+fn counts_table(
+    phases: &[PhaseResult],
+    title: &str,
+    what: &str,
+    counts: fn(&PhaseResult) -> &std::collections::BTreeMap<String, u64>,
+) -> Option<Table> {
+    let with: Vec<&PhaseResult> = phases.iter().filter(|p| !counts(p).is_empty()).collect();
+    if with.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(title, &["kind", "batch", "conc", what]);
+    for p in with {
+        t.row(vec![
+            p.kind.name().into(),
+            p.batch_size.to_string(),
+            p.concurrency.to_string(),
+            text::counts(counts(p)),
+        ]);
+    }
+    Some(t)
+}
+
+fn errors_table(phases: &[PhaseResult]) -> Option<Table> {
+    counts_table(phases, "Errors by kind", "errors", |p| &p.errors)
+}
+
+fn variants_table(phases: &[PhaseResult]) -> Option<Table> {
+    counts_table(
+        phases,
+        "Invoked production variants (successful requests)",
+        "variants",
+        |p| &p.variants,
+    )
+}
+
+fn server_table(phases: &[PhaseResult]) -> Option<Table> {
+    let rows: Vec<&PhaseResult> = phases
+        .iter()
+        .filter(|p| p.tokenize_ms.is_some() || p.server.is_some())
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(
+        "Client tokenization and server side (ms per request; server from KServe v2 statistics, warmup included)",
+        &[
+            "kind",
+            "batch",
+            "conc",
+            "tokenize p50/p99",
+            "queue",
+            "c.input",
+            "c.infer",
+            "c.output",
+            "batch factor",
+        ],
+    );
+    for p in rows {
+        let tokenize = p
+            .tokenize_ms
+            .map_or("-".to_string(), |t| format!("{:.2}/{:.2}", t.p50, t.p99));
+        let s = p.server.as_ref();
+        let ms = |f: fn(&encbench_core::results::ServerBreakdown) -> f64| num(s.map(f), 2);
+        t.row(vec![
+            p.kind.name().into(),
+            p.batch_size.to_string(),
+            p.concurrency.to_string(),
+            tokenize,
+            ms(|s| s.queue_ms),
+            ms(|s| s.compute_input_ms),
+            ms(|s| s.compute_infer_ms),
+            ms(|s| s.compute_output_ms),
+            num(s.and_then(|s| s.batch_factor), 2),
+        ]);
+    }
+    Some(t)
+}
+
+fn accuracy_table(a: &AccuracyExport) -> Table {
+    let title = match &a.before {
+        Some(b) => format!(
+            "Accuracy: before load {}/{}  after load {}/{}",
+            b.passed, b.total, a.passed, a.total
+        ),
+        None => format!("Accuracy: before load {}/{}", a.passed, a.total),
+    };
+    let mut t = Table::new(
+        title,
+        &["ok", "expected", "predicted", "premise", "hypothesis"],
+    );
+    for v in &a.samples {
+        t.row(vec![
+            if v.ok { "ok" } else { "MISMATCH" }.into(),
+            // A retrieval item's verdicts are candidate sentences.
+            text::truncate(&v.expected, 48),
+            text::truncate(
+                &v.predicted
+                    .clone()
+                    .or(v.error.clone())
+                    .unwrap_or_else(|| "-".into()),
+                48,
+            ),
+            text::truncate(&v.premise, 48),
+            if v.candidates.is_empty() {
+                text::truncate(&v.hypothesis, 48)
+            } else {
+                format!("(nearest of {} candidates)", v.candidates.len())
+            },
+        ]);
+    }
+    t.notes.extend(a.note.clone());
+    if a.passed < a.total {
+        t.notes.push(
+            "verdicts differ from the expected ones: check the label mapping (--labels), \
+             tokenization and payload construction"
+                .into(),
+        );
+    }
+    t
+}

@@ -1,0 +1,409 @@
+//! KServe v2 (Triton's HTTP protocol): model readiness, metadata, config, statistics and
+//! inference with INT64 tensors as JSON or with the binary tensor extension. Logits are one
+//! row per input: the verdict's class gets 4.0, the others 0.
+
+use super::model::Work;
+use super::{Fault, Server};
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use encbench_wire::payload::kserve::tensor_shape;
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The tensors the reference model takes, BERT-style.
+const INPUTS: [&str; 3] = ["input_ids", "attention_mask", "token_type_ids"];
+const MAX_BATCH: usize = 64;
+
+/// Triton's statistics counters: rows, executions, and per-request nanoseconds.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Stats {
+    inference_count: u64,
+    execution_count: u64,
+    success_count: u64,
+    queue_ns: u64,
+    compute_infer_ns: u64,
+}
+
+fn error(status: StatusCode, message: impl Into<String>) -> Response {
+    (status, axum::Json(json!({ "error": message.into() }))).into_response()
+}
+
+pub async fn ready(State(s): State<Arc<Server>>, Path(_model): Path<String>) -> Response {
+    if s.started.elapsed() < s.cfg.unhealthy_for {
+        StatusCode::SERVICE_UNAVAILABLE.into_response()
+    } else {
+        StatusCode::OK.into_response()
+    }
+}
+
+pub async fn metadata(Path(model): Path<String>) -> Response {
+    let inputs: Vec<Value> = INPUTS
+        .iter()
+        .map(|n| json!({ "name": n, "datatype": "INT64", "shape": [-1, -1] }))
+        .collect();
+    axum::Json(json!({
+        "name": model, "versions": ["1"], "platform": "encbench-reference",
+        "inputs": inputs, "outputs": [{ "name": "logits", "datatype": "FP32", "shape": [-1, 3] }],
+    }))
+    .into_response()
+}
+
+pub async fn config(Path(model): Path<String>) -> Response {
+    let inputs: Vec<Value> = INPUTS
+        .iter()
+        .map(|n| json!({ "name": n, "data_type": "TYPE_INT64", "dims": [-1] }))
+        .collect();
+    axum::Json(json!({
+        "name": model, "max_batch_size": MAX_BATCH, "backend": "encbench-reference",
+        "input": inputs, "output": [{ "name": "logits", "data_type": "TYPE_FP32", "dims": [3] }],
+    }))
+    .into_response()
+}
+
+pub async fn stats(State(s): State<Arc<Server>>, Path(model): Path<String>) -> Response {
+    let st = *s
+        .counters
+        .kserve
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let timing = |count: u64, ns: u64| json!({ "count": count, "ns": ns });
+    axum::Json(json!({ "model_stats": [{
+        "name": model, "version": "1",
+        "inference_count": st.inference_count, "execution_count": st.execution_count,
+        "inference_stats": {
+            "success": timing(st.success_count, st.queue_ns + st.compute_infer_ns),
+            "fail": timing(0, 0),
+            "queue": timing(st.success_count, st.queue_ns),
+            "compute_input": timing(st.success_count, 0),
+            "compute_infer": timing(st.success_count, st.compute_infer_ns),
+            "compute_output": timing(st.success_count, 0),
+        },
+    }]}))
+    .into_response()
+}
+
+/// The same counters as Triton's metrics port (`:8002/metrics`) exposes them: Prometheus
+/// text, durations in microseconds. One model is served under any name, so no `model` label.
+pub async fn metrics(State(s): State<Arc<Server>>) -> Response {
+    let st = *s
+        .counters
+        .kserve
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let family = [
+        (
+            "nv_inference_request_success",
+            "Number of successful inference requests",
+            st.success_count,
+        ),
+        (
+            "nv_inference_request_failure",
+            "Number of failed inference requests",
+            0,
+        ),
+        (
+            "nv_inference_count",
+            "Number of inferences performed",
+            st.inference_count,
+        ),
+        (
+            "nv_inference_exec_count",
+            "Number of model executions performed",
+            st.execution_count,
+        ),
+        (
+            "nv_inference_request_duration_us",
+            "Cumulative inference request duration in microseconds",
+            (st.queue_ns + st.compute_infer_ns) / 1000,
+        ),
+        (
+            "nv_inference_queue_duration_us",
+            "Cumulative inference queuing duration in microseconds",
+            st.queue_ns / 1000,
+        ),
+        (
+            "nv_inference_compute_input_duration_us",
+            "Cumulative compute input duration in microseconds",
+            0,
+        ),
+        (
+            "nv_inference_compute_infer_duration_us",
+            "Cumulative compute inference duration in microseconds",
+            st.compute_infer_ns / 1000,
+        ),
+        (
+            "nv_inference_compute_output_duration_us",
+            "Cumulative inference compute output duration in microseconds",
+            0,
+        ),
+    ];
+    let mut text = String::new();
+    for (name, help, v) in family {
+        let _ = write!(
+            text,
+            "# HELP {name} {help}\n# TYPE {name} counter\n{name}{{version=\"1\"}} {v}\n"
+        );
+    }
+    ([("content-type", "text/plain; version=0.0.4")], text).into_response()
+}
+
+/// A parsed request: each input's values by name, the batch shape, and whether the client
+/// asked for binary outputs.
+struct Request {
+    /// Raw texts from a BYTES tensor (a model that tokenizes on the server).
+    texts: Option<Vec<encbench_core::input::Input>>,
+    tensors: Vec<(String, Vec<i64>)>,
+    batch: usize,
+    len: usize,
+    binary_out: bool,
+}
+
+fn parse(headers: &HeaderMap, body: &[u8]) -> Result<(Request, Value), String> {
+    let json_len = headers
+        .get("inference-header-content-length")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.parse::<usize>()
+                .map_err(|_| "bad Inference-Header-Content-Length".to_string())
+        })
+        .transpose()?;
+    let split = json_len.unwrap_or(body.len());
+    let header: Value =
+        serde_json::from_slice(body.get(..split).ok_or("header length beyond body")?)
+            .map_err(|e| format!("failed to parse the request JSON buffer: {e}"))?;
+    let mut raw = body.get(split..).unwrap_or_default();
+    let mut tensors = Vec::new();
+    let mut seen = Vec::new();
+    let mut shape_of_all: Option<(usize, usize)> = None;
+    let inputs = header["inputs"].as_array().ok_or("request has no inputs")?;
+    if let [t] = &inputs[..]
+        && t["datatype"] == "BYTES"
+    {
+        return parse_text(t, &header);
+    }
+    for t in inputs {
+        let name = t["name"]
+            .as_str()
+            .ok_or("input without a name")?
+            .to_string();
+        let datatype = t["datatype"].as_str().unwrap_or("");
+        let shape = tensor_shape(t);
+        seen.push(json!({ "name": name, "datatype": datatype, "shape": shape }));
+        if datatype != "INT64" {
+            return Err(format!(
+                "inference input '{name}' data-type is '{datatype}', but model expects 'INT64'"
+            ));
+        }
+        let [b, l] = shape[..] else {
+            return Err(format!(
+                "input '{name}': shape {shape:?} is not [batch, len]"
+            ));
+        };
+        if shape_of_all.is_some_and(|s| s != (b, l)) {
+            return Err(format!(
+                "input '{name}': shape {shape:?} differs from the other inputs"
+            ));
+        }
+        shape_of_all = Some((b, l));
+        let values: Vec<i64> = match t["parameters"]["binary_data_size"].as_u64() {
+            Some(n) => {
+                let n = n as usize;
+                let (mine, rest) = raw
+                    .split_at_checked(n)
+                    .ok_or(format!("input '{name}': binary data is truncated"))?;
+                raw = rest;
+                mine.chunks_exact(8)
+                    .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
+                    .collect()
+            }
+            None => t["data"]
+                .as_array()
+                .ok_or(format!("input '{name}' has no data"))?
+                .iter()
+                .filter_map(Value::as_i64)
+                .collect(),
+        };
+        if values.len() != b * l {
+            return Err(format!(
+                "input '{name}': {} values for shape [{b}, {l}]",
+                values.len()
+            ));
+        }
+        tensors.push((name, values));
+    }
+    let (batch, len) = shape_of_all.ok_or("request has no inputs")?;
+    if batch > MAX_BATCH {
+        return Err(format!("batch-size must be <= {MAX_BATCH}"));
+    }
+    for needed in &INPUTS[..2] {
+        if !tensors.iter().any(|(n, _)| n == needed) {
+            return Err(format!("expected input '{needed}'"));
+        }
+    }
+    let binary_out = header["outputs"]
+        .as_array()
+        .is_some_and(|o| o.iter().any(|x| x["parameters"]["binary_data"] == true))
+        || header["parameters"]["binary_data_output"] == true;
+    let received = json!({ "tensors": seen, "binary": json_len.is_some() });
+    Ok((
+        Request {
+            texts: None,
+            tensors,
+            batch,
+            len,
+            binary_out,
+        },
+        received,
+    ))
+}
+
+/// One BYTES tensor of shape [batch, 1] (texts) or [batch, 2] (premise, hypothesis).
+fn parse_text(t: &Value, header: &Value) -> Result<(Request, Value), String> {
+    use encbench_core::input::Input;
+    let shape = tensor_shape(t);
+    let [batch, width @ (1 | 2)] = shape[..] else {
+        return Err(format!("text input shape {shape:?} is not [batch, 1 or 2]"));
+    };
+    let data: Vec<&str> = t["data"]
+        .as_array()
+        .ok_or("text input has no data")?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    if data.len() != batch * width {
+        return Err(format!(
+            "text input: {} strings for shape {shape:?}",
+            data.len()
+        ));
+    }
+    let texts = data
+        .chunks(width)
+        .map(|row| {
+            if width == 2 {
+                Input::pair(row[0], row[1])
+            } else {
+                Input::Text(row[0].to_string())
+            }
+        })
+        .collect();
+    let received = json!({ "tensors": [{ "name": t["name"], "datatype": "BYTES", "shape": shape }], "binary": false });
+    let binary_out = header["outputs"]
+        .as_array()
+        .is_some_and(|o| o.iter().any(|x| x["parameters"]["binary_data"] == true));
+    Ok((
+        Request {
+            texts: Some(texts),
+            tensors: vec![],
+            batch,
+            len: 0,
+            binary_out,
+        },
+        received,
+    ))
+}
+
+/// The class of each row of token tensors, from its unpadded ids.
+fn token_classes(s: &Server, req: &Request) -> Vec<usize> {
+    let tensor = |name: &str| {
+        &req.tensors
+            .iter()
+            .find(|(n, _)| n == name)
+            .expect("checked in parse")
+            .1
+    };
+    let (ids, mask) = (tensor("input_ids"), tensor("attention_mask"));
+    (0..req.batch)
+        .map(|row| {
+            let span = row * req.len..(row + 1) * req.len;
+            let unpadded: Vec<i64> = ids[span.clone()]
+                .iter()
+                .zip(&mask[span])
+                .filter(|(_, m)| **m != 0)
+                .map(|(i, _)| *i)
+                .collect();
+            s.verdicts.class_of_ids(&unpadded)
+        })
+        .collect()
+}
+
+pub async fn infer(
+    State(s): State<Arc<Server>>,
+    Path(model): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let arrived = Instant::now();
+    let parsed = parse(&headers, &body);
+    if let Ok((_, received)) = &parsed {
+        *s.counters
+            .last_tensors
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = received.clone();
+    }
+    let work = parsed
+        .as_ref()
+        .map(|(r, _)| match &r.texts {
+            // The server tokenizes: the batch pads to its longest input.
+            Some(texts) => s.lengths.plan(texts, &json!({ "batch_size": texts.len() })),
+            None => Work::tensor(r.batch, r.len),
+        })
+        .map_err(Clone::clone);
+    let served = match s.execute(arrived, work, true).await {
+        Ok(served) => served,
+        Err(Fault::Invalid(m)) => return error(StatusCode::BAD_REQUEST, m),
+        Err(Fault::Throttled(m)) => return error(StatusCode::SERVICE_UNAVAILABLE, m),
+        Err(Fault::ModelError) => {
+            return error(StatusCode::INTERNAL_SERVER_ERROR, "simulated model error");
+        }
+        Err(Fault::NotReady) => return error(StatusCode::SERVICE_UNAVAILABLE, "model loading"),
+    };
+    let Ok((req, _)) = parsed else {
+        return error(StatusCode::BAD_REQUEST, "unparsable request");
+    };
+    {
+        let mut st = s
+            .counters
+            .kserve
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        st.inference_count += req.batch as u64;
+        st.execution_count += 1;
+        st.success_count += 1;
+        st.queue_ns += served.queue.as_nanos() as u64;
+        st.compute_infer_ns += served.compute.as_nanos() as u64;
+    }
+    let classes = match &req.texts {
+        Some(texts) => texts.iter().map(|t| s.verdicts.class_of_text(t)).collect(),
+        None => token_classes(&s, &req),
+    };
+    let logits: Vec<f32> = classes
+        .into_iter()
+        .flat_map(|class| (0..3).map(move |c| if c == class { 4.0f32 } else { 0.0 }))
+        .collect();
+    let shape = [req.batch, 3];
+    if req.binary_out {
+        let header = json!({ "model_name": model, "model_version": "1", "outputs": [{
+            "name": "logits", "datatype": "FP32", "shape": shape, "parameters": { "binary_data_size": logits.len() * 4 },
+        }]});
+        let mut out = serde_json::to_vec(&header).expect("JSON values serialize");
+        let json_len = out.len();
+        out.extend(logits.iter().flat_map(|x| x.to_le_bytes()));
+        let mut h = HeaderMap::new();
+        h.insert("inference-header-content-length", json_len.into());
+        h.insert(
+            "content-type",
+            "application/octet-stream".parse().expect("static header"),
+        );
+        return (StatusCode::OK, h, out).into_response();
+    }
+    axum::Json(
+        json!({ "model_name": model, "model_version": "1", "outputs": [{
+            "name": "logits", "datatype": "FP32", "shape": shape, "data": logits,
+        }]}),
+    )
+    .into_response()
+}

@@ -1,0 +1,16 @@
+//! encbench on the wire: how requests are built and replies read for each server's API, and
+//! the clients that carry them.
+//!
+//! ```text
+//! accuracy   the known-answer check: samples sent through a client, verdicts read
+//! client     where requests go: a URL (HTTP/1.1 pool, reqwest) or SageMaker (AWS SDK);
+//!            the server's metrics endpoint and CloudWatch
+//! payload    the wire formats (hf, triton, vllm): request bodies, replies, labels,
+//!            vectors and their pooling
+//! tokenize   real token counts and client-side tokenization from a tokenizer.json
+//! ```
+
+pub mod accuracy;
+pub mod client;
+pub mod payload;
+pub mod tokenize;

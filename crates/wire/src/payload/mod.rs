@@ -1,0 +1,186 @@
+//! The wire formats inputs are sent in, and the verdicts read back.
+//!
+//! A `Format` is one payload format (what `--engine` selects: hf, triton, vllm); where the
+//! request goes is the target's business. Formats that tokenize on the client prepare each
+//! request when it is sent, so tokenization time is part of the latency and is reported on
+//! its own.
+
+pub mod hf;
+pub mod kserve;
+pub mod labels;
+pub mod pretokenized;
+pub mod vectors;
+pub mod vllm;
+
+pub use hf::HfFormat;
+pub use labels::LabelMap;
+pub use vectors::{Answers, Pooling};
+
+use bytes::Bytes;
+use encbench_core::input::{Input, batch_inputs};
+use std::time::Duration;
+
+/// The payload formats `--engine` selects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PayloadFormat {
+    /// Hugging Face inference toolkit payloads: {"inputs": [...], "parameters": {...}}.
+    Hf,
+    /// KServe v2 tensors (Triton), tokenized on the client.
+    Triton,
+    /// vLLM pooling server: /classify or /v1/embeddings.
+    Vllm,
+}
+
+impl PayloadFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            PayloadFormat::Hf => "hf",
+            PayloadFormat::Triton => "triton",
+            PayloadFormat::Vllm => "vllm",
+        }
+    }
+}
+
+/// Most distinct bodies kept per phase: enough to vary inputs, bounded for huge text files.
+const MAX_BODIES: usize = 256;
+
+/// Most bytes of bodies kept per phase: huge batches vary less instead of holding 256 large
+/// bodies (256 of SageMaker's 6 MiB would be 1.5 GiB).
+const MAX_RING_BYTES: usize = 64 * 1024 * 1024;
+
+/// How a request body is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyKind {
+    Json,
+    /// KServe v2 binary tensor extension: a JSON header of this many bytes, then raw tensors.
+    Binary {
+        json_len: usize,
+    },
+}
+
+/// A request ready to send.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prepared {
+    pub body: Bytes,
+    pub kind: BodyKind,
+    /// Client-side tokenization time, for formats that tokenize.
+    pub tokenize: Option<Duration>,
+    /// A timeout for this request instead of the target's (warmup of a new shape).
+    pub timeout: Option<Duration>,
+}
+
+impl Prepared {
+    pub fn json(body: Bytes) -> Prepared {
+        Prepared {
+            body,
+            kind: BodyKind::Json,
+            tokenize: None,
+            timeout: None,
+        }
+    }
+}
+
+/// A successful response, read to its last byte.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    pub body: Bytes,
+    /// SageMaker's invoked production variant, where the target reports one.
+    pub variant: Option<String>,
+    /// Length of the JSON header of a KServe v2 binary reply.
+    pub json_len: Option<usize>,
+}
+
+impl Reply {
+    /// A JSON body, or a binary one with a JSON header of `json_len` bytes.
+    pub fn new(body: impl Into<Bytes>, json_len: Option<usize>) -> Reply {
+        Reply {
+            body: body.into(),
+            variant: None,
+            json_len,
+        }
+    }
+}
+
+/// One payload format.
+pub trait Format: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// Path of the invocation on a local server.
+    fn path(&self) -> String;
+    /// Path that answers 200 once the model can serve.
+    fn ready_path(&self) -> String;
+    /// Path of server-side statistics (KServe v2), if the format has them.
+    fn stats_path(&self) -> Option<String> {
+        None
+    }
+    /// Whether `prepare` tokenizes (and must run per request, timed).
+    fn tokenizes(&self) -> bool;
+    fn prepare(&self, inputs: &[&Input]) -> Prepared;
+    /// The class each input was given, as the endpoint names it (`LABEL_n` for indices).
+    fn verdicts(&self, reply: &Reply) -> Result<Vec<String>, String>;
+    /// What the reply says about each of `inputs`: class names, rows of scores, or vectors
+    /// (an embedding model). The accuracy check reads replies through this; the load path
+    /// only through `check`.
+    fn answers(&self, reply: &Reply, inputs: &[&Input]) -> Result<Answers, String> {
+        let _ = inputs;
+        self.verdicts(reply).map(Answers::Labels)
+    }
+    /// Whether a 2xx reply answers `inputs` inputs: a proxy's HTML page, a half-written body,
+    /// a crashed worker's text, an empty verdict list (`{"data": []}`, logits of shape
+    /// [0, 3]) or rows without scores are not. Run on every load request; a classification
+    /// reply is a few dozen bytes per input, so reading its verdicts costs microseconds.
+    fn check(&self, reply: &Reply, inputs: usize) -> Result<(), String> {
+        check_verdict_count(self.verdicts(reply)?.len(), inputs)
+    }
+}
+
+/// Fewer verdicts than inputs is no answer (more is tolerated: a server may pad a batch).
+pub fn check_verdict_count(got: usize, inputs: usize) -> Result<(), String> {
+    if got >= inputs {
+        Ok(())
+    } else {
+        Err(format!("{got} verdicts for {inputs} inputs"))
+    }
+}
+
+/// Parses without allocating a document: the whole body must be one JSON value.
+pub fn check_json(body: &[u8]) -> Result<(), String> {
+    serde_json::from_slice::<serde::de::IgnoredAny>(body)
+        .map(|_| ())
+        .map_err(|e| format!("response is not JSON: {e}"))
+}
+
+/// Requests prepared once per phase, for formats that do not tokenize: the dispatch loop
+/// then only clones reference-counted bytes.
+pub fn prepared_ring(format: &dyn Format, texts: &[Input], batch_size: usize) -> Vec<Prepared> {
+    let mut ring = Vec::new();
+    let mut bytes = 0;
+    for k in 0..texts.len().clamp(1, MAX_BODIES) {
+        if bytes >= MAX_RING_BYTES {
+            break;
+        }
+        let p = format.prepare(&batch_inputs(texts, batch_size, k));
+        bytes += p.body.len();
+        ring.push(p);
+    }
+    ring
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use encbench_core::input::Shape;
+
+    #[test]
+    fn bodies_cycle_through_texts() {
+        let texts: Vec<Input> = (0..3).map(|i| Input::Text(i.to_string())).collect();
+        let format = HfFormat::new(Shape {
+            pad_to_max: false,
+            max_len: 512,
+        });
+        let bodies = prepared_ring(&format, &texts, 2);
+        assert_eq!(bodies.len(), 3);
+        let b1: serde_json::Value = serde_json::from_slice(&bodies[1].body).unwrap();
+        assert_eq!(b1["inputs"], serde_json::json!(["2", "0"]));
+    }
+}
