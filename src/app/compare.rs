@@ -56,28 +56,11 @@ fn settings(a: &CompareArgs) -> Settings {
 }
 
 pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
-    let mut demo_servers = Vec::new();
-    let mut demo = Vec::new();
-    if a.demo {
-        for (name, base_ms, per_token_ms, instance) in spec::DEMO {
-            let cfg = ServeConfig {
-                workers: 1,
-                service: ServiceModel {
-                    base_ms,
-                    per_token_ms,
-                    saturation_tokens: 512,
-                },
-                ..ServeConfig::default()
-            };
-            let server = serve::start(cfg, TokenCounter::shipped())
-                .await
-                .map_err(|e| {
-                    AppError::Failed(format!("--demo: cannot start a reference endpoint: {e}"))
-                })?;
-            demo.push(spec::local(name, server.url(), instance));
-            demo_servers.push(server);
-        }
-    }
+    let (demo, _demo_servers) = if a.demo {
+        start_demos().await?
+    } else {
+        (vec![], vec![])
+    };
     super::check_fail_on(&a.fail_on, &a.slo)?;
     let specs = spec::targets(demo, &a.targets, [&a.mc, &a.ic, &a.lmi])
         .map_err(|(flag, msg)| usage(&flag, msg))?;
@@ -92,10 +75,60 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
         seed: Some(a.seed.unwrap_or_else(rand::random)),
         ..settings(&a)
     };
+    let entries = prepare(&s, &specs).await?;
+    for (t, e) in specs.iter().zip(&entries) {
+        if let Err(err) = e.prepared.target.check_ready().await {
+            return Err(usage(&format!("{} {}", t.flag, t.name), err));
+        }
+    }
+
+    let live = !a.headless && stdout.is_terminal;
+    let (view_tx, view_rx) = watch::channel(compare::initial_view(&s, &entries));
+    let (stop_tx, stop_rx) = watch::channel(false);
+    // A second interrupt: write the phases finished so far; the front-end then exits at once.
+    let abort = |v: &CompareView| write_interim(&a, &compare::interim_export(&s, &entries, v));
+    let work = compare::run(&s, &entries, view_tx, stop_rx);
+    let mut export = if live {
+        crate::tui::compare::run(view_rx, stop_tx, work, &abort)
+            .await
+            .map_err(|e| AppError::Failed(format!("cannot drive the terminal: {e}")))?
+    } else {
+        headless(view_rx, stop_tx, work, &abort).await
+    };
+    export.error = encbench_core::failure::describe(export.error);
+    finish(&a, export, stdout)
+}
+
+/// `--demo`: the three reference endpoints of the co-hosting schemes, and their targets.
+async fn start_demos() -> Result<(Vec<spec::TargetSpec>, Vec<serve::RunningServer>), AppError> {
+    let (mut targets, mut servers) = (Vec::new(), Vec::new());
+    for (name, base_ms, per_token_ms, instance) in spec::DEMO {
+        let cfg = ServeConfig {
+            workers: 1,
+            service: ServiceModel {
+                base_ms,
+                per_token_ms,
+                saturation_tokens: 512,
+            },
+            ..ServeConfig::default()
+        };
+        let server = serve::start(cfg, TokenCounter::shipped())
+            .await
+            .map_err(|e| {
+                AppError::Failed(format!("--demo: cannot start a reference endpoint: {e}"))
+            })?;
+        targets.push(spec::local(name, server.url(), instance));
+        servers.push(server);
+    }
+    Ok((targets, servers))
+}
+
+/// Every target prepared as a plain run would be; the first that cannot be is named.
+async fn prepare(s: &Settings, specs: &[spec::TargetSpec]) -> Result<Vec<Entry>, AppError> {
     let mut entries = Vec::with_capacity(specs.len());
-    for t in &specs {
+    for t in specs {
         let named = |e: SetupError| AppError::Usage(format!("{} {}: {e}", t.flag, t.name));
-        let prepared = setup::prepare(&spec::target_settings(&s, t))
+        let prepared = setup::prepare(&spec::target_settings(s, t))
             .await
             .map_err(named)?;
         let metrics = t.metrics_url.as_deref().map(|u| {
@@ -109,58 +142,44 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
             metrics: metrics.transpose()?,
         });
     }
-    for (t, e) in specs.iter().zip(&entries) {
-        if let Err(err) = e.prepared.target.check_ready().await {
-            return Err(usage(&format!("{} {}", t.flag, t.name), err));
-        }
-    }
+    Ok(entries)
+}
 
-    let live = !a.headless && stdout.is_terminal;
-    let (view_tx, view_rx) = watch::channel(compare::initial_view(&s, &entries));
-    let (stop_tx, stop_rx) = watch::channel(false);
-    // A second interrupt: write the phases finished so far; the front-end then exits at once.
-    let abort = |v: &CompareView| {
-        if a.report.is_some() {
-            let interim = compare::interim_export(&s, &entries, v);
-            if let Err(e) = super::write_report(a.report.as_deref(), "compare", &interim) {
-                encbench_core::failure::say(format_args!("{}", e.line()));
-            }
-        }
-        if let Some(path) = &a.export {
-            let interim = compare::interim_export(&s, &entries, v);
-            if is_stdout(path) {
-                let mut out = std::io::stdout();
-                let mut stdout = Stdout {
-                    is_terminal: false,
-                    writer: &mut out,
-                };
-                if let Err(e) = super::json_to_stdout("--export", &interim, &mut stdout) {
-                    encbench_core::failure::say(format_args!("{}", e.line()));
-                }
-                return;
-            }
-            match write_atomic(path, &interim) {
-                Ok(()) => encbench_core::failure::say(format_args!(
-                    "interrupted twice: results so far written to {}",
-                    path.display()
-                )),
-                Err(e) => encbench_core::failure::say(format_args!(
-                    "error: --export {}: cannot write: {e}",
-                    path.display()
-                )),
-            }
-        }
+/// What a second interrupt leaves: the report page and the export of the phases so far.
+fn write_interim(a: &CompareArgs, interim: &Export) {
+    if a.report.is_some()
+        && let Err(e) = super::write_report(a.report.as_deref(), "compare", interim)
+    {
+        encbench_core::failure::say(format_args!("{}", e.line()));
+    }
+    let Some(path) = &a.export else {
+        return;
     };
-    let work = compare::run(&s, &entries, view_tx, stop_rx);
-    let export = if live {
-        crate::tui::compare::run(view_rx, stop_tx, work, &abort)
-            .await
-            .map_err(|e| AppError::Failed(format!("cannot drive the terminal: {e}")))?
-    } else {
-        headless(view_rx, stop_tx, work, &abort).await
-    };
-    let mut export = export;
-    export.error = encbench_core::failure::describe(export.error);
+    if is_stdout(path) {
+        let mut out = std::io::stdout();
+        let mut stdout = Stdout {
+            is_terminal: false,
+            writer: &mut out,
+        };
+        if let Err(e) = super::json_to_stdout("--export", interim, &mut stdout) {
+            encbench_core::failure::say(format_args!("{}", e.line()));
+        }
+        return;
+    }
+    match write_atomic(path, interim) {
+        Ok(()) => encbench_core::failure::say(format_args!(
+            "interrupted twice: results so far written to {}",
+            path.display()
+        )),
+        Err(e) => encbench_core::failure::say(format_args!(
+            "error: --export {}: cannot write: {e}",
+            path.display()
+        )),
+    }
+}
+
+/// The export written, the report page, the tables printed, and the exit it earned.
+fn finish(a: &CompareArgs, mut export: Export, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
     super::judge_thresholds(&mut export, &a.fail_on);
     let failed = export.error.clone();
     let written = a

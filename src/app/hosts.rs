@@ -7,7 +7,6 @@ use crate::cli::hosts::INDEX_VAR;
 use encbench_core::export::rfc3339;
 use encbench_load::engine::Hosts;
 use encbench_load::engine::hosts::LATE_LIMIT;
-use serde_json::{Value, json};
 use std::time::{Duration, SystemTime};
 
 /// The furthest ahead a common start may be: further is a mistyped date, not a plan.
@@ -87,11 +86,4 @@ pub(super) fn hosts(a: &RunArgs) -> Result<Hosts, AppError> {
         (None, None) => None,
     };
     Ok(Hosts { shard, start_at })
-}
-
-/// The shard and the common start in the export's config: every host's config is the same
-/// but for `shard`, which `report --merge` checks.
-pub(super) fn record(config: &mut Value, hosts: &Hosts) {
-    config["shard"] = json!(hosts.shard);
-    config["start_at"] = json!(hosts.start_at.map(rfc3339));
 }

@@ -54,69 +54,93 @@ pub fn draw(f: &mut Frame, v: &CompareView, quitting: bool) {
         Constraint::Length(1),
     ])
     .areas(area);
-    let status = if v.finished { "finished" } else { "running" };
-    f.render_widget(
-        Paragraph::new(vec![
-            Line::from(format!(
-                " encbench-tui compare · {} targets · {} order · {status} · {}",
-                v.rows.len(),
-                v.order.name(),
-                elapsed(v.elapsed)
-            ))
-            .style(Style::default().add_modifier(Modifier::BOLD)),
-            Line::from(format!(
-                " phase runs {}/{} · each target: {}",
-                v.done,
-                v.total,
-                v.steps
-                    .iter()
-                    .map(super::super::compare::Step::label)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-        ]),
-        head,
-    );
+    f.render_widget(heading(v), head);
+    f.render_widget(targets(v), table);
+    f.render_widget(Paragraph::new(notes_of(v)).wrap(Wrap { trim: true }), notes);
+    let footer = if quitting {
+        " stopping: the phase in progress ends, results so far are kept…"
+    } else if v.finished {
+        " finished · q quit (the tables follow)"
+    } else {
+        " q quit (results so far are kept)"
+    };
+    f.render_widget(Paragraph::new(footer), foot);
+}
 
-    let b1 = v
-        .steps
-        .iter()
-        .find(|s| s.kind == PhaseKind::Batch)
-        .map(|s| s.batch_size);
-    let bmax = v
-        .steps
-        .iter()
-        .filter(|s| s.kind == PhaseKind::Batch)
-        .map(|s| s.batch_size)
-        .max();
-    let cmax = v
-        .steps
-        .iter()
-        .filter(|s| s.kind == PhaseKind::Concurrency)
-        .map(|s| s.concurrency)
-        .max();
-    let col = |label: &str, x: Option<usize>| x.map_or("-".to_string(), |x| format!("{label}{x}"));
-    let header = Row::new(vec![
-        "target".to_string(),
-        "now".to_string(),
-        "n".into(),
-        "p50".into(),
-        "p99".into(),
-        "req/s".into(),
-        "err".into(),
-        format!("{} p50", col("b=", b1)),
-        format!("{} smp/s", col("b=", bmax)),
-        format!("{} req/s", col("c=", cmax)),
-        "$/1M".into(),
-        "acc".into(),
+fn heading(v: &CompareView) -> Paragraph<'static> {
+    let status = if v.finished { "finished" } else { "running" };
+    Paragraph::new(vec![
+        Line::from(format!(
+            " encbench-tui compare · {} targets · {} order · {status} · {}",
+            v.rows.len(),
+            v.order.name(),
+            elapsed(v.elapsed)
+        ))
+        .style(Style::default().add_modifier(Modifier::BOLD)),
+        Line::from(format!(
+            " phase runs {}/{} · each target: {}",
+            v.done,
+            v.total,
+            v.steps
+                .iter()
+                .map(encbench_load::compare::Step::label)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
     ])
-    .style(Style::default().add_modifier(Modifier::BOLD));
-    let rows = v.rows.iter().map(|r| {
+}
+
+/// The finished phases a row shows: batch 1's latency, the largest batch's throughput and
+/// the highest concurrency's.
+struct Columns {
+    b1: Option<usize>,
+    bmax: Option<usize>,
+    cmax: Option<usize>,
+}
+
+impl Columns {
+    fn of(v: &CompareView) -> Columns {
+        let batches = || v.steps.iter().filter(|s| s.kind == PhaseKind::Batch);
+        Columns {
+            b1: batches().next().map(|s| s.batch_size),
+            bmax: batches().map(|s| s.batch_size).max(),
+            cmax: v
+                .steps
+                .iter()
+                .filter(|s| s.kind == PhaseKind::Concurrency)
+                .map(|s| s.concurrency)
+                .max(),
+        }
+    }
+
+    fn header(&self) -> Row<'static> {
+        let col =
+            |label: &str, x: Option<usize>| x.map_or("-".to_string(), |x| format!("{label}{x}"));
+        Row::new(vec![
+            "target".to_string(),
+            "now".to_string(),
+            "n".into(),
+            "p50".into(),
+            "p99".into(),
+            "req/s".into(),
+            "err".into(),
+            format!("{} p50", col("b=", self.b1)),
+            format!("{} smp/s", col("b=", self.bmax)),
+            format!("{} req/s", col("c=", self.cmax)),
+            "$/1M".into(),
+            "acc".into(),
+        ])
+        .style(Style::default().add_modifier(Modifier::BOLD))
+    }
+
+    fn row(&self, r: &RowView) -> Row<'static> {
         let live = r.live.as_ref().map(|(_, s)| s);
         let fig = |x: Option<f64>, f: fn(f64) -> String| x.map_or("-".to_string(), f);
-        let at_b1 = b1.and_then(|b| result_at(r, PhaseKind::Batch, b, 1));
-        let at_bmax = bmax.and_then(|b| result_at(r, PhaseKind::Batch, b, 1));
-        let at_c = cmax.and_then(|c| result_at(r, PhaseKind::Concurrency, 1, c));
+        let at_b1 = self.b1.and_then(|b| result_at(r, PhaseKind::Batch, b, 1));
+        let at_bmax = self.bmax.and_then(|b| result_at(r, PhaseKind::Batch, b, 1));
+        let at_c = self
+            .cmax
+            .and_then(|c| result_at(r, PhaseKind::Concurrency, 1, c));
         let acc = r
             .accuracy
             .as_ref()
@@ -144,7 +168,12 @@ pub fn draw(f: &mut Frame, v: &CompareView, quitting: bool) {
             })),
             Cell::from(acc).style(acc_style),
         ])
-    });
+    }
+}
+
+/// One row per target: what it is doing now, and its finished phases' key numbers.
+fn targets(v: &CompareView) -> Table<'static> {
+    let columns = Columns::of(v);
     let widths = [
         Constraint::Min(8),
         Constraint::Min(15),
@@ -159,15 +188,16 @@ pub fn draw(f: &mut Frame, v: &CompareView, quitting: bool) {
         Constraint::Length(6),
         Constraint::Length(4),
     ];
-    f.render_widget(
-        Table::new(rows, widths)
-            .header(header)
-            .column_spacing(1)
-            .block(block(
-                " targets · now = the phase running on that target ".into(),
-            )),
-        table,
-    );
+    Table::new(v.rows.iter().map(|r| columns.row(r)), widths)
+        .header(columns.header())
+        .column_spacing(1)
+        .block(block(
+            " targets · now = the phase running on that target ".into(),
+        ))
+}
+
+/// The order's note, and each target whose known answers came back wrong.
+fn notes_of(v: &CompareView) -> Vec<Line<'static>> {
     let mut lines = vec![Line::from(format!("order: {}", order_note(v.order)))];
     for r in &v.rows {
         if let Some(a) = &r.accuracy
@@ -184,15 +214,7 @@ pub fn draw(f: &mut Frame, v: &CompareView, quitting: bool) {
             );
         }
     }
-    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), notes);
-    let footer = if quitting {
-        " stopping: the phase in progress ends, results so far are kept…"
-    } else if v.finished {
-        " finished · q quit (the tables follow)"
-    } else {
-        " q quit (results so far are kept)"
-    };
-    f.render_widget(Paragraph::new(footer), foot);
+    lines
 }
 
 /// Draws the comparison until it ends and the operator quits. Quitting early (q, Esc, Ctrl-C,

@@ -89,74 +89,141 @@ pub async fn run(
     let mut terminal = ratatui::try_init()?;
     let restore = Restore;
     let mut events = terminal_events();
+    let mut screen = Screen::new(&engine, info, fps);
+    screen
+        .until_quit(&mut terminal, &mut events, &engine, &export_now)
+        .await;
+    screen.app.status =
+        Some("stopping: requests in flight, then the accuracy check after load… (Ctrl-C again: exit now)".into());
+    let _ = terminal.draw(|f| {
+        screen::draw(f, &screen.app);
+    });
+    engine.send(Command::Stop);
+    let report = wind_down(engine, &mut events, restore, &abort).await;
+    screen.write_frame_log();
+    Ok(report)
+}
 
-    let mut snaps = engine.snapshots();
-    let mut app = App::new(info, snaps.borrow().clone());
-    let mut frame = tokio::time::interval(Duration::from_millis(1000 / fps.clamp(1, 60)));
-    frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let signal = wait_for_signal();
-    tokio::pin!(signal);
-    let mut status_until = None;
-    let log_path = std::env::var_os(FRAME_LOG_ENV).map(std::path::PathBuf::from);
-    let mut frame_log = FrameLog {
-        start: Instant::now(),
-        seconds: Vec::new(),
-    };
+/// The live screen as it runs: what it shows, when it draws, and what drawing cost.
+struct Screen {
+    app: App,
+    snaps: tokio::sync::watch::Receiver<std::sync::Arc<encbench_load::engine::Snapshot>>,
+    frame: tokio::time::Interval,
+    /// When the footer's message goes.
+    status_until: Option<tokio::time::Instant>,
+    frame_log: FrameLog,
+}
 
-    loop {
-        let drawing = Instant::now();
-        let cpu_before = encbench_core::timing::thread_cpu_time();
-        // A bug in a panel must not lose the run: stop drawing, keep the measurements.
-        let mut room = app.sweep_room;
-        if catch_unwind(AssertUnwindSafe(|| {
-            terminal.draw(|f| room = screen::draw(f, &app)).map(|_| ())
-        }))
-        .is_err()
-        {
-            break;
-        }
-        app.sweep_room = room;
-        frame_log.add(
-            drawing,
-            encbench_core::timing::thread_cpu_time().saturating_sub(cpu_before),
-        );
-        tokio::select! {
-            ev = events.recv() => match ev {
-                Some(Event::Key(k)) => match app.on_key(k) {
-                    Action::Engine(c) => engine.send(c),
-                    Action::Quit => break,
-                    Action::ExportNow => {
-                        app.status = Some(match export_now(&engine.interim_report()) {
-                            Ok(path) => format!("exported to {path}"),
-                            Err(e) => format!("export failed: {e}"),
-                        });
-                        status_until = Some(tokio::time::Instant::now() + Duration::from_secs(4));
-                    }
-                    Action::None => {}
-                },
-                Some(_) => {} // resize and others: the next draw adapts
-                None => break,
+impl Screen {
+    fn new(engine: &Engine, info: Info, fps: u64) -> Screen {
+        let snaps = engine.snapshots();
+        let app = App::new(info, snaps.borrow().clone());
+        let mut frame = tokio::time::interval(Duration::from_millis(1000 / fps.clamp(1, 60)));
+        frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        Screen {
+            app,
+            snaps,
+            frame,
+            status_until: None,
+            frame_log: FrameLog {
+                start: Instant::now(),
+                seconds: Vec::new(),
             },
-            _ = frame.tick() => {
-                app.snap = snaps.borrow_and_update().clone();
-                if app.snap.state == encbench_load::engine::RunState::Failed {
-                    break;
-                }
-                if status_until.is_some_and(|t| tokio::time::Instant::now() >= t) {
-                    app.status = None;
-                    status_until = None;
-                }
-            }
-            () = &mut signal => break,
         }
     }
 
-    app.status =
-        Some("stopping: requests in flight, then the accuracy check after load… (Ctrl-C again: exit now)".into());
-    let _ = terminal.draw(|f| {
-        screen::draw(f, &app);
-    });
-    engine.send(Command::Stop);
+    /// Draws and serves keys until the operator quits, a signal arrives or the engine fails.
+    async fn until_quit(
+        &mut self,
+        terminal: &mut ratatui::DefaultTerminal,
+        events: &mut mpsc::UnboundedReceiver<Event>,
+        engine: &Engine,
+        export_now: &ExportNow,
+    ) {
+        let signal = wait_for_signal();
+        tokio::pin!(signal);
+        loop {
+            // A bug in a panel must not lose the run: stop drawing, keep the measurements.
+            if !self.draw(terminal) {
+                return;
+            }
+            tokio::select! {
+                ev = events.recv() => match ev {
+                    Some(Event::Key(k)) => match self.app.on_key(k) {
+                        Action::Engine(c) => engine.send(c),
+                        Action::Quit => return,
+                        Action::ExportNow => self.export_now(engine, export_now),
+                        Action::None => {}
+                    },
+                    Some(_) => {} // resize and others: the next draw adapts
+                    None => return,
+                },
+                _ = self.frame.tick() => {
+                    self.app.snap = self.snaps.borrow_and_update().clone();
+                    if self.app.snap.state == encbench_load::engine::RunState::Failed {
+                        return;
+                    }
+                    if self.status_until.is_some_and(|t| tokio::time::Instant::now() >= t) {
+                        self.app.status = None;
+                        self.status_until = None;
+                    }
+                }
+                () = &mut signal => return,
+            }
+        }
+    }
+
+    /// One frame, its CPU time logged; `false` when a panel panicked.
+    fn draw(&mut self, terminal: &mut ratatui::DefaultTerminal) -> bool {
+        let drawing = Instant::now();
+        let cpu_before = encbench_core::timing::thread_cpu_time();
+        let mut room = self.app.sweep_room;
+        let app = &self.app;
+        if catch_unwind(AssertUnwindSafe(|| {
+            terminal.draw(|f| room = screen::draw(f, app)).map(|_| ())
+        }))
+        .is_err()
+        {
+            return false;
+        }
+        self.app.sweep_room = room;
+        self.frame_log.add(
+            drawing,
+            encbench_core::timing::thread_cpu_time().saturating_sub(cpu_before),
+        );
+        true
+    }
+
+    /// Key e: an export of what was measured so far, said in the footer for a few seconds.
+    fn export_now(&mut self, engine: &Engine, export_now: &ExportNow) {
+        self.app.status = Some(match export_now(&engine.interim_report()) {
+            Ok(path) => format!("exported to {path}"),
+            Err(e) => format!("export failed: {e}"),
+        });
+        self.status_until = Some(tokio::time::Instant::now() + Duration::from_secs(4));
+    }
+
+    fn write_frame_log(&self) {
+        let Some(path) = std::env::var_os(FRAME_LOG_ENV).map(std::path::PathBuf::from) else {
+            return;
+        };
+        if let Err(e) = self.frame_log.write(&path) {
+            encbench_core::failure::say(format_args!(
+                "{FRAME_LOG_ENV} {}: cannot write: {e}",
+                path.display()
+            ));
+        }
+    }
+}
+
+/// Waits for the stopped engine's report; a second interrupt meanwhile (Ctrl-C as a key, or
+/// a signal) restores the terminal, writes what was measured and exits at once.
+async fn wind_down(
+    engine: Engine,
+    events: &mut mpsc::UnboundedReceiver<Event>,
+    restore: Restore,
+    abort: &Abort,
+) -> RunReport {
     let interim = engine.interim();
     let finishing = engine.finish();
     tokio::pin!(finishing);
@@ -169,25 +236,17 @@ pub async fn run(
             ev = events.recv() => match ev {
                 Some(Event::Key(k)) if state::is_interrupt(&k) => {
                     drop(restore);
-                    abort_now(&abort, &interim);
+                    abort_now(abort, &interim);
                 }
                 Some(_) => {}
                 None => break finishing.await,
             },
             () = &mut again => {
                 drop(restore);
-                abort_now(&abort, &interim);
+                abort_now(abort, &interim);
             }
         }
     };
     drop(restore);
-    if let Some(path) = log_path
-        && let Err(e) = frame_log.write(&path)
-    {
-        encbench_core::failure::say(format_args!(
-            "{FRAME_LOG_ENV} {}: cannot write: {e}",
-            path.display()
-        ));
-    }
-    Ok(report)
+    report
 }

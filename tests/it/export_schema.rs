@@ -391,3 +391,92 @@ fn schema_rejects_broken_exports() {
         );
     }
 }
+
+/// The run's config is a type: every field it has, each filled in (a field added later
+/// must be filled in here to compile), is described by the schema and valid under it.
+#[test]
+fn every_field_of_a_runs_config_is_described_and_valid() {
+    use encbench::export::{RunConfig, TargetConfig};
+    use encbench::shard::Shard;
+    let some = |s: &str| Some(s.to_string());
+    let config = RunConfig {
+        target: TargetConfig {
+            url: some("http://127.0.0.1:8080"),
+            engine: "triton".into(),
+            demo: false,
+            endpoint: some("nli-ep"),
+            region: some("us-east-1"),
+            profile: some("ops"),
+            endpoint_url: some("http://127.0.0.1:5000"),
+            target_container: some("c1"),
+            inference_component: some("ic-1"),
+            target_model: some("m.tar.gz"),
+            target_variant: some("AllTraffic"),
+            headers: vec!["X-Api-Key".into()],
+        },
+        n: 100,
+        warmup: 3,
+        duration_s: Some(60.0),
+        batch_size: 8,
+        sweep_batch: true,
+        batch_sizes: vec![1, 8],
+        concurrency: 4,
+        sweep_concurrency: false,
+        concurrency_levels: vec![1, 4],
+        request_rate: Some(50.0),
+        burstiness: Some(0.5),
+        closed_loop: false,
+        pad_to_max: true,
+        max_len: 512,
+        pretokenize: true,
+        natural_tokens_per_input: 17.3,
+        texts: some("texts.jsonl"),
+        tokenizer: some("tokenizer.json"),
+        timeout_s: 30.0,
+        client_threads: 2,
+        seed: 7,
+        accuracy_samples: some("samples.jsonl"),
+        accuracy_check: true,
+        labels: vec![
+            "entailment".into(),
+            "neutral".into(),
+            "contradiction".into(),
+        ],
+        instance_type: some("ml.g5.xlarge"),
+        price_per_hour_usd: Some(1.408),
+        knee: 0.8,
+        slo: vec!["p99=100ms".into()],
+        find_capacity: true,
+        capacity_precision: 0.05,
+        min_probe_requests: 200,
+        stability: 0.1,
+        max_probe_secs: 30.0,
+        until_stable: true,
+        metrics_url: some("http://127.0.0.1:8002/metrics"),
+        metrics: vec!["nv_inference_count".into()],
+        cloudwatch_wait_s: Some(180.0),
+        fail_on: vec!["p99>200ms".into()],
+        shard: Some(Shard { index: 1, count: 4 }),
+        start_at: some("2026-12-03T12:00:00Z"),
+    };
+    let config = serde_json::to_value(&config).unwrap();
+    let s = schema();
+    let defs = &s["$defs"]["config"];
+    for (written, known, what) in [
+        (&config, &defs["properties"], "config"),
+        (
+            &config["target"],
+            &defs["properties"]["target"]["properties"],
+            "config.target",
+        ),
+    ] {
+        for (k, v) in written.as_object().unwrap() {
+            assert!(known.get(k).is_some(), "{what}.{k} is not in the schema");
+            assert!(!v.is_null(), "{what}.{k} is filled in");
+        }
+    }
+    let server = reference_endpoint();
+    let (_, mut export) = run_export(&server.url, &["--no-accuracy", "-n", "2", "--warmup", "0"]);
+    export["config"] = config;
+    assert_valid(&export, "a run's config with every field filled in");
+}

@@ -1,6 +1,10 @@
 //! The integration tests, in one binary: the library in-process where a run needs no
 //! process of its own, the real binary where it does (environment, stderr, signals, a
 //! terminal), real HTTP on 127.0.0.1 everywhere, and real third-party servers in `peers`.
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test reads top to bottom as the session it drives; the limit holds for the code"
+)]
 
 mod common;
 

@@ -3,8 +3,8 @@
 //! client, all loaded and checked before anything is sent. A plain run and each target of
 //! `compare` are prepared the same way.
 
-use encbench_core::input::Shape;
-use encbench_core::input::{Input, batch_inputs, load_samples, load_texts, shipped_samples};
+use encbench_core::export::TargetConfig;
+use encbench_core::input::{Input, Shape, batch_inputs, load_samples, load_texts, shipped_samples};
 use encbench_core::pricing::{instance_price, unpriced};
 use encbench_wire::accuracy::AccuracySetup;
 use encbench_wire::client::headers::ExtraHeaders;
@@ -15,7 +15,6 @@ use encbench_wire::payload::kserve::{KServeFormat, TensorNames};
 use encbench_wire::payload::vllm::{VllmApi, VllmFormat};
 use encbench_wire::payload::{Format, HfFormat, LabelMap, PayloadFormat, Pooling};
 use encbench_wire::tokenize::{self, TokenCounter};
-use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -137,7 +136,7 @@ pub struct PreparedTarget {
     /// The flag to name when the target is not reachable.
     pub flag: &'static str,
     /// The target as the export's `config.target` records it.
-    pub target_config: Value,
+    pub target_config: TargetConfig,
 }
 
 pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
@@ -222,10 +221,7 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
         }
         (_, None) => unreachable!("only a SageMaker address has no URL"),
     };
-    let mut config = target_config(s, &shown);
-    if !headers.is_empty() {
-        config["headers"] = json!(headers.names());
-    }
+    let config = target_config(s, &shown, &headers);
     Ok(PreparedTarget {
         texts,
         accuracy,
@@ -297,25 +293,26 @@ fn extra_headers(s: &TargetSettings) -> Result<ExtraHeaders, SetupError> {
 }
 
 /// `config.target` of the export: where the requests went, never credentials.
-fn target_config(s: &TargetSettings, shown: &str) -> Value {
+fn target_config(s: &TargetSettings, shown: &str, headers: &ExtraHeaders) -> TargetConfig {
     let sm = match &s.address {
         Address::SageMaker(cfg) => Some(cfg),
         _ => None,
     };
     let field = |f: fn(&SageMakerConfig) -> &Option<String>| sm.and_then(|c| f(c).clone());
-    json!({
-        "url": sm.is_none().then_some(shown),
-        "engine": s.format.format,
-        "demo": matches!(s.address, Address::Demo(_)),
-        "endpoint": sm.map(|c| c.endpoint.clone()),
-        "region": field(|c| &c.region),
-        "profile": field(|c| &c.profile),
-        "endpoint_url": field(|c| &c.endpoint_url).as_deref().map(shown_url),
-        "target_container": field(|c| &c.target_container),
-        "inference_component": field(|c| &c.inference_component),
-        "target_model": field(|c| &c.target_model),
-        "target_variant": field(|c| &c.target_variant),
-    })
+    TargetConfig {
+        url: sm.is_none().then(|| shown.to_string()),
+        engine: s.format.format.name().to_string(),
+        demo: matches!(s.address, Address::Demo(_)),
+        endpoint: sm.map(|c| c.endpoint.clone()),
+        region: field(|c| &c.region),
+        profile: field(|c| &c.profile),
+        endpoint_url: field(|c| &c.endpoint_url).as_deref().map(shown_url),
+        target_container: field(|c| &c.target_container),
+        inference_component: field(|c| &c.inference_component),
+        target_model: field(|c| &c.target_model),
+        target_variant: field(|c| &c.target_variant),
+        headers: headers.names(),
+    }
 }
 
 /// The payload format, with tensor names from the server's model config where it offers

@@ -3,7 +3,7 @@
 //! per concurrency level, cost, and the verdict diff.
 
 use super::table::Table;
-use encbench_core::export::Export;
+use encbench_core::export::{CompareSection, Export};
 use encbench_core::plan::PhaseKind;
 use encbench_core::results::PhaseResult;
 use encbench_core::text::{num, truncate};
@@ -153,42 +153,9 @@ pub fn tables(e: &Export) -> Vec<Table> {
             1,
         ));
     }
-
-    let largest = batches.last().copied();
     if !batches.is_empty() {
-        let mut headers = vec!["target".to_string()];
-        for &b in &batches {
-            headers.push(format!("req/s b={b}"));
-            headers.push(format!("samples/s b={b}"));
-            if b != 1 {
-                headers.push(format!("×b=1 at {b}"));
-            }
-        }
-        let mut t = Table::new(
-            "Throughput, closed loop at concurrency 1 (most samples/s at the largest batch first)",
-            &headers.iter().map(String::as_str).collect::<Vec<_>>(),
-        );
-        let sps = |n: &String, b: usize| by(e, n, PhaseKind::Batch, b, 1).map(|p| p.samples_per_s);
-        let mut order: Vec<&String> = names.iter().collect();
-        order.sort_by(|x, y| ascending(sps(y, largest.unwrap()), sps(x, largest.unwrap())));
-        for n in order {
-            let mut r = vec![n.clone()];
-            for &b in &batches {
-                let p = by(e, n, PhaseKind::Batch, b, 1);
-                r.push(num(p.map(|p| p.req_per_s), 1));
-                r.push(num(p.map(|p| p.samples_per_s), 1));
-                if b != 1 {
-                    let x = sps(n, b)
-                        .zip(sps(n, 1))
-                        .and_then(|(s, s1)| (s1 > 0.0).then(|| s / s1));
-                    r.push(num(x, 2));
-                }
-            }
-            t.row(r);
-        }
-        out.push(t);
+        out.push(throughput_table(e, &names, &batches));
     }
-
     for &c in &levels {
         out.push(latency_table(
             e,
@@ -199,141 +166,191 @@ pub fn tables(e: &Export) -> Vec<Table> {
             c,
         ));
     }
-
-    if let Some(b) = largest {
-        let sps_col = format!("samples/s b={b}");
-        let mut t = Table::new(
-            format!("Cost per million samples at batch {b} (cheapest first)"),
-            &["target", "instance", "$/h", &sps_col, "$/1M"],
-        );
-        let mut rows: Vec<_> = cmp
-            .targets
-            .iter()
-            .map(|ct| (ct, by(e, &ct.name, PhaseKind::Batch, b, 1)))
-            .collect();
-        rows.sort_by(|x, y| {
-            ascending(
-                x.1.and_then(|p| p.cost_per_1m_usd),
-                y.1.and_then(|p| p.cost_per_1m_usd),
-            )
-        });
-        for (ct, p) in rows {
-            t.row(vec![
-                ct.name.clone(),
-                ct.instance_type.clone().unwrap_or_else(|| "-".into()),
-                num(ct.price_per_hour_usd, 3),
-                num(p.map(|p| p.samples_per_s), 1),
-                num(p.and_then(|p| p.cost_per_1m_usd), 2),
-            ]);
-        }
-        if cmp.targets.iter().all(|t| t.price_per_hour_usd.is_none()) {
-            t.notes.push("no prices: give instance=… in --target, @INSTANCE in --mc/--ic/--lmi, or --instance-type".into());
-        }
-        out.push(t);
+    if let Some(&b) = batches.last() {
+        out.push(cost_table(e, cmp, b));
     }
-
-    if let Some(first) = e.capacity.first() {
-        let mut t = Table::new(
-            format!(
-                "Capacity within {} at concurrency {} (cheapest per million samples first)",
-                first.slo, first.concurrency
-            ),
-            &[
-                "target",
-                "batch",
-                "max req/s",
-                "samples/s",
-                "p99 ms",
-                "$/1M",
-                "probes",
-                "answer",
-            ],
-        );
-        let mut rows: Vec<_> = e.capacity.iter().collect();
-        rows.sort_by(|x, y| {
-            ascending(x.cost_per_1m_usd, y.cost_per_1m_usd)
-                .then(ascending(y.samples_per_s, x.samples_per_s))
-        });
-        for c in rows {
-            t.row(vec![
-                c.target.clone().unwrap_or_default(),
-                c.batch_size.to_string(),
-                num(c.max_rate_per_s, 1),
-                num(c.samples_per_s, 1),
-                num(c.latency_ms.map(|l| l.p99), 1),
-                num(c.cost_per_1m_usd, 4),
-                c.probes.len().to_string(),
-                c.verdict.clone(),
-            ]);
-        }
-        t.notes.push(
-            encbench_core::capacity::cheapest(&e.capacity)
-                .unwrap_or_else(|| format!("no target meets {} at any rate probed", first.slo)),
-        );
-        out.push(t);
-    }
-
+    out.extend(capacity_table(e));
     if cmp.targets.iter().any(|t| t.accuracy.is_some()) {
-        let mut t = Table::new(
-            "Verdicts (known-answer samples, after the load)",
-            &["target", "accuracy", "agrees with the others"],
-        );
-        for ct in &cmp.targets {
-            let flagged = cmp.verdict_diff.iter().find(|d| d.target == ct.name);
-            t.row(vec![
-                ct.name.clone(),
-                ct.accuracy.as_ref().map_or("-".into(), |a| match a.output {
-                    Some(o @ encbench_core::verdicts::Output::Vectors { .. }) => {
-                        format!("{}/{} ({o})", a.passed, a.total)
-                    }
-                    _ => format!("{}/{}", a.passed, a.total),
-                }),
-                match (ct.accuracy.is_some(), flagged) {
-                    (false, _) => "-".into(),
-                    (true, None) => "yes".into(),
-                    (true, Some(d)) => format!("NO: {} sample(s) differ", d.samples.len()),
-                },
-            ]);
-        }
-        for d in &cmp.verdict_diff {
-            t.notes
-                .push(format!("{} disagrees with the other targets:", d.target));
-            for s in &d.samples {
-                t.notes.push(format!(
-                    "  {} / {} → {} (others: {}, expected {})",
-                    truncate(&s.premise, 40),
-                    truncate(&s.hypothesis, 40),
-                    s.predicted.as_deref().unwrap_or("no verdict"),
-                    s.others,
-                    s.expected
-                ));
-            }
-            t.notes.push(format!("  hint: {}", d.hint));
-        }
-        out.push(t);
+        out.push(verdicts_table(cmp));
     }
     out.extend(super::server::per_target_table(&e.phases));
     if !cmp.vector_agreement.is_empty() {
-        let mut t = Table::new(
-            format!(
-                "Vector agreement (least cosine between two targets' vectors for the same input; the same model gives ≥ {})",
-                encbench_core::verdicts::agreement::MIN_COSINE
-            ),
-            &["targets", "inputs", "least cosine", "agree", "least at"],
-        );
-        for a in &cmp.vector_agreement {
-            t.row(vec![
-                format!("{} / {}", a.a, a.b),
-                a.inputs.to_string(),
-                format!("{:.6}", a.min_cosine),
-                if a.ok { "yes" } else { "NO" }.into(),
-                truncate(&a.worst_input, 48),
-            ]);
-            if let Some(h) = &a.hint {
-                t.notes.push(format!("{} and {} differ: {h}", a.a, a.b));
-            }
-        }
-        out.push(t);
+        out.push(agreement_table(cmp));
     }
     out
+}
+
+/// Req/s and samples/s per batch size, and each batch size's gain over batch 1.
+fn throughput_table(e: &Export, names: &[String], batches: &[usize]) -> Table {
+    let largest = *batches.last().expect("a batch size");
+    let mut headers = vec!["target".to_string()];
+    for &b in batches {
+        headers.push(format!("req/s b={b}"));
+        headers.push(format!("samples/s b={b}"));
+        if b != 1 {
+            headers.push(format!("×b=1 at {b}"));
+        }
+    }
+    let mut t = Table::new(
+        "Throughput, closed loop at concurrency 1 (most samples/s at the largest batch first)",
+        &headers.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let sps = |n: &String, b: usize| by(e, n, PhaseKind::Batch, b, 1).map(|p| p.samples_per_s);
+    let mut order: Vec<&String> = names.iter().collect();
+    order.sort_by(|x, y| ascending(sps(y, largest), sps(x, largest)));
+    for n in order {
+        let mut r = vec![n.clone()];
+        for &b in batches {
+            let p = by(e, n, PhaseKind::Batch, b, 1);
+            r.push(num(p.map(|p| p.req_per_s), 1));
+            r.push(num(p.map(|p| p.samples_per_s), 1));
+            if b != 1 {
+                let x = sps(n, b)
+                    .zip(sps(n, 1))
+                    .and_then(|(s, s1)| (s1 > 0.0).then(|| s / s1));
+                r.push(num(x, 2));
+            }
+        }
+        t.row(r);
+    }
+    t
+}
+
+fn cost_table(e: &Export, cmp: &CompareSection, b: usize) -> Table {
+    let sps_col = format!("samples/s b={b}");
+    let mut t = Table::new(
+        format!("Cost per million samples at batch {b} (cheapest first)"),
+        &["target", "instance", "$/h", &sps_col, "$/1M"],
+    );
+    let mut rows: Vec<_> = cmp
+        .targets
+        .iter()
+        .map(|ct| (ct, by(e, &ct.name, PhaseKind::Batch, b, 1)))
+        .collect();
+    rows.sort_by(|x, y| {
+        ascending(
+            x.1.and_then(|p| p.cost_per_1m_usd),
+            y.1.and_then(|p| p.cost_per_1m_usd),
+        )
+    });
+    for (ct, p) in rows {
+        t.row(vec![
+            ct.name.clone(),
+            ct.instance_type.clone().unwrap_or_else(|| "-".into()),
+            num(ct.price_per_hour_usd, 3),
+            num(p.map(|p| p.samples_per_s), 1),
+            num(p.and_then(|p| p.cost_per_1m_usd), 2),
+        ]);
+    }
+    if cmp.targets.iter().all(|t| t.price_per_hour_usd.is_none()) {
+        t.notes.push("no prices: give instance=… in --target, @INSTANCE in --mc/--ic/--lmi, or --instance-type".into());
+    }
+    t
+}
+
+/// Each target's capacity within the SLO, when the comparison searched for it.
+fn capacity_table(e: &Export) -> Option<Table> {
+    let first = e.capacity.first()?;
+    let mut t = Table::new(
+        format!(
+            "Capacity within {} at concurrency {} (cheapest per million samples first)",
+            first.slo, first.concurrency
+        ),
+        &[
+            "target",
+            "batch",
+            "max req/s",
+            "samples/s",
+            "p99 ms",
+            "$/1M",
+            "probes",
+            "answer",
+        ],
+    );
+    let mut rows: Vec<_> = e.capacity.iter().collect();
+    rows.sort_by(|x, y| {
+        ascending(x.cost_per_1m_usd, y.cost_per_1m_usd)
+            .then(ascending(y.samples_per_s, x.samples_per_s))
+    });
+    for c in rows {
+        t.row(vec![
+            c.target.clone().unwrap_or_default(),
+            c.batch_size.to_string(),
+            num(c.max_rate_per_s, 1),
+            num(c.samples_per_s, 1),
+            num(c.latency_ms.map(|l| l.p99), 1),
+            num(c.cost_per_1m_usd, 4),
+            c.probes.len().to_string(),
+            c.verdict.clone(),
+        ]);
+    }
+    t.notes.push(
+        encbench_core::capacity::cheapest(&e.capacity)
+            .unwrap_or_else(|| format!("no target meets {} at any rate probed", first.slo)),
+    );
+    Some(t)
+}
+
+/// Each target's known-answer score, and the samples where one disagrees with the others.
+fn verdicts_table(cmp: &CompareSection) -> Table {
+    let mut t = Table::new(
+        "Verdicts (known-answer samples, after the load)",
+        &["target", "accuracy", "agrees with the others"],
+    );
+    for ct in &cmp.targets {
+        let flagged = cmp.verdict_diff.iter().find(|d| d.target == ct.name);
+        t.row(vec![
+            ct.name.clone(),
+            ct.accuracy.as_ref().map_or("-".into(), |a| match a.output {
+                Some(o @ encbench_core::verdicts::Output::Vectors { .. }) => {
+                    format!("{}/{} ({o})", a.passed, a.total)
+                }
+                _ => format!("{}/{}", a.passed, a.total),
+            }),
+            match (ct.accuracy.is_some(), flagged) {
+                (false, _) => "-".into(),
+                (true, None) => "yes".into(),
+                (true, Some(d)) => format!("NO: {} sample(s) differ", d.samples.len()),
+            },
+        ]);
+    }
+    for d in &cmp.verdict_diff {
+        t.notes
+            .push(format!("{} disagrees with the other targets:", d.target));
+        for s in &d.samples {
+            t.notes.push(format!(
+                "  {} / {} → {} (others: {}, expected {})",
+                truncate(&s.premise, 40),
+                truncate(&s.hypothesis, 40),
+                s.predicted.as_deref().unwrap_or("no verdict"),
+                s.others,
+                s.expected
+            ));
+        }
+        t.notes.push(format!("  hint: {}", d.hint));
+    }
+    t
+}
+
+fn agreement_table(cmp: &CompareSection) -> Table {
+    let mut t = Table::new(
+        format!(
+            "Vector agreement (least cosine between two targets' vectors for the same input; the same model gives ≥ {})",
+            encbench_core::verdicts::agreement::MIN_COSINE
+        ),
+        &["targets", "inputs", "least cosine", "agree", "least at"],
+    );
+    for a in &cmp.vector_agreement {
+        t.row(vec![
+            format!("{} / {}", a.a, a.b),
+            a.inputs.to_string(),
+            format!("{:.6}", a.min_cosine),
+            if a.ok { "yes" } else { "NO" }.into(),
+            truncate(&a.worst_input, 48),
+        ]);
+        if let Some(h) = &a.hint {
+            t.notes.push(format!("{} and {} differ: {h}", a.a, a.b));
+        }
+    }
+    t
 }

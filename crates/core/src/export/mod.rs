@@ -2,8 +2,10 @@
 //! `assets/export.schema.json` describes them. Written atomically: a reader sees the old file
 //! or the new one, never half of one, even when the run is interrupted (`write`).
 
+mod config;
 mod write;
 
+pub use config::{RunConfig, TargetConfig};
 pub use write::{check_writable, write_atomic, write_text_atomic};
 
 use crate::results::{PhaseResult, RunReport};

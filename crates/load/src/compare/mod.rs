@@ -5,14 +5,14 @@
 
 pub mod spec;
 
-use crate::engine::{Command, Engine, EngineSetup, LiveStats, RunState};
+use crate::engine::{Command, Engine, EngineSetup, LiveStats, RunState, Snapshot};
 use crate::setup::PreparedTarget;
 use encbench_core::arrival::{Pace, phase_seed};
 use encbench_core::export::{
     AccuracyExport, CompareOrder, CompareSection, CompareTarget, Export, SCHEMA_VERSION, rfc3339,
 };
 use encbench_core::plan::{PhaseKind, RunPlan, StopAt};
-use encbench_core::results::{PhaseResult, derive};
+use encbench_core::results::{PhaseResult, RunReport, derive};
 use encbench_core::verdicts::{AccuracyReport, diff};
 use encbench_wire::accuracy;
 use encbench_wire::payload::PayloadFormat;
@@ -162,6 +162,26 @@ struct Outcome {
     notices: Vec<String>,
 }
 
+impl Outcome {
+    /// An engine run's phases, capacity answers and notices, each named after its target.
+    fn keep(&mut self, target: &str, report: RunReport) {
+        for mut ph in report.phases {
+            ph.target = Some(target.to_string());
+            self.phases.push(ph);
+        }
+        for n in report.notices {
+            let n = format!("{target}: {n}");
+            if !self.notices.contains(&n) {
+                self.notices.push(n);
+            }
+        }
+        for mut c in report.capacity {
+            c.target = Some(target.to_string());
+            self.capacity.push(c);
+        }
+    }
+}
+
 fn engine_for(entry: &Entry, a: &Settings, step: Step, index: usize) -> Engine {
     let p = &entry.prepared;
     Engine::start(EngineSetup {
@@ -235,14 +255,7 @@ pub async fn run(
             notices: vec![],
         })
         .collect();
-    let pairs: Vec<(usize, usize)> = match a.order {
-        CompareOrder::Interleaved => (0..steps.len())
-            .flat_map(|s| (0..entries.len()).map(move |t| (t, s)))
-            .collect(),
-        CompareOrder::Sequential => (0..entries.len())
-            .flat_map(|t| (0..steps.len()).map(move |s| (t, s)))
-            .collect(),
-    };
+    let pairs = turns(a.order, entries.len(), steps.len());
     let set_row = |t: usize, f: &dyn Fn(&mut RowView)| {
         view.send_modify(|v| {
             f(&mut v.rows[t]);
@@ -266,42 +279,15 @@ pub async fn run(
         let step = steps[s];
         set_row(t, &|r| r.state = RowState::Running(step));
         let engine = engine_for(&entries[t], a, step, s);
-        let mut snaps = engine.snapshots();
-        let commands = engine.commands();
-        let finish = engine.finish();
-        tokio::pin!(finish);
-        let report = loop {
-            tokio::select! {
-                r = &mut finish => break r,
-                Ok(()) = snaps.changed() => {
-                    let snap = snaps.borrow_and_update().clone();
-                    set_row(t, &|r| r.live = Some((snap.state, snap.current.clone())));
-                }
-                Ok(()) = stop.changed(), if !stopped => {
-                    stopped = true;
-                    let _ = commands.send(Command::Stop);
-                }
-            }
-        };
+        let live =
+            |snap: &Snapshot| set_row(t, &|r| r.live = Some((snap.state, snap.current.clone())));
+        let report = drive(engine, &live, &mut stop, &mut stopped).await;
         if let Some(e) = &report.error {
             // An engine that failed measured what it measured; nothing after it is trusted.
             failure = Some(format!("{}: {e}", entries[t].name));
             stopped = true;
         }
-        for mut ph in report.phases {
-            ph.target = Some(entries[t].name.clone());
-            outcomes[t].phases.push(ph);
-        }
-        for n in report.notices {
-            let n = format!("{}: {n}", entries[t].name);
-            if !outcomes[t].notices.contains(&n) {
-                outcomes[t].notices.push(n);
-            }
-        }
-        for mut c in report.capacity {
-            c.target = Some(entries[t].name.clone());
-            outcomes[t].capacity.push(c);
-        }
+        outcomes[t].keep(&entries[t].name, report);
         let results = outcomes[t].phases.clone();
         set_row(t, &|r| {
             r.live = None;
@@ -338,6 +324,45 @@ pub async fn run(
         }
     });
     export
+}
+
+/// The (target, step) pairs in the order they take their turns.
+fn turns(order: CompareOrder, targets: usize, steps: usize) -> Vec<(usize, usize)> {
+    match order {
+        CompareOrder::Interleaved => (0..steps)
+            .flat_map(|s| (0..targets).map(move |t| (t, s)))
+            .collect(),
+        CompareOrder::Sequential => (0..targets)
+            .flat_map(|t| (0..steps).map(move |s| (t, s)))
+            .collect(),
+    }
+}
+
+/// Runs one engine to its end, showing its snapshots; a stop asked for meanwhile stops it
+/// (and is remembered in `stopped`).
+async fn drive(
+    engine: Engine,
+    live: &dyn Fn(&Snapshot),
+    stop: &mut watch::Receiver<bool>,
+    stopped: &mut bool,
+) -> RunReport {
+    let mut snaps = engine.snapshots();
+    let commands = engine.commands();
+    let finish = engine.finish();
+    tokio::pin!(finish);
+    loop {
+        tokio::select! {
+            r = &mut finish => return r,
+            Ok(()) = snaps.changed() => {
+                let snap = snaps.borrow_and_update().clone();
+                live(&snap);
+            }
+            Ok(()) = stop.changed(), if !*stopped => {
+                *stopped = true;
+                let _ = commands.send(Command::Stop);
+            }
+        }
+    }
 }
 
 /// What a second Ctrl-C writes: the phases finished so far, as the view holds them; the one
@@ -439,7 +464,8 @@ fn export(
         .zip(&outcomes)
         .map(|(e, o)| CompareTarget {
             name: e.name.clone(),
-            target: e.prepared.target_config.clone(),
+            target: serde_json::to_value(&e.prepared.target_config)
+                .expect("a target's config serializes"),
             instance_type: e.prepared.price.as_ref().map(|p| p.0.clone()),
             price_per_hour_usd: e.prepared.price.as_ref().map(|p| p.1),
             accuracy: AccuracyExport::of(&o.before, &o.after),

@@ -6,6 +6,7 @@
 //! draws every chart, and ticks land on the values a reader looks for (1, 2, 4, 8 …; 90 %,
 //! 99 %, 99.9 %) rather than on plotters' round logarithms.
 
+use plotters::chart::DualCoordChartContext;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, KeyPointWeight};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -346,11 +347,28 @@ fn draw(c: &Chart, out: &mut String) -> Result<(), Failed> {
         let pts = [(x0, l.y), (x1, l.y)];
         chart.draw_series(DashedLineSeries::new(pts, 8, 5, style))?;
     }
+    draw_curves(&mut chart, c)?;
+    draw_marks(&mut chart, c, x0..x1, yr)?;
+    legend(c, &side)?;
+    root.present()?;
+    Ok(())
+}
+
+/// The plot's two coordinate systems: the left y axis, and the right one (`y2`).
+type Plot<'a, 'b> = DualCoordChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<Ticked, Ticked>,
+    Cartesian2d<Ticked, Ticked>,
+>;
+
+/// Every series in its style, on the axis it belongs to.
+fn draw_curves(chart: &mut Plot<'_, '_>, c: &Chart) -> Result<(), Failed> {
     for s in &c.series {
         let pts: Vec<(f64, f64)> = s
             .points
             .iter()
-            .map(|&(x, y)| (to_axis(xs, x), y))
+            .map(|&(x, y)| (to_axis(c.x.scale, x), y))
             .filter(|p| p.0.is_finite() && p.1.is_finite())
             .collect();
         let col = colour(s.colour);
@@ -378,9 +396,20 @@ fn draw(c: &Chart, out: &mut String) -> Result<(), Failed> {
             )?,
         };
     }
-    let (top, bottom) = (yr.end, yr.start);
+    Ok(())
+}
+
+/// The marks: a dashed vertical line across the plot (`y`), named beside it.
+fn draw_marks(
+    chart: &mut Plot<'_, '_>,
+    c: &Chart,
+    x: Range<f64>,
+    y: Range<f64>,
+) -> Result<(), Failed> {
+    let (top, bottom) = (y.end, y.start);
+    let (x0, x1) = (x.start, x.end);
     for m in &c.marks {
-        let x = to_axis(xs, m.x);
+        let x = to_axis(c.x.scale, m.x);
         let style = ShapeStyle::from(GREY).stroke_width(1);
         chart.draw_series(DashedLineSeries::new([(x, bottom), (x, top)], 4, 4, style))?;
         // Named beside its line, on the side with room: a mark near the right edge would
@@ -399,8 +428,6 @@ fn draw(c: &Chart, out: &mut String) -> Result<(), Failed> {
             EmptyElement::at((x, top)) + Text::new(m.label.clone(), (gap, 2), font),
         ))?;
     }
-    legend(c, &side)?;
-    root.present()?;
     Ok(())
 }
 

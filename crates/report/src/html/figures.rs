@@ -346,22 +346,7 @@ fn batch(sources: &[Source<'_>]) -> Vec<Chart> {
     let mut levels = Vec::new();
     for (i, (s, rows)) in found.iter().enumerate() {
         latency.extend(p50_p99(&s.name, i, rows, x));
-        rate.push(line(
-            named(&s.name, "samples/s"),
-            i,
-            Style::Line,
-            rows.iter().map(|p| (x(p), p.samples_per_s)).collect(),
-        ));
-        let cost: Vec<(f64, f64)> = rows
-            .iter()
-            .filter_map(|p| p.cost_per_1m_usd.map(|c| (x(p), c)))
-            .collect();
-        if !cost.is_empty() {
-            rate.push(Series {
-                right: true,
-                ..line(named(&s.name, "$ per 1M samples"), i, Style::Dashed, cost)
-            });
-        }
+        rate.extend(samples_and_cost(&s.name, i, rows));
         let e: Vec<(f64, f64)> = rows
             .iter()
             .filter_map(|p| p.batch_efficiency.map(|v| (x(p), v)))
@@ -434,6 +419,28 @@ fn batch(sources: &[Source<'_>]) -> Vec<Chart> {
             marks,
             levels,
             listed: vec![],
+        });
+    }
+    out
+}
+
+/// A batch sweep's samples/s, and its $/1M on the right axis when it was priced.
+fn samples_and_cost(name: &str, i: usize, rows: &[&PhaseResult]) -> Vec<Series> {
+    let x = |p: &PhaseResult| p.batch_size as f64;
+    let mut out = vec![line(
+        named(name, "samples/s"),
+        i,
+        Style::Line,
+        rows.iter().map(|p| (x(p), p.samples_per_s)).collect(),
+    )];
+    let cost: Vec<(f64, f64)> = rows
+        .iter()
+        .filter_map(|p| p.cost_per_1m_usd.map(|c| (x(p), c)))
+        .collect();
+    if !cost.is_empty() {
+        out.push(Series {
+            right: true,
+            ..line(named(name, "$ per 1M samples"), i, Style::Dashed, cost)
         });
     }
     out

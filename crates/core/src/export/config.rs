@@ -1,0 +1,82 @@
+//! The export's `config`: every setting that shaped a run, so that it can be repeated, and
+//! never credentials. A run writes a `RunConfig`; `compare` and `report --merge` write their
+//! own (the schema's `config` is open to settings a later version adds).
+
+use crate::shard::Shard;
+use serde::Serialize;
+
+/// A run's settings (`config`), as `assets/export.schema.json` describes them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunConfig {
+    pub target: TargetConfig,
+    pub n: u64,
+    pub warmup: u64,
+    pub duration_s: Option<f64>,
+    pub batch_size: usize,
+    pub sweep_batch: bool,
+    pub batch_sizes: Vec<usize>,
+    pub concurrency: usize,
+    pub sweep_concurrency: bool,
+    pub concurrency_levels: Vec<usize>,
+    /// `None`: a closed loop.
+    pub request_rate: Option<f64>,
+    /// `None`: arrivals at a fixed interval (burstiness inf).
+    pub burstiness: Option<f64>,
+    pub closed_loop: bool,
+    pub pad_to_max: bool,
+    pub max_len: usize,
+    pub pretokenize: bool,
+    /// Mean natural length of the inputs, in tokens, to a tenth.
+    pub natural_tokens_per_input: f64,
+    pub texts: Option<String>,
+    pub tokenizer: Option<String>,
+    pub timeout_s: f64,
+    pub client_threads: usize,
+    pub seed: u64,
+    pub accuracy_samples: Option<String>,
+    pub accuracy_check: bool,
+    pub labels: Vec<String>,
+    pub instance_type: Option<String>,
+    pub price_per_hour_usd: Option<f64>,
+    pub knee: f64,
+    /// `--slo` objectives as written (`p99=100ms`).
+    pub slo: Vec<String>,
+    pub find_capacity: bool,
+    pub capacity_precision: f64,
+    pub min_probe_requests: u64,
+    pub stability: f64,
+    pub max_probe_secs: f64,
+    pub until_stable: bool,
+    /// Without a user or password in it.
+    pub metrics_url: Option<String>,
+    pub metrics: Vec<String>,
+    pub cloudwatch_wait_s: Option<f64>,
+    /// `--fail-on` thresholds as written (`p99>200ms`).
+    pub fail_on: Vec<String>,
+    /// This host's part of a run over several hosts; every host's config is the same but
+    /// for this, which `report --merge` checks.
+    pub shard: Option<Shard>,
+    /// The common start, RFC 3339.
+    pub start_at: Option<String>,
+}
+
+/// Where the requests went (`config.target`): a URL (the reference endpoint's with `demo`)
+/// or a SageMaker endpoint with its routing. Never credentials: the URL has any
+/// user:password removed, and of `--header` only the names are kept.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TargetConfig {
+    pub url: Option<String>,
+    /// The payload format (`--engine`): hf, triton or vllm.
+    pub engine: String,
+    pub demo: bool,
+    pub endpoint: Option<String>,
+    pub region: Option<String>,
+    pub profile: Option<String>,
+    pub endpoint_url: Option<String>,
+    pub target_container: Option<String>,
+    pub inference_component: Option<String>,
+    pub target_model: Option<String>,
+    pub target_variant: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<String>,
+}

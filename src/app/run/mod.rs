@@ -1,0 +1,223 @@
+//! A run: the target prepared and checked, the engine driven by the live screen or headless,
+//! the export written, and the tables printed from that export.
+
+mod settings;
+
+use super::{
+    AppError, Stdout, check_export_path, is_stdout, sagemaker_config, usage, write_export,
+};
+use crate::cli::RunArgs;
+use crate::signals::Abort;
+use crate::tui::{self, state::Info};
+use encbench_core::export::{Export, write_atomic};
+use encbench_core::results::RunReport;
+use encbench_load::engine::Engine;
+use encbench_load::setup;
+use encbench_report::{ReportFormat, render};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
+    check(&a)?;
+    let hosts = super::hosts::hosts(&a)?;
+    let (address, _demo_server) = settings::address(&a).await?;
+    let p = setup::prepare(&settings::target_settings(&a, address)).await?;
+    let config = serde_json::to_value(settings::run_config(&a, &p, &hosts))
+        .expect("a run's config serializes");
+    if let Err(e) = p.target.check_ready().await {
+        not_ready(&a, &e.to_string(), config.clone(), stdout)?;
+        return Err(usage(p.flag, e));
+    }
+    // A shard is one of several hosts sending one schedule: no live keys change its part.
+    let live = !a.headless && stdout.is_terminal && hosts.shard.is_none();
+    if !live {
+        for note in &a.notes {
+            encbench_core::failure::say(format_args!("{note}"));
+        }
+    }
+    let info = Info {
+        target: p.shown.clone(),
+        format: p.format.name().to_string(),
+        simulated: a.demo,
+        knee: a.knee,
+        window_s: a.window,
+    };
+    let engine = Engine::start_among(hosts, settings::engine_setup(&a, p, live)?);
+    let mut report = if live {
+        live_screen(&a, engine, info, &config).await?
+    } else {
+        crate::headless::run(engine, abort_export(&a, &config)).await
+    };
+    if let (Some(wait), Some(name)) = (a.server.cloudwatch_wait, &a.endpoint) {
+        super::cloudwatch::attach(&mut report, &sagemaker_config(name, &a.sagemaker), wait).await;
+    }
+    // A panic anywhere in the run (a request task, the accuracy check) is a failure too.
+    report.error = encbench_core::failure::describe(report.error);
+    finish(&a, &report, config, stdout)
+}
+
+/// What is refused before anything is sent: a run of an hour must not end with results that
+/// cannot be saved, nor with flags that could not work together.
+fn check(a: &RunArgs) -> Result<(), AppError> {
+    if let Some(p) = &a.export {
+        check_export_path("--export", p)?;
+    }
+    if let Some(p) = &a.report {
+        super::check_report_path(p)?;
+    }
+    super::check_fail_on(&a.fail_on, &a.slo)?;
+    if a.slo.find_capacity && a.sweep_concurrency {
+        return Err(usage(
+            "--find-capacity",
+            "searches rates at one concurrency cap: drop --sweep-concurrency, or run the search at each --concurrency",
+        ));
+    }
+    if a.server.cloudwatch_wait.is_some() && a.endpoint.is_none() {
+        return Err(usage(
+            "--cloudwatch-wait",
+            "reads SageMaker's metrics of an --endpoint run: give --endpoint, or drop it",
+        ));
+    }
+    Ok(())
+}
+
+/// The export and report of a run whose target never answered: no phases, and why.
+fn not_ready(
+    a: &RunArgs,
+    why: &str,
+    config: Value,
+    stdout: &mut Stdout<'_>,
+) -> Result<(), AppError> {
+    let started = SystemTime::now();
+    let report = RunReport {
+        started_at: started,
+        ended_at: started,
+        phases: vec![],
+        capacity: vec![],
+        accuracy_before: None,
+        accuracy_after: None,
+        timeline: vec![],
+        stopped_early: true,
+        error: Some(encbench_core::scrub::text(why)),
+        notices: vec![],
+    };
+    let export = Export::new(&report, config);
+    super::write_report(a.report.as_deref(), &export_name(a), &export)?;
+    if let Some(path) = &a.export {
+        write_export("--export", path, &export, stdout)?;
+    }
+    Ok(())
+}
+
+/// The live screen drives the engine until the operator quits.
+async fn live_screen(
+    a: &RunArgs,
+    engine: Engine,
+    info: Info,
+    config: &Value,
+) -> Result<RunReport, AppError> {
+    // Key e writes a file: stdout is the screen's while it is open.
+    let export_path = (a.export.clone())
+        .filter(|p| !is_stdout(p))
+        .unwrap_or_else(default_export_path);
+    let export_config = config.clone();
+    let export_now: tui::ExportNow = Box::new(move |report| {
+        write_atomic(&export_path, &Export::new(report, export_config.clone()))
+            .map(|()| export_path.display().to_string())
+            .map_err(|e| e.to_string())
+    });
+    tui::run(engine, info, a.fps, export_now, abort_export(a, config))
+        .await
+        .map_err(|e| AppError::Failed(format!("cannot drive the terminal: {e}")))
+}
+
+/// The export written, the report page, the tables printed, and the exit the run earned.
+fn finish(
+    a: &RunArgs,
+    report: &RunReport,
+    config: Value,
+    stdout: &mut Stdout<'_>,
+) -> Result<(), AppError> {
+    let failed = report.error.clone();
+    let mut export = Export::new(report, config);
+    super::judge_thresholds(&mut export, &a.fail_on);
+    let written = a
+        .export
+        .as_ref()
+        .map_or(Ok(()), |path| {
+            write_export("--export", path, &export, stdout)
+        })
+        .and(super::write_report(
+            a.report.as_deref(),
+            &export_name(a),
+            &export,
+        ));
+    // Also after the live screen: the tables stay in the scrollback. Also when the export
+    // failed: the tables are then all that is left of what was measured.
+    let printed = stdout.tables(
+        a.export.as_deref(),
+        &render(&[(export_name(a), export.clone())], ReportFormat::Terminal),
+    );
+    written.and(printed)?;
+    // What was measured is saved and shown; the exit code still says the run failed.
+    match failed {
+        Some(e) => Err(AppError::Failed(e)),
+        None => super::verdict(&export),
+    }
+}
+
+/// The name `report` gives the export (it heads the tables only beside other exports).
+fn export_name(a: &RunArgs) -> String {
+    a.export
+        .as_ref()
+        .filter(|p| !is_stdout(p))
+        .and_then(|p| p.file_name())
+        .map_or("run".into(), |n| n.to_string_lossy().into_owned())
+}
+
+/// A second interrupt: the export of what was measured so far, then the process ends.
+fn abort_export(a: &RunArgs, config: &Value) -> Abort {
+    let (path, config) = (a.export.clone(), config.clone());
+    let (page, name) = (a.report.clone(), export_name(a));
+    Box::new(move |report| {
+        if let Err(e) =
+            super::write_report(page.as_deref(), &name, &Export::new(report, config.clone()))
+        {
+            encbench_core::failure::say(format_args!("{}", e.line()));
+        }
+        let Some(path) = &path else {
+            return encbench_core::failure::say(format_args!(
+                "interrupted twice: exiting without waiting"
+            ));
+        };
+        let mut out = std::io::stdout();
+        let mut stdout = Stdout {
+            is_terminal: false,
+            writer: &mut out,
+        };
+        match write_export(
+            "--export",
+            path,
+            &Export::new(report, config.clone()),
+            &mut stdout,
+        ) {
+            Ok(()) => {
+                encbench_core::failure::say(format_args!(
+                    "interrupted twice: exiting without waiting"
+                ));
+            }
+            Err(e) => encbench_core::failure::say(format_args!("{}", e.line())),
+        }
+    })
+}
+
+/// Where `e` writes when no `--export` was given.
+fn default_export_path() -> PathBuf {
+    let stamp = time::OffsetDateTime::now_utc()
+        .format(time::macros::format_description!(
+            "[year][month][day]-[hour][minute][second]"
+        ))
+        .unwrap_or_default();
+    PathBuf::from(format!("encbench-{stamp}.json"))
+}

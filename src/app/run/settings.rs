@@ -1,0 +1,225 @@
+//! What the layers below need of a run's command line: the address, the target's settings,
+//! the engine's setup, and the export's config.
+
+use super::super::{AppError, sagemaker_config};
+use crate::cli::RunArgs;
+use encbench_core::arrival::Pace;
+use encbench_core::export::{RunConfig, rfc3339};
+use encbench_core::input::Shape;
+use encbench_core::plan::{RunPlan, StopAt};
+use encbench_load::engine::{EngineSetup, Hosts, SearchSetup};
+use encbench_load::setup::{Address, FormatSettings, PreparedTarget, TargetSettings};
+use encbench_serve::{self as serve, RunningServer, ServeConfig};
+use encbench_wire::client::metrics::Scraper;
+use encbench_wire::tokenize::TokenCounter;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where the run sends its requests, and `--demo`'s reference endpoint, started here and
+/// kept alive by the caller for as long as the run uses it.
+pub(super) async fn address(a: &RunArgs) -> Result<(Address, Option<RunningServer>), AppError> {
+    // `cli::parse` refuses a run that names none of the three, and clap two of them.
+    Ok(match (&a.endpoint, &a.url) {
+        (Some(name), _) => (
+            Address::SageMaker(sagemaker_config(name, &a.sagemaker)),
+            None,
+        ),
+        (None, Some(url)) => (Address::Url(url.clone()), None),
+        (None, None) => {
+            let server = serve::start(ServeConfig::default(), TokenCounter::shipped())
+                .await
+                .map_err(|e| {
+                    AppError::Failed(format!("--demo: cannot start the reference endpoint: {e}"))
+                })?;
+            (Address::Demo(server.url()), Some(server))
+        }
+    })
+}
+
+/// What `setup` needs of the command line.
+pub(super) fn target_settings(a: &RunArgs, address: Address) -> TargetSettings {
+    let max_concurrency = a
+        .concurrency_levels
+        .iter()
+        .copied()
+        .chain([a.concurrency])
+        .max()
+        .unwrap_or(1);
+    TargetSettings {
+        address,
+        format: FormatSettings {
+            format: a.engine,
+            model: a.model.clone(),
+            vllm_api: a.vllm_api,
+            binary: a.binary,
+            text_input: a.text_input.clone(),
+            input_ids_name: a.input_ids_name.clone(),
+            attention_mask_name: a.attention_mask_name.clone(),
+            token_type_ids_name: a.token_type_ids_name.clone(),
+            output_name: a.output_name.clone(),
+            pooling: a.http.pooling,
+            pretokenize: a.pretokenize,
+        },
+        tokenizer: a.tokenizer.clone(),
+        shape: Shape {
+            pad_to_max: a.pad_to_max,
+            max_len: a.max_len,
+        },
+        texts: a.texts.clone(),
+        accuracy: (!a.no_accuracy).then(|| (a.accuracy_samples.clone(), a.labels.clone())),
+        instance_type: a.instance_type.clone(),
+        price_per_hour: a.price_per_hour,
+        seed: a.seed,
+        max_concurrency,
+        batch_size: a.batch_size,
+        sweep_batch_sizes: if a.sweep_batch {
+            a.batch_sizes.clone()
+        } else {
+            vec![]
+        },
+        timeout: Duration::from_secs_f64(a.timeout),
+        ready_timeout: Duration::from_secs_f64(a.ready_timeout),
+        headers: a.http.headers.clone(),
+        bearer_token_env: a.http.bearer_token_env.clone(),
+    }
+}
+
+fn client_threads(a: &RunArgs) -> usize {
+    a.client_threads
+        .unwrap_or_else(encbench_load::engine::client_threads::default_count)
+}
+
+/// Each as written on the command line (`p99=100ms`, `p99>200ms`).
+fn strings<T: ToString>(values: &[T]) -> Vec<String> {
+    values.iter().map(ToString::to_string).collect()
+}
+
+/// Every option that shaped the run, as the export records it; never credentials.
+pub(super) fn run_config(a: &RunArgs, p: &PreparedTarget, hosts: &Hosts) -> RunConfig {
+    let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+    RunConfig {
+        target: p.target_config.clone(),
+        n: a.n,
+        warmup: a.warmup,
+        duration_s: a.duration,
+        batch_size: a.batch_size,
+        sweep_batch: a.sweep_batch,
+        batch_sizes: a.batch_sizes.clone(),
+        concurrency: a.concurrency,
+        sweep_concurrency: a.sweep_concurrency,
+        concurrency_levels: a.concurrency_levels.clone(),
+        request_rate: a.request_rate.0,
+        burstiness: a.burstiness.is_finite().then_some(a.burstiness),
+        closed_loop: a.request_rate.0.is_none(),
+        pad_to_max: a.pad_to_max,
+        max_len: a.max_len,
+        pretokenize: a.pretokenize,
+        natural_tokens_per_input: (p.natural_tokens * 10.0).round() / 10.0,
+        texts: path(&a.texts),
+        tokenizer: path(&a.tokenizer),
+        timeout_s: a.timeout,
+        client_threads: client_threads(a),
+        seed: p.seed,
+        accuracy_samples: path(&a.accuracy_samples),
+        accuracy_check: !a.no_accuracy,
+        labels: a.labels.clone(),
+        instance_type: p.price.as_ref().map(|p| p.0.clone()),
+        price_per_hour_usd: p.price.as_ref().map(|p| p.1),
+        knee: a.knee,
+        slo: strings(&a.slo.objectives),
+        find_capacity: a.slo.find_capacity,
+        capacity_precision: a.slo.capacity_precision,
+        min_probe_requests: a.slo.min_probe_requests,
+        stability: a.slo.stability,
+        max_probe_secs: a.slo.max_probe_secs,
+        until_stable: a.slo.until_stable,
+        metrics_url: a
+            .server
+            .metrics_url
+            .as_deref()
+            .map(encbench_core::scrub::url),
+        metrics: a.server.metrics.clone(),
+        cloudwatch_wait_s: a.server.cloudwatch_wait,
+        fail_on: strings(&a.fail_on.thresholds),
+        shard: hosts.shard,
+        start_at: hosts.start_at.map(rfc3339),
+    }
+}
+
+/// The engine's setup for a prepared target; `live` when the screen drives it.
+pub(super) fn engine_setup(
+    a: &RunArgs,
+    p: PreparedTarget,
+    live: bool,
+) -> Result<EngineSetup, AppError> {
+    let metrics = a.server.metrics_url.as_deref().map(|u| {
+        Scraper::new(u, a.model.as_deref(), a.server.metrics.clone())
+            .map(Arc::new)
+            .map_err(|e| AppError::Failed(format!("--metrics-url: {e}")))
+    });
+    Ok(EngineSetup {
+        target: p.target,
+        texts: p.texts,
+        format: p.format,
+        warmup_timeout: Duration::from_secs_f64(a.warmup_timeout),
+        shape: p.shape,
+        pace: Pace {
+            rate_per_s: a.request_rate.0,
+            burstiness: a.burstiness,
+        },
+        plan: plan(a, live),
+        seed: p.seed,
+        accuracy: p.accuracy,
+        price_per_hour: p.price.as_ref().map(|p| p.1),
+        window_s: a.window,
+        tick: Duration::from_millis(1000 / a.fps.clamp(1, 60)),
+        client_threads: client_threads(a),
+        slo: a.slo.slo(),
+        search: (!a.slo.objectives.is_empty()).then(|| SearchSetup {
+            precision: a.slo.capacity_precision,
+            probe: a.slo.probe_rule(),
+            at_start: a.slo.find_capacity,
+        }),
+        metrics: metrics.transpose()?,
+    })
+}
+
+/// The phases the command line asks for; `live` runs end in the live phase.
+fn plan(a: &RunArgs, live: bool) -> RunPlan {
+    RunPlan {
+        batch_size: a.batch_size,
+        concurrency: a.concurrency,
+        warmup: a.warmup,
+        stop: match a.duration {
+            Some(d) => StopAt::Duration(Duration::from_secs_f64(d)),
+            None => StopAt::Count(a.n),
+        },
+        sweep_batch: a.sweep_batch,
+        sweep_concurrency: a.sweep_concurrency,
+        batch_sizes: a.batch_sizes.clone(),
+        concurrency_levels: a.concurrency_levels.clone(),
+        live,
+        until_stable: a.slo.until_stable.then(|| a.slo.probe_rule()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plain_run_checks_only_its_own_batch_size_against_the_body_limit() {
+        let cli = crate::cli::parse([
+            "encbench-tui",
+            "--batch-size",
+            "4",
+            "--url",
+            "http://localhost:8080",
+        ])
+        .unwrap();
+        let s = target_settings(&cli.run, Address::Url("http://localhost:8080".into()));
+        assert_eq!((s.batch_size, s.sweep_batch_sizes.len()), (4, 0));
+        assert_eq!(s.address, Address::Url("http://localhost:8080".into()));
+    }
+}
