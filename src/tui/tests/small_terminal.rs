@@ -10,7 +10,7 @@ use std::sync::Arc;
 /// The snapshots sit with the other screens'.
 fn snapshots(check: impl FnOnce()) {
     let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("../snapshots");
+    settings.set_snapshot_path("snapshots");
     settings.bind(check);
 }
 

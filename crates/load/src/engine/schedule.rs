@@ -65,17 +65,10 @@ impl Schedule {
         index: usize,
         now: Instant,
     ) {
-        self.repaces += 1;
         if self.arrivals.is_none() {
             self.last_intended = now;
         }
-        self.arrivals = arrivals_for(
-            ctx,
-            pace,
-            whole,
-            phase_seed(ctx.seed, index, self.repaces),
-            false,
-        );
+        self.redraw(ctx, pace, whole, index);
         if let Some(a) = self.arrivals.as_mut() {
             self.next_intended = self.last_intended + a.next_gap();
         }
@@ -85,17 +78,17 @@ impl Schedule {
 
     /// Back from a pause: time spent paused is not a backlog, the schedule restarts now.
     pub(super) fn resume(&mut self, ctx: &Ctx, pace: Pace, whole: &PhaseSpec, index: usize) {
-        self.repaces += 1;
-        self.arrivals = arrivals_for(
-            ctx,
-            pace,
-            whole,
-            phase_seed(ctx.seed, index, self.repaces),
-            false,
-        );
+        self.redraw(ctx, pace, whole, index);
         self.last_intended = Instant::now();
         self.next_intended = self.last_intended;
         ctx.shared.set_due(self.due());
+    }
+
+    /// A fresh draw of the arrival process at `pace`, with a seed of its own.
+    fn redraw(&mut self, ctx: &Ctx, pace: Pace, whole: &PhaseSpec, index: usize) {
+        self.repaces += 1;
+        let seed = phase_seed(ctx.seed, index, self.repaces);
+        self.arrivals = arrivals_for(ctx, pace, whole, seed, false);
     }
 
     /// The request due at `next_intended` went out `now`: the lag it had, and the next one.

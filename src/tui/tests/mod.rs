@@ -205,7 +205,7 @@ fn compare_view() -> encbench_load::compare::CompareView {
     use encbench_core::plan::PhaseKind;
     use encbench_load::compare::{CompareView, RowState, RowView, Step};
     let e: encbench_core::export::Export =
-        serde_json::from_str(include_str!("../../tests/fixtures/compare.json")).unwrap();
+        serde_json::from_str(include_str!("../../../tests/fixtures/compare.json")).unwrap();
     let cmp = e.compare.clone().unwrap();
     let step = |kind, b, c| Step {
         kind,
