@@ -117,7 +117,6 @@ fn operator_session_through_keys() {
 /// answer in the sweep panel, then `q` exports it.
 #[test]
 fn capacity_search_from_the_live_screen() {
-    let _t = common::timed();
     // Fixed 10 ms on two workers: 200 req/s at most, p99 ≤ 30 ms well below that. Probes
     // of 400: with 150 the p99 is the second-worst request, so one stall of the shared
     // machine in the probe at half the ceiling read as "no rate meets". The endpoint is K
@@ -127,6 +126,7 @@ fn capacity_search_from_the_live_screen() {
     // copy's. With one copy this test took 42 s alone (answers 112 and 93 req/s); with
     // four, 8-12 s (94, 115 and 126 req/s per copy).
     const K: u32 = 4;
+    let _t = common::timed();
     let server = Serve::fixed(10, 2, &["--queue", "shared", "--replicas", &K.to_string()]);
     let export = tmp_path("tui-capacity.json");
     let command = format!(
