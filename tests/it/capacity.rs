@@ -194,20 +194,29 @@ fn mm4_capacity_is_erlang_cs_answer() {
 
 /// Every request takes 10 ms: a p99 of 5 ms is out of reach at any rate. The search says
 /// so after a few probes instead of halving the rate for ever.
+///
+/// Four random-routed copies of the worker at concurrency 4, the probes' time bound divided
+/// by four: as many requests per probe, four times as fast (one worker at concurrency 1
+/// took 18-32 s, here 5.8-6.0 s). Per copy the probes run at 29 and 14 req/s instead of 45
+/// and 22, and the search says "no rate" after two: p99 over the bound 5.1-7.4 times at the
+/// first and 4.2-5.0 at the second (one worker: 9.2 then 5.1, just enough to stop, or 12.1
+/// and 5.1 and a third probe).
 #[test]
 fn an_slo_below_the_service_time_has_no_rate_that_meets_it() {
     let _t = timed();
-    let s = Serve::fixed(10, 1, &[]);
+    let s = Serve::fixed(10, 1, &["--replicas", "4"]);
     let started = std::time::Instant::now();
     let e = search(
         &s,
         &[
             "--slo",
             "p99=5ms",
+            "--concurrency",
+            "4",
             "--min-probe-requests",
             "100",
             "--max-probe-secs",
-            "10",
+            "2500ms",
             "--warmup",
             "5",
         ],
