@@ -9,7 +9,9 @@ fn phase(export: &serde_json::Value, i: usize) -> &serde_json::Value {
 }
 
 /// Run once on one client thread and once spread over three: how the requests are spread
-/// over threads must not change what is measured.
+/// over threads must not change what is measured. 1,000 requests a run: the pair took 10.5 s
+/// at 2,000 and 5.5 s at 1,000, reading 400.0 req/s and p50 20.00 ms on both thread counts
+/// in each of 3 runs.
 #[test]
 fn closed_loop_four_workers_ten_ms_concurrency_eight() {
     let _t = timed();
@@ -19,7 +21,7 @@ fn closed_loop_four_workers_ten_ms_concurrency_eight() {
             &s.url,
             &[
                 "-n",
-                "2000",
+                "1000",
                 "--warmup",
                 "20",
                 "--concurrency",
@@ -42,7 +44,7 @@ fn closed_loop_four_workers_ten_ms_concurrency_eight() {
             (19.0..=21.5).contains(&p50),
             "{threads} thread(s): p50 {p50} ms, want about 20 (one request queued per worker)"
         );
-        assert_eq!(p["n"], 2000);
+        assert_eq!(p["n"], 1000);
         assert_eq!(p["closed_loop"], true);
         assert!(
             stdout(&out).contains("closed loop at concurrency 8"),
@@ -222,6 +224,9 @@ fn md1_attempt(s: &Serve) -> Result<(), String> {
     Ok(())
 }
 
+/// A 1 s stall 2 s into 250 requests at 50/s (5 s; 500 took 10 s): the stall still holds up
+/// a fifth of them, and scheduled p99 read 969-972 ms, service p99 6-8 ms and dispatch
+/// delay p99 949-952 ms in 3 runs.
 #[test]
 fn coordinated_omission_is_not_hidden() {
     let _t = timed();
@@ -230,7 +235,7 @@ fn coordinated_omission_is_not_hidden() {
         &s.url,
         &[
             "-n",
-            "500",
+            "250",
             "--concurrency",
             "1",
             "--request-rate",
