@@ -34,11 +34,16 @@ fn closed_loop_req_per_s_is_what_eight_workers_of_100_ms_can_do_at_any_count() {
         assert_phase_accounted(p);
         let (rps, ok, secs) = (f(&p["req_per_s"]), f(&p["ok"]), f(&p["duration_s"]));
         eprintln!("{stop:?}: {rps:.2} req/s, {ok} ok in {secs} s");
-        // Never above 80 by more than 3 %; below it by the host's round trip, which on a
-        // loaded machine (77.5 req/s once in CI) costs each slot a few ms per 100.
+        // Never above 80 by more than 3 % (what counting the warmup did). Below it by the
+        // host's round trip, which on a loaded machine costs each slot a few ms per 100
+        // (77.5 req/s once in CI), and at `-n 8` the phase is one 100 ms round that carries
+        // a whole stall of the machine: 8 ms of one read 73.9 req/s with three builds
+        // beside the suite.
+        let under = if stop[1] == "8" { 0.85 } else { 0.95 };
         assert!(
-            (0.95..=1.03).contains(&(rps / 80.0)),
-            "{stop:?}: {rps} req/s, want 80, at most 3 % over and 5 % under"
+            (under..=1.03).contains(&(rps / 80.0)),
+            "{stop:?}: {rps} req/s, want 80, at most 3 % over and {:.0} % under",
+            (1.0 - under) * 100.0
         );
         assert!(
             (ok / secs / rps - 1.0).abs() < 0.01,
