@@ -432,14 +432,41 @@ fn merge_refuses_exports_that_would_add_up_to_figures_nobody_measured() {
 const KEY: &str = "AKIDENCBENCHTEST";
 const SECRET: &str = "reference-endpoint-secret";
 
+/// `cold-start` signed as the SDK signs, against the reference endpoint's SageMaker API at
+/// `url`, exporting to `export`: no `AWS_*` of the host, no profile, no instance metadata.
+fn cold_start(url: &str, export: &Path, extra: &[&str]) -> Command {
+    let mut cmd = Command::new(BIN);
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("AWS_")) {
+        cmd.env_remove(k);
+    }
+    cmd.args([
+        "cold-start",
+        "--endpoint",
+        "scale-to-zero",
+        "--endpoint-url",
+        url,
+    ])
+    .args(["--export", s(export)])
+    .args(extra)
+    .env("HOME", folder("home"))
+    .env("AWS_EC2_METADATA_DISABLED", "true")
+    .env("AWS_ACCESS_KEY_ID", KEY)
+    .env("AWS_SECRET_ACCESS_KEY", SECRET)
+    .env("AWS_REGION", "us-east-1")
+    .stdin(Stdio::null());
+    cmd
+}
+
+fn signed_serve(extra: &[&str]) -> Serve {
+    let mut args = vec!["--access-key", KEY, "--secret-key", SECRET];
+    args.extend_from_slice(extra);
+    Serve::start(&args)
+}
+
 /// `cold-start` against a SageMaker endpoint of the reference endpoint whose model takes ten
 /// minutes to load, stopped with SIGTERM once `stderr` shows `when`.
 fn stopped_cold_start(extra: &[&str], when: &str) -> (Output, Value) {
-    let server = Serve::start(&[
-        "--access-key",
-        KEY,
-        "--secret-key",
-        SECRET,
+    let server = signed_serve(&[
         "--base-ms",
         "2",
         "--per-token-ms",
@@ -448,34 +475,9 @@ fn stopped_cold_start(extra: &[&str], when: &str) -> (Output, Value) {
         "600000",
     ]);
     let (export, err) = (tmp_path("cold.json"), tmp_path("cold-stderr.txt"));
-    let home = folder("home");
-    let mut cmd = Command::new(BIN);
-    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("AWS_")) {
-        cmd.env_remove(k);
-    }
-    let child = cmd
-        .args([
-            "cold-start",
-            "--endpoint",
-            "scale-to-zero",
-            "--endpoint-url",
-            &server.url,
-            "--retry-interval",
-            "0.1",
-            "--give-up",
-            "600",
-            "-n",
-            "5",
-            "--export",
-            s(&export),
-        ])
+    let child = cold_start(&server.url, &export, &["--retry-interval", "0.1"])
+        .args(["--give-up", "600", "-n", "5"])
         .args(extra)
-        .env("HOME", &home)
-        .env("AWS_EC2_METADATA_DISABLED", "true")
-        .env("AWS_ACCESS_KEY_ID", KEY)
-        .env("AWS_SECRET_ACCESS_KEY", SECRET)
-        .env("AWS_REGION", "us-east-1")
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(&err).unwrap())
         .spawn()
@@ -494,6 +496,62 @@ fn stopped_cold_start(extra: &[&str], when: &str) -> (Output, Value) {
     assert_eq!(e["kind"], "cold_start");
     assert_eq!(e["cold_start"]["stopped_early"], true, "{e}");
     (out, e)
+}
+
+/// Two workers loading their model one after the other (300 ms each): the first success
+/// comes from the first worker, and steady requests routed to the second fail until it has
+/// loaded. Each is counted: `steady_ok` + the failures by kind = the `-n` asked for = what
+/// the server saw after the attempts (half of them were once left out of every count).
+#[test]
+fn cold_start_counts_every_steady_request() {
+    let server = signed_serve(&["--base-ms", "2", "--workers", "2", "--model-load-ms", "300"]);
+    let export = tmp_path("cold-steady.json");
+    let out = cold_start(
+        &server.url,
+        &export,
+        &["--retry-interval", "0.05", "-n", "20"],
+    )
+    .output()
+    .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+    let cs = &e["cold_start"];
+    let sum = |v: &Value| -> u64 {
+        v.as_object()
+            .unwrap()
+            .values()
+            .map(|n| n.as_u64().unwrap())
+            .sum()
+    };
+    let (ok, failed) = (
+        cs["steady_ok"].as_u64().unwrap(),
+        sum(&cs["steady_failures"]),
+    );
+    assert_eq!(ok + failed, 20, "{cs}");
+    assert_eq!(cs["steady_sent"], 20, "{cs}");
+    assert!(failed > 0, "the second worker was still loading: {cs}");
+    assert!(
+        cs["steady_failures"]["ModelNotReadyException"]
+            .as_u64()
+            .is_some(),
+        "{cs}"
+    );
+    let invocations = crate::common::counters(&server)["invocations"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(invocations, cs["attempts"].as_u64().unwrap() + 20, "{cs}");
+    assert!(
+        text.contains(&format!(
+            "steady requests        20 ({failed} failed: ModelNotReadyException {failed})"
+        )),
+        "{text}"
+    );
+    assert!(text.contains(&format!("(n={ok},")), "{text}");
 }
 
 #[test]

@@ -20,8 +20,17 @@ struct Seen {
     failures: BTreeMap<String, u64>,
     /// Time to first success and that attempt's latency.
     first: Option<(Duration, Duration)>,
-    in_flight: bool,
+    /// Which stage's request is out, if one is: a stop abandons it there.
+    in_flight: Option<Stage>,
     steady: Histogram<u64>,
+    steady_sent: u64,
+    steady_failures: BTreeMap<String, u64>,
+}
+
+#[derive(Clone, Copy)]
+enum Stage {
+    Attempt,
+    Steady,
 }
 
 async fn probe(target: &dyn Target, body: &Prepared, p: &ColdStartProbe, seen: &mut Seen) {
@@ -31,9 +40,9 @@ async fn probe(target: &dyn Target, body: &Prepared, p: &ColdStartProbe, seen: &
     while t0.elapsed() < p.give_up {
         seen.attempts += 1;
         let sent = Instant::now();
-        seen.in_flight = true;
+        seen.in_flight = Some(Stage::Attempt);
         let answer = target.invoke(body).await;
-        seen.in_flight = false;
+        seen.in_flight = None;
         match answer {
             Ok(_) => {
                 seen.first = Some((t0.elapsed(), sent.elapsed()));
@@ -57,9 +66,17 @@ async fn probe(target: &dyn Target, body: &Prepared, p: &ColdStartProbe, seen: &
     }
     for _ in 0..p.steady_n {
         let sent = Instant::now();
-        if target.invoke(body).await.is_ok() {
-            seen.steady
-                .saturating_record((sent.elapsed().as_micros() as u64).max(1));
+        seen.steady_sent += 1;
+        seen.in_flight = Some(Stage::Steady);
+        let answer = target.invoke(body).await;
+        seen.in_flight = None;
+        match answer {
+            Ok(_) => seen
+                .steady
+                .saturating_record((sent.elapsed().as_micros() as u64).max(1)),
+            // Counted, not retried: a steady phase that fails is part of the answer (a
+            // second worker still loading its model, say), as in a run.
+            Err(kind) => *seen.steady_failures.entry(kind.key()).or_default() += 1,
         }
     }
 }
@@ -76,8 +93,10 @@ pub async fn run(
         attempts: 0,
         failures: BTreeMap::new(),
         first: None,
-        in_flight: false,
+        in_flight: None,
         steady: phase_histogram(),
+        steady_sent: 0,
+        steady_failures: BTreeMap::new(),
     };
     let stopped = tokio::select! {
         // Stop first: a signal that came with the last answer still stops the steady phase.
@@ -85,8 +104,10 @@ pub async fn run(
         () = stop => true,
         () = probe(target, &body, p, &mut seen) => false,
     };
-    if seen.in_flight {
-        *seen.failures.entry(ABANDONED.into()).or_default() += 1;
+    match seen.in_flight {
+        Some(Stage::Attempt) => *seen.failures.entry(ABANDONED.into()).or_default() += 1,
+        Some(Stage::Steady) => *seen.steady_failures.entry(ABANDONED.into()).or_default() += 1,
+        None => {}
     }
     let h = &seen.steady;
     let steady = (!h.is_empty()).then(|| LatencySummary::of(h));
@@ -100,6 +121,8 @@ pub async fn run(
         ratio: steady.and_then(|s| first_success.map(|f| f * 1000.0 / s.p50)),
         steady_ms: steady,
         steady_ok: h.len(),
+        steady_sent: seen.steady_sent,
+        steady_failures: seen.steady_failures,
         stopped_early: stopped,
     }
 }

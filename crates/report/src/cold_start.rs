@@ -5,15 +5,17 @@
 use super::table::Table;
 use encbench_core::results::cold_start::{ColdStartExport, ColdStartResult, KIND, SCHEMA_VERSION};
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// Whether this JSON is a cold-start export rather than a run's.
 pub fn is_one(json: &Value) -> bool {
     json["kind"] == KIND
 }
 
-/// JSON as a cold-start export of the version this one reads.
-pub fn parse(json: Value) -> Result<ColdStartExport, String> {
-    let e: ColdStartExport = serde_json::from_value(json)
+/// JSON as a cold-start export of the version this one reads, its counts adding up.
+pub fn parse(mut json: Value) -> Result<ColdStartExport, String> {
+    let counted = json["cold_start"].get("steady_sent").is_some();
+    let mut e: ColdStartExport = serde_json::from_value(json.take())
         .map_err(|e| format!("not an encbench-tui cold-start export: {e}"))?;
     if e.schema_version != SCHEMA_VERSION {
         return Err(format!(
@@ -21,11 +23,64 @@ pub fn parse(json: Value) -> Result<ColdStartExport, String> {
             e.schema_version
         ));
     }
+    let r = &mut e.cold_start;
+    if !counted {
+        // Written before failed steady requests were counted: only the successes are known.
+        r.steady_sent = r.steady_ok;
+    }
+    counts_add_up(&e)?;
     Ok(e)
 }
 
+/// Refuses an export whose counts contradict each other (edited by hand, or forged), as a
+/// run's export is refused: a table of them would show figures nobody measured.
+fn counts_add_up(e: &ColdStartExport) -> Result<(), String> {
+    let r = &e.cold_start;
+    let attempts_failed: u64 = r.failures.values().sum();
+    if attempts_failed != failed(r) {
+        return Err(format!(
+            "cold-start counts do not add up: {} attempts{} but {attempts_failed} failed",
+            r.attempts,
+            if r.first_success.is_some() {
+                ", one successful,"
+            } else {
+                ""
+            }
+        ));
+    }
+    let steady_failed = steady_failed(r);
+    if r.steady_ok + steady_failed != r.steady_sent || r.steady_sent > e.probe.steady_n {
+        return Err(format!(
+            "cold-start counts do not add up: {} steady requests ok and {steady_failed} failed, \
+             but {} sent of the {} asked for",
+            r.steady_ok, r.steady_sent, e.probe.steady_n
+        ));
+    }
+    if r.steady_sent > 0 && r.first_success.is_none() {
+        return Err(
+            "cold-start counts do not add up: steady requests without a first success".into(),
+        );
+    }
+    Ok(())
+}
+
 fn failed(r: &ColdStartResult) -> u64 {
-    r.attempts - u64::from(r.first_success.is_some())
+    r.attempts
+        .saturating_sub(u64::from(r.first_success.is_some()))
+}
+
+fn steady_failed(r: &ColdStartResult) -> u64 {
+    r.steady_failures.values().sum()
+}
+
+/// `n (k failed: Kind n, …)`, the way a count and its failures by kind read.
+fn with_failures(n: u64, failed: u64, kinds: &BTreeMap<String, u64>) -> String {
+    let kinds: Vec<String> = kinds.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    if kinds.is_empty() {
+        format!("{n} ({failed} failed)")
+    } else {
+        format!("{n} ({failed} failed: {})", kinds.join(", "))
+    }
 }
 
 pub fn heading(e: &ColdStartExport) -> Vec<String> {
@@ -54,23 +109,19 @@ pub fn tables(e: &ColdStartExport) -> Vec<Table> {
     let r = &e.cold_start;
     let mut t = Table::new("cold start", &["figure", "value"]);
     let mut row = |k: &str, v: String| t.row(vec![k.into(), v]);
-    let kinds: Vec<String> = r.failures.iter().map(|(k, v)| format!("{k} {v}")).collect();
     row(
         "attempts",
-        format!(
-            "{} ({} failed{})",
-            r.attempts,
-            failed(r),
-            if kinds.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", kinds.join(", "))
-            }
-        ),
+        with_failures(r.attempts, failed(r), &r.failures),
     );
     if let (Some(first), Some(latency)) = (r.first_success, r.first_success_latency_ms) {
         row("time to first success", format!("{first:.2} s"));
         row("first-success latency", format!("{latency:.1} ms"));
+    }
+    if r.steady_sent > 0 {
+        row(
+            "steady requests",
+            with_failures(r.steady_sent, steady_failed(r), &r.steady_failures),
+        );
     }
     if let Some(s) = &r.steady_ms {
         row(
@@ -122,7 +173,7 @@ pub fn tables(e: &ColdStartExport) -> Vec<Table> {
     vec![t]
 }
 
-const CSV_HEADERS: [&str; 15] = [
+const CSV_HEADERS: [&str; 17] = [
     "source",
     "target",
     "started_at",
@@ -133,7 +184,9 @@ const CSV_HEADERS: [&str; 15] = [
     "failed",
     "first_success_s",
     "first_success_latency_ms",
+    "steady_sent",
     "steady_ok",
+    "steady_failed",
     "steady_p50_ms",
     "steady_p99_ms",
     "ratio",
@@ -157,7 +210,9 @@ pub fn csv_table(exports: &[(String, &ColdStartExport)]) -> Table {
             failed(r).to_string(),
             o(r.first_success),
             o(r.first_success_latency_ms),
+            r.steady_sent.to_string(),
             r.steady_ok.to_string(),
+            steady_failed(r).to_string(),
             o(r.steady_ms.map(|s| s.p50)),
             o(r.steady_ms.map(|s| s.p99)),
             o(r.ratio),
@@ -172,6 +227,7 @@ mod tests {
     use super::*;
     use crate::{Loaded, ReportFormat, render_loaded};
     use encbench_core::results::cold_start::ColdStartProbe;
+    use encbench_core::stats::LatencySummary;
     use std::time::Duration;
 
     /// A probe's export as the probe serialises it, read back as `report` reads a file.
@@ -202,6 +258,8 @@ mod tests {
             first_success_latency_ms: None,
             steady_ms: None,
             steady_ok: 0,
+            steady_sent: 0,
+            steady_failures: BTreeMap::new(),
             ratio: None,
             stopped_early: true,
         }
@@ -231,6 +289,58 @@ mod tests {
             rows[1].starts_with("cold.json,sagemaker:ep,2026-12-02T05:00:00Z,900,5,1200,3,3,,")
         );
         assert!(rows[1].ends_with(",true"), "{csv}");
+    }
+
+    /// Half the steady requests failed: the table says so beside the p50 of the rest, the
+    /// CSV counts both, and an export whose counts were edited apart is refused.
+    #[test]
+    fn failed_steady_requests_are_counted_and_forged_counts_refused() {
+        let r = ColdStartResult {
+            first_success: Some(2.0),
+            first_success_latency_ms: Some(28.0),
+            attempts: 3,
+            failures: [("ModelNotReadyException".to_string(), 2)].into(),
+            steady_ms: Some(LatencySummary::of(&{
+                let mut h = encbench_core::stats::phase_histogram();
+                h.saturating_record(27_000);
+                h
+            })),
+            steady_ok: 10,
+            steady_sent: 20,
+            steady_failures: [("ModelNotReadyException".to_string(), 10)].into(),
+            ratio: Some(74.0),
+            stopped_early: false,
+            ..stopped_before_success()
+        };
+        let files = [("cold.json".to_string(), written(&r))];
+        let text = render_loaded(&files, ReportFormat::Terminal).unwrap();
+        assert!(
+            text.contains("steady requests        20 (10 failed: ModelNotReadyException 10)"),
+            "{text}"
+        );
+        assert!(text.contains("(n=10, p99"), "{text}");
+        let csv = render_loaded(&files, ReportFormat::Csv).unwrap();
+        assert!(csv.contains(",20,10,10,"), "{csv}");
+        let probe = ColdStartProbe {
+            idle_wait: Duration::ZERO,
+            retry_interval: Duration::from_secs(5),
+            give_up: Duration::from_mins(15),
+            steady_n: 20,
+        };
+        let forged = |edit: &dyn Fn(&mut Value)| {
+            let mut json = serde_json::to_value(ColdStartExport::new("ep", &probe, &r)).unwrap();
+            edit(&mut json["cold_start"]);
+            parse(json).unwrap_err()
+        };
+        assert!(forged(&|c| c["steady_ok"] = 19.into()).contains("do not add up"));
+        assert!(forged(&|c| c["steady_sent"] = 21.into()).contains("do not add up"));
+        assert!(forged(&|c| c["attempts"] = 30.into()).contains("do not add up"));
+        // Written before failed steady requests were counted: read as all of them ok.
+        let mut old = serde_json::to_value(ColdStartExport::new("ep", &probe, &r)).unwrap();
+        let c = old["cold_start"].as_object_mut().unwrap();
+        c.remove("steady_sent");
+        c.remove("steady_failures");
+        assert_eq!(parse(old).unwrap().cold_start.steady_sent, 10);
     }
 
     #[test]

@@ -47,6 +47,13 @@ pub struct ColdStartResult {
     pub first_success_latency_ms: Option<f64>,
     pub steady_ms: Option<LatencySummary>,
     pub steady_ok: u64,
+    /// Steady-state requests sent: `steady_ok` plus `steady_failures` (`-n`, unless stopped).
+    /// Absent from exports written before it was counted.
+    #[serde(default)]
+    pub steady_sent: u64,
+    /// Failed steady-state requests by error kind; one in flight at a stop is `Abandoned`.
+    #[serde(default)]
+    pub steady_failures: BTreeMap<String, u64>,
     /// Time to first success over the steady-state p50.
     pub ratio: Option<f64>,
     /// Stopped by SIGINT/SIGTERM: the figures above are the attempts so far.
