@@ -242,7 +242,7 @@ pub struct ServeArgs {
     pub replicas: usize,
     /// Refuse with 401 any request without this header, as 'Name: value' (an API gateway,
     /// a server started with --api-key: 'Authorization: Bearer TOKEN'); repeatable.
-    #[arg(long = "require-header", value_name = "NAME: VALUE", value_parser = encbench_wire::client::headers::parse_header)]
+    #[arg(long = "require-header", value_name = "NAME: VALUE", value_parser = super::values::HeaderParser)]
     pub require_headers: Vec<(String, String)>,
     /// Fraction of requests that fail with a 500 ModelError.
     #[arg(long, default_value = "0", value_parser = probability)]

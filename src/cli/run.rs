@@ -208,7 +208,7 @@ pub struct HttpArgs {
     /// A header for every request to a URL target (an API gateway's key, a Triton access
     /// token), as 'Name: value'; repeat for more. Values never reach the screen, a log or
     /// the export.
-    #[arg(long = "header", value_name = "NAME: VALUE", value_parser = encbench_wire::client::headers::parse_header, help_heading = "Target")]
+    #[arg(long = "header", value_name = "NAME: VALUE", value_parser = super::values::HeaderParser, help_heading = "Target")]
     pub headers: Vec<(String, String)>,
     /// Send 'Authorization: Bearer TOKEN' with the token read from this environment
     /// variable (a vLLM or TEI server started with --api-key), keeping it off the command

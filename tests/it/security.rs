@@ -268,4 +268,33 @@ fn headers_reach_the_server_and_their_values_never_show() {
         assert!(text.contains(flag), "{args:?}: {text}");
         assert_absent(&text, &[API_KEY]);
     }
+
+    // A malformed header, its value the key: clap once quoted the whole of it back, and a
+    // CR cut its message short with no reason. One line naming the problem, no value.
+    for (header, why) in [
+        (format!("X-Api Key: {API_KEY}"), "a space after 'X-Api'"),
+        (format!("X-Ключ: {API_KEY}"), "(outside ASCII) after 'X-'"),
+        (format!("X-Api-Key{API_KEY}"), "expected 'Name: value'"),
+        (
+            format!("X-Api-Key: {API_KEY}\r\nInjected: x"),
+            "X-Api-Key holds a line break",
+        ),
+    ] {
+        for flag in ["--header", "--require-header"] {
+            let args = if flag == "--header" {
+                vec!["--url", &s.url, flag, &header]
+            } else {
+                vec!["serve", flag, &header]
+            };
+            let out = run_env(&args, &[]);
+            let text = format!("{}{}", stdout(&out), stderr(&out));
+            assert_eq!(out.status.code(), Some(2), "{header:?}: {text}");
+            assert_eq!(text.trim_end().lines().count(), 1, "{header:?}: {text}");
+            assert!(
+                text.contains(flag) && text.contains(why),
+                "{header:?}: {text}"
+            );
+            assert_absent(&text, &[API_KEY]);
+        }
+    }
 }

@@ -6,22 +6,61 @@
 
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 
-/// `Name: value`, as curl's `-H` takes it.
+/// `Name: value`, as curl's `-H` takes it. A refusal names the header and what is wrong
+/// with it, never the value: the value may be the secret itself.
 pub fn parse_header(s: &str) -> Result<(String, String), String> {
     let (name, value) = s
         .split_once(':')
-        .ok_or_else(|| "expected 'Name: value'".to_string())?;
+        .ok_or_else(|| "expected 'Name: value', with a ':' after the name".to_string())?;
     let (name, value) = (name.trim(), value.trim());
-    HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
-        format!(
-            "'{}' is not a header name",
-            encbench_core::scrub::text(name)
-        )
-    })?;
-    // The value is not quoted back: it may be the secret itself.
-    HeaderValue::from_str(value)
-        .map_err(|_| format!("the value of {name} is not a header value"))?;
+    check_name(name)?;
+    check_value(name, value)?;
     Ok((name.to_string(), value.to_string()))
+}
+
+/// RFC 9110's token: visible ASCII but for separators. A refusal shows the name up to its
+/// first bad character only: what follows may be a value typed without its ':'.
+fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("the header name before ':' is empty".into());
+    }
+    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    let Some((at, bad)) = name.char_indices().find(|&(_, c)| !token(c)) else {
+        return Ok(());
+    };
+    let what = if bad.is_whitespace() {
+        "a space".to_string()
+    } else if !bad.is_ascii() {
+        format!(
+            "'{}' (outside ASCII)",
+            encbench_core::scrub::text(&bad.to_string())
+        )
+    } else if bad.is_ascii_control() {
+        "a control character".to_string()
+    } else {
+        format!("'{bad}'")
+    };
+    let place = if at == 0 {
+        "first".to_string()
+    } else {
+        format!("after '{}'", &name[..at])
+    };
+    Err(format!(
+        "the header name has {what} {place}: a name is letters, digits and !#$%&'*+-.^_`|~"
+    ))
+}
+
+fn check_value(name: &str, value: &str) -> Result<(), String> {
+    let why = if value.contains(['\r', '\n']) {
+        "holds a line break (CR or LF), which would end the header and start another"
+    } else if HeaderValue::from_str(value).is_err() {
+        "holds a control character"
+    } else {
+        return Ok(());
+    };
+    Err(format!(
+        "the value of header {name} {why} (the value is not shown)"
+    ))
 }
 
 /// The extra headers of one target, ready to send.
@@ -97,7 +136,19 @@ mod tests {
             ("X-Api-Key".into(), "s3cr3t-key".into())
         );
         assert!(parse_header("no colon").is_err());
-        assert!(parse_header("bad name: v").is_err());
+        for (given, why) in [
+            ("bad name: v", "has a space after 'bad'"),
+            ("X-Ключ: v", "has 'К' (outside ASCII) after 'X-'"),
+            ("X(a): v", "has '(' after 'X'"),
+            ("X-Key=hidden-secret: v", "has '=' after 'X-Key':"),
+            (": v", "name before ':' is empty"),
+            ("X-Key: a\r\nInjected: x", "X-Key holds a line break"),
+            ("X-Key: a\u{7}b", "X-Key holds a control character"),
+        ] {
+            let e = parse_header(given).unwrap_err();
+            assert!(e.contains(why), "{given:?}: {e}");
+            assert!(!e.contains("hidden-secret"), "{e}");
+        }
         let h = ExtraHeaders::new(
             &[("X-Tenant".into(), "acme-tenant-77".into())],
             Some("tok-abcdef-123"),
