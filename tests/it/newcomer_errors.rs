@@ -93,6 +93,37 @@ fn no_aws_credentials_names_every_source_tried() {
         assert!(err.contains(source), "{source}: {err}");
     }
     assert!(!err.contains("was not enabled"), "{err}");
+    // Instance metadata that refuses (403, as a proxy or a locked-down host answers): the
+    // same list, with its refusal in words, not the SDK's thousand-character Debug dump.
+    let imds = crate::common::hostile::Hostile::start(|_| {
+        crate::common::hostile::Reply::json(403, "Forbidden")
+    });
+    let refused = [
+        ("AWS_EC2_METADATA_DISABLED", "false"),
+        ("AWS_EC2_METADATA_SERVICE_ENDPOINT", imds.url.as_str()),
+    ];
+    let cold_start = [
+        "cold-start",
+        "--endpoint",
+        "x",
+        "--region",
+        "us-east-1",
+        "--endpoint-url",
+        &s.url,
+    ];
+    for command in [&args[..], &cold_start[..]] {
+        let err = refused_before_sending(&run_env(command, &refused), &s);
+        assert!(err.contains("no AWS credentials found"), "{err}");
+        assert!(
+            err.contains("EC2 instance metadata (which refused: failed to load IMDS session token"),
+            "{err}"
+        );
+        assert!(err.contains("--profile NAME"), "{err}");
+        assert!(
+            err.len() < 800 && !err.contains("ProviderError") && !err.contains("headers:"),
+            "{err}"
+        );
+    }
     // The profile named is the one the SDK reads.
     let mut named = args.to_vec();
     named.extend(["--profile", "ci"]);

@@ -249,18 +249,24 @@ impl SageMakerTarget {
             Err(CredentialsError::CredentialsNotLoaded(_)) => {
                 return Err(TargetError::Config {
                     target,
-                    reason: no_credentials(&self.cfg),
+                    reason: no_credentials(&self.cfg, None),
                 });
             }
-            // A source was found and failed (an expired SSO token, a profile that is not
-            // defined): the SDK's own words name it.
             Err(e) => {
+                let why = in_words(&e);
+                // Instance metadata is the chain's last source: its refusal (a 403 from a
+                // proxy or a locked-down host) means that none of the others had any.
+                if why.contains("IMDS") {
+                    return Err(TargetError::Config {
+                        target,
+                        reason: no_credentials(&self.cfg, Some(&why)),
+                    });
+                }
+                // A source was found and failed (an expired SSO token, a profile that is
+                // not defined): the SDK's own words name it.
                 return Err(TargetError::Auth {
                     target,
-                    reason: format!(
-                        "AWS credentials: {}",
-                        aws_smithy_types::error::display::DisplayErrorContext(&e)
-                    ),
+                    reason: format!("AWS credentials: {why}"),
                 });
             }
         }
@@ -321,16 +327,40 @@ fn no_region(cfg: &SageMakerConfig) -> String {
     )
 }
 
+/// An error and its sources in their own words, one line. The SDK's `DisplayErrorContext`
+/// ends with a Debug dump of the whole: a thousand characters of response headers and SDK
+/// internals.
+fn in_words(e: &dyn std::error::Error) -> String {
+    let mut words = vec![e.to_string()];
+    let mut next = e.source();
+    while let Some(s) = next {
+        let said = s.to_string();
+        // A wrapper often repeats its source's words.
+        if !words.iter().any(|w| w.contains(&said)) {
+            words.push(said);
+        }
+        next = s.source();
+    }
+    encbench_core::scrub::text(&words.join(": "))
+}
+
 /// The SDK's default chain says only "the credential provider was not enabled" (its last
-/// source, instance metadata): name every source it tried, in its order.
-fn no_credentials(cfg: &SageMakerConfig) -> String {
+/// source, instance metadata): name every source it tried, in its order, and what instance
+/// metadata said when it refused.
+fn no_credentials(cfg: &SageMakerConfig, imds_refused: Option<&str>) -> String {
     let (profile, config, credentials) = profile_and_files(cfg);
     let imds = if std::env::var("AWS_EC2_METADATA_DISABLED")
         .is_ok_and(|v| v.eq_ignore_ascii_case("true"))
     {
-        "EC2 instance metadata (off: AWS_EC2_METADATA_DISABLED)"
+        "EC2 instance metadata (off: AWS_EC2_METADATA_DISABLED)".to_string()
+    } else if let Some(why) = imds_refused {
+        let why = why.trim_start_matches("an error occurred while loading credentials: ");
+        format!(
+            "EC2 instance metadata (which refused: {})",
+            why.trim_end_matches('.')
+        )
     } else {
-        "EC2 instance metadata"
+        "EC2 instance metadata".to_string()
     };
     format!(
         "no AWS credentials found; tried the environment (AWS_ACCESS_KEY_ID and \
