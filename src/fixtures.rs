@@ -156,6 +156,7 @@ pub fn snapshot() -> Snapshot {
             n: 1000,
             ok: 996,
             errors,
+            said: std::collections::BTreeMap::new(),
             latency,
             service: LatencySummary {
                 p50: 25.8,

@@ -30,6 +30,10 @@ pub enum AppError {
     /// A `--fail-on` threshold was breached: exit code 3 (each breach was said before).
     #[error("{0}")]
     Breached(String),
+    /// Every measured request failed: exit code 4. The export and tables are written, but
+    /// they describe refusals, not the model, and a script must not take them as a result.
+    #[error("{0}")]
+    NothingMeasured(String),
     /// Whoever read stdout went away (`| head`): nothing is wrong and nobody is left to tell,
     /// so the process ends quietly with 0, as it would have had the reader stayed.
     #[error("stdout closed by its reader")]
@@ -42,6 +46,7 @@ impl AppError {
             AppError::Usage(_) => 2,
             AppError::Failed(_) => 1,
             AppError::Breached(_) => 3,
+            AppError::NothingMeasured(_) => 4,
             AppError::StdoutClosed => 0,
         }
     }
@@ -239,14 +244,30 @@ fn check_fail_on(
 }
 
 /// After the export and the tables, on stderr: the warning when most requests failed, and
-/// one line per breached threshold; exit code 3 when one was breached.
+/// one line per breached threshold; exit code 3 when one was breached, 4 (before it) when
+/// no measured request succeeded.
 fn verdict(export: &encbench_core::export::Export) -> Result<(), AppError> {
-    if let Some(w) = encbench_core::thresholds::failure_warning(&export.phases) {
+    let warning = encbench_core::thresholds::failure_warning(&export.phases);
+    // Requests a stop abandoned are the user's doing, not the endpoint's failures.
+    let refused = |p: &encbench_core::results::PhaseResult| {
+        p.errors
+            .iter()
+            .any(|(k, n)| k != encbench_core::stats::ABANDONED && *n > 0)
+    };
+    let nothing = export.phases.iter().all(|p| p.ok == 0)
+        && export.phases.iter().any(refused)
+        && warning.is_some();
+    if let Some(w) = warning.as_ref().filter(|_| !nothing) {
         encbench_core::failure::say(format_args!("{w}"));
     }
     let breached: Vec<_> = export.fail_on.iter().filter(|o| o.breached).collect();
     for o in &breached {
         encbench_core::failure::say(format_args!("{}", o.summary));
+    }
+    if let Some(w) = warning.filter(|_| nothing) {
+        return Err(AppError::NothingMeasured(
+            w.trim_start_matches("warning: ").to_string(),
+        ));
     }
     if breached.is_empty() {
         return Ok(());

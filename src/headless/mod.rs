@@ -114,12 +114,16 @@ pub async fn run(engine: Engine, abort: Abort) -> RunReport {
     } else {
         Duration::from_secs(5)
     };
+    let (finished, mut stop_ticking) = tokio::sync::oneshot::channel::<()>();
     let ticker = tokio::spawn(async move {
         let mut iv = tokio::time::interval(every);
         iv.tick().await;
         let mut said = SearchSaid::default();
         loop {
-            iv.tick().await;
+            tokio::select! {
+                _ = iv.tick() => {}
+                _ = &mut stop_ticking => break,
+            }
             if snaps.has_changed().is_err() {
                 break;
             }
@@ -129,6 +133,7 @@ pub async fn run(engine: Engine, abort: Abort) -> RunReport {
             }
             out.progress(&progress::fields(&snap));
         }
+        said
     });
     let interim = engine.interim();
     let signals = tokio::spawn(async move {
@@ -142,8 +147,13 @@ pub async fn run(engine: Engine, abort: Abort) -> RunReport {
     });
     let report = engine.finish().await;
     // Awaited: a line printed after the last one would not be the export's counts.
-    ticker.abort();
-    let _ = ticker.await;
+    let _ = finished.send(());
+    let said = ticker.await.unwrap_or_default();
+    // Notes that came after the last tick (a short run's server refusal) are said all the
+    // same, before the counts.
+    for note in report.notices.iter().skip(said.notices) {
+        out.line(&format!("note: {note}"));
+    }
     signals.abort();
     // The last line has the export's counts: a log's reader need not open the export to
     // see what was measured.

@@ -34,6 +34,7 @@ mod report;
 mod sagemaker;
 mod security;
 mod server_metrics;
+mod server_words;
 mod shard_flags;
 mod shards;
 mod signals;

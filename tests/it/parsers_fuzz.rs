@@ -390,7 +390,7 @@ impl Target for Answers {
     fn invoke<'a>(
         &'a self,
         _: &'a encbench::payload::Prepared,
-    ) -> encbench::client::BoxFuture<'a, Result<Reply, encbench::client::ErrorKind>> {
+    ) -> encbench::client::BoxFuture<'a, Result<Reply, encbench::client::Failure>> {
         let reply = Reply::new(self.0.clone(), None);
         Box::pin(async move { Ok(reply) })
     }

@@ -30,8 +30,11 @@ fn run_whole(args: &[&str]) -> Value {
     let out = run_env(&all, &[]);
     let err = stderr(&out);
     assert!(!err.contains("panicked"), "{err}");
-    assert_eq!(out.status.code(), Some(0), "{all:?}: {err}");
     let e: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    // Exit 4 exactly when no measured request of any phase succeeded.
+    let none_ok = e["phases"].as_array().unwrap().iter().all(|p| p["ok"] == 0);
+    let code = if none_ok { 4 } else { 0 };
+    assert_eq!(out.status.code(), Some(code), "{all:?}: {err}");
     assert!(
         schema_violations(&e).is_empty(),
         "{:?}",

@@ -76,6 +76,8 @@ pub struct Completion {
     pub batch_size: usize,
     /// `None` on success, else the error kind's key.
     pub error: Option<String>,
+    /// With an error: the server's own words, where it said any.
+    pub said: Option<String>,
     /// The production variant that served it, where the target says.
     pub variant: Option<String>,
     /// Client-side tokenization time, inside the latency (formats that tokenize).
@@ -97,6 +99,8 @@ pub struct PhaseRecorder {
     pub sent: u64,
     pub ok: u64,
     pub errors: BTreeMap<String, u64>,
+    /// The server's words with the first measured error of each kind that had any.
+    pub said: BTreeMap<String, String>,
     pub samples: u64,
     /// Successful measured requests by invoked production variant.
     pub variants: BTreeMap<String, u64>,
@@ -235,6 +239,7 @@ impl Default for PhaseRecorder {
             sent: 0,
             ok: 0,
             errors: BTreeMap::new(),
+            said: BTreeMap::new(),
             samples: 0,
             variants: BTreeMap::new(),
             first_intended: None,
@@ -289,7 +294,14 @@ impl PhaseRecorder {
                     *self.variants.entry(v.clone()).or_default() += 1;
                 }
             }
-            Some(kind) => *self.errors.entry(kind.clone()).or_default() += 1,
+            Some(kind) => {
+                *self.errors.entry(kind.clone()).or_default() += 1;
+                if let Some(words) = &c.said {
+                    self.said
+                        .entry(kind.clone())
+                        .or_insert_with(|| words.clone());
+                }
+            }
         }
     }
 
@@ -586,6 +598,7 @@ mod tests {
             done: start + Duration::from_millis(done_ms),
             batch_size: 2,
             error: None,
+            said: None,
             variant: None,
             tokenize: None,
             measured: true,

@@ -48,12 +48,13 @@ async fn probe(target: &dyn Target, body: &Prepared, p: &ColdStartProbe, seen: &
                 seen.first = Some((t0.elapsed(), sent.elapsed()));
                 break;
             }
-            Err(kind) => {
-                *seen.failures.entry(kind.key()).or_default() += 1;
+            Err(failure) => {
+                *seen.failures.entry(failure.kind.key()).or_default() += 1;
+                let said = failure.said.map(|s| format!(" ({s})")).unwrap_or_default();
                 encbench_core::failure::say(format_args!(
-                    "attempt {}: {} after {:.1} s",
+                    "attempt {}: {} after {:.1} s{said}",
                     seen.attempts,
-                    kind.key(),
+                    failure.kind.key(),
                     t0.elapsed().as_secs_f64()
                 ));
                 let left = p.give_up.saturating_sub(t0.elapsed());
@@ -76,7 +77,7 @@ async fn probe(target: &dyn Target, body: &Prepared, p: &ColdStartProbe, seen: &
                 .saturating_record((sent.elapsed().as_micros() as u64).max(1)),
             // Counted, not retried: a steady phase that fails is part of the answer (a
             // second worker still loading its model, say), as in a run.
-            Err(kind) => *seen.steady_failures.entry(kind.key()).or_default() += 1,
+            Err(failure) => *seen.steady_failures.entry(failure.kind.key()).or_default() += 1,
         }
     }
 }

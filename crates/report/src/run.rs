@@ -434,8 +434,20 @@ fn counts_table(
     Some(t)
 }
 
+/// Errors by kind, and below them what the server said with each kind, once: the reason a
+/// request was refused is the first thing a user needs from a failing run.
 fn errors_table(phases: &[PhaseResult]) -> Option<Table> {
-    counts_table(phases, "Errors by kind", "errors", |p| &p.errors)
+    let mut t = counts_table(phases, "Errors by kind", "errors", |p| &p.errors)?;
+    let mut said: std::collections::BTreeMap<&str, &str> = std::collections::BTreeMap::new();
+    for p in phases {
+        for (kind, words) in &p.error_bodies {
+            said.entry(kind).or_insert(words);
+        }
+    }
+    for (kind, words) in said {
+        t.notes.push(format!("{kind}: the server said {words}"));
+    }
+    Some(t)
 }
 
 fn variants_table(phases: &[PhaseResult]) -> Option<Table> {
@@ -523,10 +535,18 @@ fn accuracy_table(a: &AccuracyExport) -> Table {
         ]);
     }
     t.notes.extend(a.note.clone());
-    if a.passed < a.total {
+    // The label hint only where labels were read: a refused request says nothing of them.
+    let disagreed = a.samples.iter().any(|v| !v.ok && v.predicted.is_some());
+    if disagreed {
         t.notes.push(
             "verdicts differ from the expected ones: check the label mapping (--labels), \
              tokenization and payload construction"
+                .into(),
+        );
+    } else if a.passed < a.total {
+        t.notes.push(
+            "no verdict was read: the accuracy requests failed (the server's words are above), \
+             so the labels were never compared"
                 .into(),
         );
     }

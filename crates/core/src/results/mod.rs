@@ -54,6 +54,10 @@ pub struct PhaseResult {
     pub unsent: u64,
     pub ok: u64,
     pub errors: BTreeMap<String, u64>,
+    /// The server's own words with the first error of each kind that had any (the start of
+    /// its reply body, scrubbed, in one line, at most 200 characters).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub error_bodies: BTreeMap<String, String>,
     /// Successful requests by SageMaker's invoked production variant (SageMaker targets).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub variants: BTreeMap<String, u64>,
@@ -181,6 +185,7 @@ impl PhaseResult {
             unsent: rec.schedule.map_or(0, |s| s.unsent),
             ok: rec.ok,
             errors: rec.errors.clone(),
+            error_bodies: rec.said.clone(),
             variants: rec.variants.clone(),
             latency_ms: latency,
             service_ms: LatencySummary::of(&rec.service),

@@ -6,7 +6,7 @@ use super::limiter::Permit;
 use super::shared::Shared;
 use encbench_core::input::{Input, batch_inputs};
 use encbench_core::stats::{CLIENT_PANIC, Completion};
-use encbench_wire::client::{ErrorKind, Target};
+use encbench_wire::client::{ErrorKind, Failure, Target};
 use encbench_wire::payload::{Format, Prepared, prepared_ring};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -74,7 +74,7 @@ impl Requester {
                 .await
                 {
                     Some(p) => p,
-                    None => return guard.finish(Instant::now(), Err(CLIENT_PANIC.into())),
+                    None => return guard.finish(Instant::now(), Err(panicked())),
                 }
             }
         };
@@ -89,11 +89,12 @@ impl Requester {
             if !self.target.checks_replies() || self.format.check(&reply, self.batch_size).is_ok() {
                 Ok(reply)
             } else {
-                Err(ErrorKind::BadResponse)
+                // What came back instead, as the server's words: outputs under other names.
+                Err(Failure::with_body(ErrorKind::BadResponse, &reply.body))
             }
         });
         guard.tokenize = prepared.tokenize;
-        guard.finish(done, result.map(|r| r.variant).map_err(|e| e.key()));
+        guard.finish(done, result.map(|r| r.variant));
     }
 }
 
@@ -112,17 +113,17 @@ struct Unfinished {
 }
 
 impl Unfinished {
-    fn finish(mut self, done: Instant, result: Result<Option<String>, String>) {
+    fn finish(mut self, done: Instant, result: Result<Option<String>, Failure>) {
         self.record(done, result);
     }
 
-    fn record(&mut self, done: Instant, result: Result<Option<String>, String>) {
+    fn record(&mut self, done: Instant, result: Result<Option<String>, Failure>) {
         let Some(permit) = self.permit.take() else {
             return;
         };
-        let (variant, error) = match result {
-            Ok(v) => (v, None),
-            Err(e) => (None, Some(e)),
+        let (variant, error, said) = match result {
+            Ok(v) => (v, None, None),
+            Err(f) => (None, Some(f.kind.key()), f.said),
         };
         let c = Completion {
             intended: self.intended,
@@ -130,6 +131,7 @@ impl Unfinished {
             done,
             batch_size: self.batch_size,
             error,
+            said,
             variant,
             tokenize: self.tokenize,
             measured: self.measured,
@@ -143,7 +145,15 @@ impl Drop for Unfinished {
     fn drop(&mut self) {
         // Only unwinding counts: a task dropped at runtime shutdown belongs to no result.
         if self.permit.is_some() && std::thread::panicking() {
-            self.record(Instant::now(), Err(CLIENT_PANIC.into()));
+            self.record(Instant::now(), Err(panicked()));
         }
+    }
+}
+
+/// A panic in the client: an error kind of our own, with no words of the server's.
+fn panicked() -> Failure {
+    Failure {
+        kind: ErrorKind::Service(CLIENT_PANIC.into()),
+        said: None,
     }
 }

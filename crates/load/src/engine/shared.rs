@@ -18,6 +18,7 @@ use encbench_core::stats::{
 use encbench_core::verdicts::AccuracyReport;
 use encbench_wire::accuracy;
 use hdrhistogram::Histogram;
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -57,6 +58,8 @@ pub(super) struct Live {
     pub(super) searching: Option<Capacity>,
     /// What could not be measured and why, each said once.
     pub(super) notices: Vec<String>,
+    /// Error kinds whose server's words are among the notices already.
+    pub(super) kinds_said: BTreeSet<String>,
     /// The common start (`--start-at`) while this host waits for it.
     pub(super) start_at: Option<Instant>,
     /// The metrics endpoint as the running phase began, and the phase since (see
@@ -105,6 +108,7 @@ impl Shared {
                 capacity: Vec::new(),
                 searching: None,
                 notices: Vec::new(),
+                kinds_said: BTreeSet::new(),
                 start_at: None,
                 phase_scrape: None,
                 server_so_far: None,
@@ -129,6 +133,14 @@ impl Shared {
 
     pub(super) fn record(&self, c: &Completion, generation: u64) {
         let mut live = self.lock();
+        if let (Some(kind), Some(words)) = (&c.error, &c.said)
+            && live.kinds_said.insert(kind.clone())
+        {
+            // Once a run per kind, as it happens: why the server refused is what a user
+            // needs first, not at the end of the run.
+            live.notices
+                .push(format!("{kind}: the server said {words}"));
+        }
         let current = generation == live.generation;
         live.timeline.record(c, current);
         if current {
@@ -169,6 +181,7 @@ impl Shared {
             n: rec.completed(),
             ok: rec.ok,
             errors: rec.errors.clone(),
+            said: rec.said.clone(),
             latency: LatencySummary::of(&rec.scheduled),
             service: LatencySummary::of(&rec.service),
             dispatch_delay: LatencySummary::of(&rec.dispatch_delay),

@@ -62,6 +62,8 @@ pub struct LiveStats {
     pub n: u64,
     pub ok: u64,
     pub errors: BTreeMap<String, u64>,
+    /// The server's words with the phase's first error of each kind that had any.
+    pub said: BTreeMap<String, String>,
     pub latency: LatencySummary,
     pub service: LatencySummary,
     pub dispatch_delay: LatencySummary,

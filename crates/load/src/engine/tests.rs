@@ -5,7 +5,7 @@ use super::*;
 use encbench_core::arrival::Pace;
 use encbench_core::input::{Input, Shape};
 use encbench_core::plan::{RunPlan, StopAt};
-use encbench_wire::client::{BoxFuture, ErrorKind, Target, TargetError};
+use encbench_wire::client::{BoxFuture, Failure, Target, TargetError};
 use encbench_wire::payload::{HfFormat, Prepared, Reply};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -22,7 +22,7 @@ impl Target for PanicsEveryThird {
         Box::pin(async { Ok(String::new()) })
     }
 
-    fn invoke<'a>(&'a self, _: &'a Prepared) -> BoxFuture<'a, Result<Reply, ErrorKind>> {
+    fn invoke<'a>(&'a self, _: &'a Prepared) -> BoxFuture<'a, Result<Reply, Failure>> {
         Box::pin(async move {
             tokio::task::yield_now().await;
             assert!(

@@ -65,7 +65,7 @@ async fn ask(
     let reply = target
         .invoke(&format.prepare(&[input]))
         .await
-        .map_err(|kind| kind.key())?;
+        .map_err(|failure| failure.to_string())?;
     // Labels and parse errors quote the server: scrubbed before they are kept.
     let answers = format
         .answers(&reply, &[input])

@@ -74,6 +74,59 @@ impl ErrorKind {
     }
 }
 
+/// A request that failed: its kind, and the server's own words where it said any (the start
+/// of its reply body: "Input should be a valid string" says more than `HTTP 422`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub kind: ErrorKind,
+    pub said: Option<String>,
+}
+
+impl From<ErrorKind> for Failure {
+    fn from(kind: ErrorKind) -> Failure {
+        Failure { kind, said: None }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    /// `HTTP 422: {"detail": "Input should be a valid string"}`: the kind, then the words.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.said {
+            Some(said) => write!(f, "{}: {said}", self.kind.key()),
+            None => f.write_str(&self.kind.key()),
+        }
+    }
+}
+
+impl Failure {
+    /// `kind`, with the reply `body` as the server's words.
+    pub fn with_body(kind: ErrorKind, body: &[u8]) -> Failure {
+        Failure {
+            kind,
+            said: words(&String::from_utf8_lossy(
+                &body[..body.len().min(4 * WORDS_CHARS)],
+            )),
+        }
+    }
+}
+
+/// How much of what a server said is kept: enough for a validation message, not a page.
+pub const WORDS_CHARS: usize = 200;
+
+/// Text a server sent, ready to show and store in one line: whitespace runs as one space,
+/// scrubbed (secrets, URL passwords, control characters), cut to `WORDS_CHARS`. `None` when
+/// it said nothing.
+pub fn words(text: &str) -> Option<String> {
+    // JSON as compact as it goes (most servers indent theirs): more of the reason fits.
+    let compact = serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .map(|v| v.to_string());
+    let text = compact.as_deref().unwrap_or(text);
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!one_line.is_empty())
+        .then(|| encbench_core::text::truncate(&encbench_core::scrub::text(&one_line), WORDS_CHARS))
+}
+
 /// A target could not be used at all (before the run starts).
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
@@ -95,7 +148,7 @@ pub trait Target: Send + Sync {
     fn check_ready(&self) -> BoxFuture<'_, Result<String, TargetError>>;
 
     /// One request, already prepared in the engine's wire format.
-    fn invoke<'a>(&'a self, req: &'a Prepared) -> BoxFuture<'a, Result<Reply, ErrorKind>>;
+    fn invoke<'a>(&'a self, req: &'a Prepared) -> BoxFuture<'a, Result<Reply, Failure>>;
 
     /// Whether a 2xx body must be a response of the format to count as a success.
     fn checks_replies(&self) -> bool {

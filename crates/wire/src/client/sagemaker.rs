@@ -6,7 +6,7 @@
 //! and `--timeout` (botocore's 10-connection pool and 60 s read timeout distort both).
 
 use super::sdk_guard::CapReplies;
-use super::{BoxFuture, ErrorKind, Target, TargetError};
+use super::{BoxFuture, ErrorKind, Failure, Target, TargetError};
 use crate::payload::{BodyKind, Prepared, Reply};
 use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;
@@ -297,8 +297,25 @@ impl Target for SageMakerTarget {
         })
     }
 
-    fn invoke<'a>(&'a self, req: &'a Prepared) -> BoxFuture<'a, Result<Reply, ErrorKind>> {
-        Box::pin(async move { self.call(req).await.map_err(|(kind, _)| kind) })
+    fn invoke<'a>(&'a self, req: &'a Prepared) -> BoxFuture<'a, Result<Reply, Failure>> {
+        Box::pin(async move {
+            self.call(req).await.map_err(|(kind, reason)| {
+                // Only a service error carries the endpoint's words; the others are the SDK's.
+                let transport = matches!(
+                    kind,
+                    ErrorKind::Timeout
+                        | ErrorKind::Connection
+                        | ErrorKind::BadResponse
+                        | ErrorKind::TooLarge
+                );
+                let said = if transport {
+                    None
+                } else {
+                    super::words(&reason)
+                };
+                Failure { kind, said }
+            })
+        })
     }
 }
 

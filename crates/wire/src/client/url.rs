@@ -3,7 +3,7 @@
 
 use super::h1::H1Pool;
 use super::headers::ExtraHeaders;
-use super::{BoxFuture, ErrorKind, Target, TargetError, shown_url};
+use super::{BoxFuture, ErrorKind, Failure, Target, TargetError, shown_url};
 use crate::payload::{BodyKind, Format, Prepared, Reply};
 use encbench_core::server_metrics::stats::ServerStats;
 use reqwest::StatusCode;
@@ -187,7 +187,7 @@ impl UrlTarget {
         pool.with_host(map)
     }
 
-    async fn invoke_h1(&self, pool: &H1Pool, req: &Prepared) -> Result<Reply, ErrorKind> {
+    async fn invoke_h1(&self, pool: &H1Pool, req: &Prepared) -> Result<Reply, Failure> {
         let headers = match req.kind {
             BodyKind::Json => self.json_headers.clone(),
             kind @ BodyKind::Binary { .. } => self.h1_headers(kind),
@@ -212,15 +212,12 @@ impl UrlTarget {
                 json_len,
             })
         } else {
-            Err(classify_status(
-                answer.status,
-                header("x-amzn-errortype"),
-                &answer.body,
-            ))
+            let kind = classify_status(answer.status, header("x-amzn-errortype"), &answer.body);
+            Err(Failure::with_body(kind, &answer.body))
         }
     }
 
-    async fn invoke_reqwest(&self, req: &Prepared) -> Result<Reply, ErrorKind> {
+    async fn invoke_reqwest(&self, req: &Prepared) -> Result<Reply, Failure> {
         let mut builder = match &self.invoke_parsed {
             Some(url) => self.client.post(url.clone()),
             None => self.client.post(&self.invoke_url),
@@ -251,9 +248,9 @@ impl UrlTarget {
         let json_len = header("inference-header-content-length").and_then(|v| v.parse().ok());
         // Latency ends at the last byte, so the body is always read in full (up to the cap).
         let body = match super::body::read_reqwest(resp, super::body::MAX_REPLY_BYTES).await {
-            Ok((_, true)) => return Err(ErrorKind::BadResponse),
+            Ok((_, true)) => return Err(ErrorKind::BadResponse.into()),
             Ok((body, false)) => body,
-            Err(e) => return Err(classify_transport(&e)),
+            Err(e) => return Err(classify_transport(&e).into()),
         };
         if status.is_success() {
             Ok(Reply {
@@ -262,7 +259,8 @@ impl UrlTarget {
                 json_len,
             })
         } else {
-            Err(classify_status(status, error_type.as_deref(), &body))
+            let kind = classify_status(status, error_type.as_deref(), &body);
+            Err(Failure::with_body(kind, &body))
         }
     }
 }
@@ -350,9 +348,9 @@ impl Target for UrlTarget {
         })
     }
 
-    fn invoke<'a>(&'a self, req: &'a Prepared) -> BoxFuture<'a, Result<Reply, ErrorKind>> {
+    fn invoke<'a>(&'a self, req: &'a Prepared) -> BoxFuture<'a, Result<Reply, Failure>> {
         if req.body.len() > MAX_BODY_BYTES {
-            return Box::pin(async { Err(ErrorKind::TooLarge) });
+            return Box::pin(async { Err(ErrorKind::TooLarge.into()) });
         }
         match &self.h1 {
             Some(pool) => Box::pin(self.invoke_h1(pool, req)),
