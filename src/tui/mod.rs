@@ -6,13 +6,14 @@ pub mod keys;
 pub mod panels;
 pub mod screen;
 pub mod state;
+pub mod terminal;
 #[cfg(test)]
 mod tests;
 
-use crate::signals::{Abort, abort_now, wait_for_signal};
+use crate::signals::{Abort, Hangup, abort_now, stop_asked, wait_for_signal};
 use encbench_core::results::RunReport;
 use encbench_load::engine::{Command, Engine};
-use ratatui::crossterm::event::{self, Event};
+use ratatui::crossterm::event::Event;
 use state::{Action, App, Info};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
@@ -55,28 +56,6 @@ impl FrameLog {
     }
 }
 
-/// Restores the terminal however the TUI is left (return, `?`, panic unwinding).
-pub(crate) struct Restore;
-
-impl Drop for Restore {
-    fn drop(&mut self) {
-        ratatui::restore();
-    }
-}
-
-/// Terminal events, read on a thread of their own: crossterm's reader blocks.
-pub(crate) fn terminal_events() -> mpsc::UnboundedReceiver<Event> {
-    let (tx, events) = mpsc::unbounded_channel();
-    std::thread::spawn(move || {
-        while let Ok(ev) = event::read() {
-            if tx.send(ev).is_err() {
-                break;
-            }
-        }
-    });
-    events
-}
-
 /// Runs the screen until the operator quits or a signal arrives, then stops the engine and
 /// returns its report. The terminal is restored before this returns.
 pub async fn run(
@@ -86,12 +65,12 @@ pub async fn run(
     export_now: ExportNow,
     abort: Abort,
 ) -> std::io::Result<RunReport> {
-    let mut terminal = ratatui::try_init()?;
-    let restore = Restore;
-    let mut events = terminal_events();
+    let hangup = Hangup::default();
+    let (mut terminal, restore) = terminal::init(&hangup)?;
+    let mut events = terminal::events(&hangup);
     let mut screen = Screen::new(&engine, info, fps);
     screen
-        .until_quit(&mut terminal, &mut events, &engine, &export_now)
+        .until_quit(&mut terminal, &mut events, &engine, &export_now, &hangup)
         .await;
     screen.app.status =
         Some("stopping: requests in flight, then the accuracy check after load… (Ctrl-C again: exit now)".into());
@@ -135,12 +114,13 @@ impl Screen {
     /// Draws and serves keys until the operator quits, a signal arrives or the engine fails.
     async fn until_quit(
         &mut self,
-        terminal: &mut ratatui::DefaultTerminal,
+        terminal: &mut terminal::Term,
         events: &mut mpsc::UnboundedReceiver<Event>,
         engine: &Engine,
         export_now: &ExportNow,
+        hangup: &Hangup,
     ) {
-        let signal = wait_for_signal();
+        let signal = stop_asked(hangup);
         tokio::pin!(signal);
         loop {
             // A bug in a panel must not lose the run: stop drawing, keep the measurements.
@@ -174,7 +154,7 @@ impl Screen {
     }
 
     /// One frame, its CPU time logged; `false` when a panel panicked.
-    fn draw(&mut self, terminal: &mut ratatui::DefaultTerminal) -> bool {
+    fn draw(&mut self, terminal: &mut terminal::Term) -> bool {
         let drawing = Instant::now();
         let cpu_before = encbench_core::timing::thread_cpu_time();
         let mut room = self.app.sweep_room;
@@ -217,11 +197,12 @@ impl Screen {
 }
 
 /// Waits for the stopped engine's report; a second interrupt meanwhile (Ctrl-C as a key, or
-/// a signal) restores the terminal, writes what was measured and exits at once.
+/// a signal) restores the terminal, writes what was measured and exits at once. The terminal
+/// going away meanwhile is not a second interrupt: nobody asked twice.
 async fn wind_down(
     engine: Engine,
     events: &mut mpsc::UnboundedReceiver<Event>,
-    restore: Restore,
+    restore: terminal::Restore,
     abort: &Abort,
 ) -> RunReport {
     let interim = engine.interim();

@@ -190,6 +190,49 @@ fn sigint_sigterm_and_sighup_on_the_live_screen_restore_the_terminal_and_export(
     }
 }
 
+/// The live screen's tmux session killed mid-run (an ssh connection dropped is the same):
+/// the export is written whole and the exit code is SIGHUP's, 0. Once with the SIGHUP the
+/// kernel sends when the pane's shell dies of it, and once in a shell that ignores it (`trap
+/// '' HUP`), where only reads and writes on the dead terminal failing (EIO) tell. The code is
+/// written by a shell that survives the session: the binary's own is printed nowhere anyone
+/// can read. Before, either way: terminal restore failed, its message failed, abort (134).
+#[test]
+fn killing_the_live_screens_tmux_session_keeps_the_run() {
+    let s = Serve::fixed(5, 4, &[]);
+    for (name, sighup) in [("killed", true), ("nohup", false)] {
+        let export = tmp_path("tui-killed.json");
+        let code = tmp_path("tui-killed.code");
+        let run = format!(
+            "{BIN} --url {} --request-rate 30 --concurrency 2 -o {}",
+            s.url,
+            export.display()
+        );
+        // The pane's shell is the session leader: only it is sent SIGHUP when the terminal
+        // hangs up, and its death sends SIGHUP to the rest, the binary in its own right.
+        let command = if sighup {
+            format!(
+                "sh -c 'trap \"\" HUP; env --default-signal=HUP {run}; echo $? > {}'",
+                code.display()
+            )
+        } else {
+            format!("trap '' HUP; {run}; echo $? > {}", code.display())
+        };
+        let tmux = Tmux::start(name, 100, 30, &command);
+        wait_until("the live screen", 30, || {
+            tmux.screen().contains("╭ latency")
+        });
+        let before = invocations(&s);
+        wait_until("load", 30, || invocations(&s) >= before + 30);
+        tmux.cmd(&["kill-session", "-t", "ui"]);
+        wait_until("the exit code", 30, || {
+            std::fs::read_to_string(&code).is_ok_and(|c| c.ends_with('\n'))
+        });
+        let exit = std::fs::read_to_string(&code).unwrap();
+        assert_eq!(exit.trim(), "0", "{name}: exit code");
+        assert_stopped_and_nothing_lost(&read_export(&export));
+    }
+}
+
 #[test]
 fn a_second_ctrl_c_key_on_the_live_screen_exits_at_once_and_restores_the_terminal() {
     let s = Serve::start(&["--stall-at", "0", "--stall-ms", "600000"]);
