@@ -26,6 +26,9 @@ pub type ExportNow = Box<dyn Fn(&RunReport) -> Result<String, String> + Send>;
 /// inside the process, and frame cost must be shown flat over a real run, not only a replay.
 const FRAME_LOG_ENV: &str = "ENCBENCH_FRAME_LOG";
 
+/// How long a message stays in the footer.
+const STATUS_FOR: Duration = Duration::from_secs(4);
+
 /// Frame costs bucketed by second of the run: one small entry per second, like the
 /// engine's timeline. A frame's cost is the CPU time of the thread that draws it: on a
 /// shared machine wall time mostly measures who else got the core.
@@ -139,11 +142,13 @@ impl Screen {
                     None => return,
                 },
                 _ = self.frame.tick() => {
-                    self.app.snap = self.snaps.borrow_and_update().clone();
+                    self.app.on_snapshot(self.snaps.borrow_and_update().clone());
                     if self.app.snap.state == encbench_load::engine::RunState::Failed {
                         return;
                     }
-                    if self.status_until.is_some_and(|t| tokio::time::Instant::now() >= t) {
+                    if std::mem::take(&mut self.app.status_new) {
+                        self.status_until = Some(tokio::time::Instant::now() + STATUS_FOR);
+                    } else if self.status_until.is_some_and(|t| tokio::time::Instant::now() >= t) {
                         self.app.status = None;
                         self.status_until = None;
                     }
@@ -176,11 +181,10 @@ impl Screen {
 
     /// Key e: an export of what was measured so far, said in the footer for a few seconds.
     fn export_now(&mut self, engine: &Engine, export_now: &ExportNow) {
-        self.app.status = Some(match export_now(&engine.interim_report()) {
+        self.app.say(match export_now(&engine.interim_report()) {
             Ok(path) => format!("exported to {path}"),
             Err(e) => format!("export failed: {e}"),
         });
-        self.status_until = Some(tokio::time::Instant::now() + Duration::from_secs(4));
     }
 
     fn write_frame_log(&self) {
