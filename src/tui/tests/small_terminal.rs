@@ -173,7 +173,16 @@ fn the_status_line_is_whole_at_80_columns() {
         p.planned = Some(12);
     }
     let behind = overloaded();
+    let mut bursty = fixtures::snapshot();
+    bursty.pace.rate_per_s = Some(59.1);
+    bursty.pace.burstiness = 2.0;
+    bursty.concurrency = 1;
+    bursty.batch_size = 1;
     for (snap, want) in [
+        (
+            bursty,
+            vec!["59.1 req/s burst 2", "conc 1", "batch 1", "in flight 1"],
+        ),
         (
             base,
             vec![
@@ -208,6 +217,8 @@ fn the_status_line_is_whole_at_80_columns() {
             .unwrap()
             .to_string();
         assert!(!line.contains('…'), "{line}");
+        // Burstiness and batch each by their word: a bare `b` meant both.
+        assert!(!line.contains("b=") && !line.contains(" b "), "{line}");
         for w in want {
             assert!(line.contains(w), "{w:?} in {line}");
         }
