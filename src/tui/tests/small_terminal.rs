@@ -287,3 +287,46 @@ fn before_any_sweep_the_histogram_takes_the_room() {
     assert!(buckets >= 8, "{buckets} buckets: {text}");
     assert!(!text.contains(" more"), "{text}");
 }
+
+/// 80×24 in the middle of a capacity search, the live phase missing its SLO by falling
+/// behind: what does not fit ends at a word or a figure with an ellipsis (it was cut as
+/// `fell behind its sc` and `bracket 18.9–28.`), and the histogram keeps four buckets (it
+/// had two) while the sweep rows scroll.
+#[test]
+fn at_80x24_lines_end_at_a_word_and_the_histogram_keeps_its_shape() {
+    let mut a = after_sweeps(encbench_core::plan::PhaseKind::Concurrency);
+    let mut snap = (*a.snap).clone();
+    snap.current.slo = Some(encbench_core::slo::Judgement {
+        met: false,
+        goodput_per_s: 20.0,
+        goodput_share: 0.4,
+        missed: Some("fell behind its schedule (overloaded)".into()),
+    });
+    snap.searching = Some(encbench_core::results::capacity::Capacity {
+        target: None,
+        batch_size: 1,
+        concurrency: 2,
+        slo: "p99 ≤ 100 ms".into(),
+        ceiling_per_s: Some(40.0),
+        max_rate_per_s: Some(18.9),
+        failed_at_per_s: Some(28.1),
+        samples_per_s: None,
+        latency_ms: None,
+        goodput_per_s: None,
+        cost_per_1m_usd: None,
+        probes: vec![],
+        verdict: String::new(),
+        complete: false,
+    });
+    a.snap = Arc::new(snap);
+    let t = render(80, 24, &a, |f, _, a| screen::draw(f, a));
+    let text = format!("{}", t.backend());
+    assert!(text.contains("│SLO missed: fell behind its…"), "{text}");
+    assert!(text.contains("b=1 · bracket 18.9…"), "{text}");
+    let buckets = text
+        .lines()
+        .filter(|l| l.contains("ms█") || l.contains("ms ") && l.contains("–"))
+        .filter(|l| l.starts_with("\"│ "))
+        .count();
+    assert!(buckets >= 4, "{buckets} buckets:\n{text}");
+}
