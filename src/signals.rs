@@ -62,6 +62,41 @@ pub fn signals() -> tokio::sync::mpsc::UnboundedReceiver<()> {
     rx
 }
 
+/// The terminal went away without a SIGHUP reaching us (`trap '' HUP`, a shell that stays):
+/// a read or a write on it failed. Ends the run as SIGHUP's first stop does, and is never a
+/// second interrupt: every later write to the terminal fails the same way.
+#[derive(Clone)]
+pub struct Hangup(std::sync::Arc<tokio::sync::watch::Sender<bool>>);
+
+impl Default for Hangup {
+    fn default() -> Hangup {
+        Hangup(std::sync::Arc::new(tokio::sync::watch::Sender::new(false)))
+    }
+}
+
+impl Hangup {
+    pub fn hang_up(&self) {
+        self.0.send_replace(true);
+    }
+
+    pub fn is_gone(&self) -> bool {
+        *self.0.borrow()
+    }
+
+    /// Once the terminal has gone (at once if it already has).
+    pub async fn gone(&self) {
+        let _ = self.0.subscribe().wait_for(|gone| *gone).await;
+    }
+}
+
+/// The first reason to stop: a signal, or the terminal gone.
+pub async fn stop_asked(hangup: &Hangup) {
+    tokio::select! {
+        () = wait_for_signal() => {},
+        () = hangup.gone() => {},
+    }
+}
+
 /// The next SIGINT, SIGTERM or SIGHUP.
 pub async fn wait_for_signal() {
     #[cfg(unix)]

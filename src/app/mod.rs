@@ -84,7 +84,7 @@ pub struct Stdout<'a> {
 
 impl Stdout<'_> {
     fn print(&mut self, text: &str) -> Result<(), AppError> {
-        out(self.writer, text)
+        write_all(self.writer, text).map_err(|e| stdout_error(&e, self.is_terminal))
     }
 
     /// Prints a run's tables: on stdout, or on stderr when the export took stdout
@@ -143,12 +143,23 @@ fn check_export_path(flag: &str, path: &Path) -> Result<(), AppError> {
 /// Writes `text` to stdout `w` whole: a closed pipe is `StdoutClosed`, any other failure
 /// (a full disk) is one line and exit code 1. Never `print!`, which panics on either.
 pub fn out(w: &mut dyn Write, text: &str) -> Result<(), AppError> {
-    w.write_all(text.as_bytes())
-        .and_then(|()| w.flush())
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::BrokenPipe => AppError::StdoutClosed,
-            _ => AppError::Failed(format!("cannot write to stdout: {e}")),
-        })
+    write_all(w, text).map_err(|e| stdout_error(&e, false))
+}
+
+fn write_all(w: &mut dyn Write, text: &str) -> std::io::Result<()> {
+    w.write_all(text.as_bytes()).and_then(|()| w.flush())
+}
+
+/// A reader gone is not a failure: `| head` closed the pipe, or the terminal stdout was (the
+/// live screen's, its tmux session killed) went away with whoever would have read the tables.
+fn stdout_error(e: &std::io::Error, terminal: bool) -> AppError {
+    if e.kind() == std::io::ErrorKind::BrokenPipe
+        || (terminal && encbench_core::failure::terminal_gone(e))
+    {
+        AppError::StdoutClosed
+    } else {
+        AppError::Failed(format!("cannot write to stdout: {e}"))
+    }
 }
 
 pub async fn main(cli: Cli, stdout: &mut Stdout<'_>) -> Result<(), AppError> {

@@ -3,7 +3,7 @@
 
 mod progress;
 
-use crate::signals::{Abort, abort_now, wait_for_signal};
+use crate::signals::{Abort, Hangup, abort_now, stop_asked, wait_for_signal};
 use encbench_core::results::RunReport;
 use encbench_core::text;
 use encbench_load::engine::{Command, Engine, Snapshot};
@@ -25,13 +25,16 @@ impl Out {
             .then(|| crossterm::terminal::size().map_or(80, |(w, _)| usize::from(w).max(2) - 1))
     }
 
-    fn progress(self, fields: &[progress::Field]) {
+    /// `false` when the terminal it is drawn on has gone (a log's reader going away is not
+    /// a reason to stop: a progress line is not worth a run).
+    fn progress(self, fields: &[progress::Field]) -> bool {
         let line = progress::fit(fields, self.width());
         if self.tty {
-            encbench_core::failure::say_raw(format_args!("\r{line}\x1b[K"));
-        } else {
-            encbench_core::failure::say(format_args!("{line}"));
+            let said = encbench_core::failure::try_say_raw(format_args!("\r{line}\x1b[K"));
+            return !said.is_err_and(|e| encbench_core::failure::terminal_gone(&e));
         }
+        encbench_core::failure::say(format_args!("{line}"));
+        true
     }
 
     /// A line that stays, above the progress line on a terminal.
@@ -101,8 +104,8 @@ impl SearchSaid {
     }
 }
 
-/// Drives the engine to its end, printing progress, and stops it on SIGINT/SIGTERM; a
-/// second signal exits at once through `abort`.
+/// Drives the engine to its end, printing progress, and stops it on SIGINT/SIGTERM/SIGHUP or
+/// when the terminal of its progress line goes; a second signal exits at once through `abort`.
 pub async fn run(engine: Engine, abort: Abort) -> RunReport {
     let mut snaps = engine.snapshots();
     let commands = engine.commands();
@@ -115,6 +118,8 @@ pub async fn run(engine: Engine, abort: Abort) -> RunReport {
         Duration::from_secs(5)
     };
     let (finished, mut stop_ticking) = tokio::sync::oneshot::channel::<()>();
+    let hangup = Hangup::default();
+    let gone = hangup.clone();
     let ticker = tokio::spawn(async move {
         let mut iv = tokio::time::interval(every);
         iv.tick().await;
@@ -131,13 +136,15 @@ pub async fn run(engine: Engine, abort: Abort) -> RunReport {
             for line in said.news(&snap) {
                 out.line(&line);
             }
-            out.progress(&progress::fields(&snap));
+            if !out.progress(&progress::fields(&snap)) {
+                gone.hang_up();
+            }
         }
         said
     });
     let interim = engine.interim();
     let signals = tokio::spawn(async move {
-        wait_for_signal().await;
+        stop_asked(&hangup).await;
         encbench_core::failure::say(format_args!(
             "\nstopping: waiting briefly for requests in flight, then writing results (again to exit at once)"
         ));
@@ -157,7 +164,7 @@ pub async fn run(engine: Engine, abort: Abort) -> RunReport {
     signals.abort();
     // The last line has the export's counts: a log's reader need not open the export to
     // see what was measured.
-    out.progress(&progress::done(&report));
+    let _ = out.progress(&progress::done(&report));
     if out.tty {
         encbench_core::failure::say(format_args!(""));
     }

@@ -226,10 +226,12 @@ pub async fn run(
     work: impl Future<Output = Export>,
     abort: &dyn Fn(&CompareView),
 ) -> std::io::Result<Export> {
-    let mut terminal = ratatui::try_init()?;
-    let restore = super::Restore;
-    let mut events = super::terminal_events();
+    let hangup = crate::signals::Hangup::default();
+    let (mut terminal, restore) = super::terminal::init(&hangup)?;
+    let mut events = super::terminal::events(&hangup);
     let mut signals = crate::signals::signals();
+    // The terminal gone stops the comparison once, like SIGHUP; never as a second interrupt.
+    let (mut hung_up, mut events_open) = (false, true);
     tokio::pin!(work);
     let mut frame = tokio::time::interval(Duration::from_millis(100));
     frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -247,13 +249,21 @@ pub async fn run(
                 result = Some(e);
                 false
             }
-            ev = events.recv() => match ev {
+            ev = events.recv(), if events_open => match ev {
                 Some(Event::Key(k)) if k.kind != KeyEventKind::Release => {
                     matches!(k.code, KeyCode::Char('q') | KeyCode::Esc) || is_interrupt(&k)
                 }
                 Some(_) => false,
-                None => true,
+                None => {
+                    events_open = false;
+                    hangup.hang_up();
+                    false
+                }
             },
+            () = hangup.gone(), if !hung_up => {
+                hung_up = true;
+                !quitting
+            }
             Some(()) = signals.recv() => true,
             _ = frame.tick() => false,
         };

@@ -201,12 +201,23 @@ pub static KEYS: LazyLock<Vec<Binding>> = LazyLock::new(|| {
 /// What a key press asks for, if anything: a binding with Control when Control is held
 /// (Ctrl-C), else the key's own binding whatever the modifiers (Shift is part of 'C').
 pub fn lookup(code: KeyCode, modifiers: KeyModifiers) -> Option<&'static Press> {
-    let presses = || KEYS.iter().flat_map(|b| &b.presses);
+    binding_of(code, modifiers).map(|(_, p)| p)
+}
+
+/// The binding of a key press (for its words) and what it asks for.
+pub fn binding_of(
+    code: KeyCode,
+    modifiers: KeyModifiers,
+) -> Option<(&'static Binding, &'static Press)> {
+    let presses = || {
+        KEYS.iter()
+            .flat_map(|b| b.presses.iter().map(move |p| (b, p)))
+    };
     let ctrl = modifiers.contains(KeyModifiers::CONTROL);
     presses()
-        .find(|(c, m, _)| *c == code && ctrl && *m == KeyModifiers::CONTROL)
-        .or_else(|| presses().find(|(c, m, _)| *c == code && m.is_empty()))
-        .map(|(_, _, p)| p)
+        .find(|(_, (c, m, _))| *c == code && ctrl && *m == KeyModifiers::CONTROL)
+        .or_else(|| presses().find(|(_, (c, m, _))| *c == code && m.is_empty()))
+        .map(|(b, (_, _, p))| (b, p))
 }
 
 /// The footer's line of keys: every binding's words, or the short ones.

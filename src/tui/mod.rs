@@ -6,13 +6,14 @@ pub mod keys;
 pub mod panels;
 pub mod screen;
 pub mod state;
+pub mod terminal;
 #[cfg(test)]
 mod tests;
 
-use crate::signals::{Abort, abort_now, wait_for_signal};
+use crate::signals::{Abort, Hangup, abort_now, stop_asked, wait_for_signal};
 use encbench_core::results::RunReport;
 use encbench_load::engine::{Command, Engine};
-use ratatui::crossterm::event::{self, Event};
+use ratatui::crossterm::event::Event;
 use state::{Action, App, Info};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
@@ -24,6 +25,9 @@ pub type ExportNow = Box<dyn Fn(&RunReport) -> Result<String, String> + Send>;
 /// Where the benchmark harness (`bench/run.sh`) asks for frame draw times: it cannot see
 /// inside the process, and frame cost must be shown flat over a real run, not only a replay.
 const FRAME_LOG_ENV: &str = "ENCBENCH_FRAME_LOG";
+
+/// How long a message stays in the footer.
+const STATUS_FOR: Duration = Duration::from_secs(4);
 
 /// Frame costs bucketed by second of the run: one small entry per second, like the
 /// engine's timeline. A frame's cost is the CPU time of the thread that draws it: on a
@@ -55,28 +59,6 @@ impl FrameLog {
     }
 }
 
-/// Restores the terminal however the TUI is left (return, `?`, panic unwinding).
-pub(crate) struct Restore;
-
-impl Drop for Restore {
-    fn drop(&mut self) {
-        ratatui::restore();
-    }
-}
-
-/// Terminal events, read on a thread of their own: crossterm's reader blocks.
-pub(crate) fn terminal_events() -> mpsc::UnboundedReceiver<Event> {
-    let (tx, events) = mpsc::unbounded_channel();
-    std::thread::spawn(move || {
-        while let Ok(ev) = event::read() {
-            if tx.send(ev).is_err() {
-                break;
-            }
-        }
-    });
-    events
-}
-
 /// Runs the screen until the operator quits or a signal arrives, then stops the engine and
 /// returns its report. The terminal is restored before this returns.
 pub async fn run(
@@ -86,12 +68,12 @@ pub async fn run(
     export_now: ExportNow,
     abort: Abort,
 ) -> std::io::Result<RunReport> {
-    let mut terminal = ratatui::try_init()?;
-    let restore = Restore;
-    let mut events = terminal_events();
+    let hangup = Hangup::default();
+    let (mut terminal, restore) = terminal::init(&hangup)?;
+    let mut events = terminal::events(&hangup);
     let mut screen = Screen::new(&engine, info, fps);
     screen
-        .until_quit(&mut terminal, &mut events, &engine, &export_now)
+        .until_quit(&mut terminal, &mut events, &engine, &export_now, &hangup)
         .await;
     screen.app.status =
         Some("stopping: requests in flight, then the accuracy check after load… (Ctrl-C again: exit now)".into());
@@ -135,12 +117,13 @@ impl Screen {
     /// Draws and serves keys until the operator quits, a signal arrives or the engine fails.
     async fn until_quit(
         &mut self,
-        terminal: &mut ratatui::DefaultTerminal,
+        terminal: &mut terminal::Term,
         events: &mut mpsc::UnboundedReceiver<Event>,
         engine: &Engine,
         export_now: &ExportNow,
+        hangup: &Hangup,
     ) {
-        let signal = wait_for_signal();
+        let signal = stop_asked(hangup);
         tokio::pin!(signal);
         loop {
             // A bug in a panel must not lose the run: stop drawing, keep the measurements.
@@ -159,11 +142,13 @@ impl Screen {
                     None => return,
                 },
                 _ = self.frame.tick() => {
-                    self.app.snap = self.snaps.borrow_and_update().clone();
+                    self.app.on_snapshot(self.snaps.borrow_and_update().clone());
                     if self.app.snap.state == encbench_load::engine::RunState::Failed {
                         return;
                     }
-                    if self.status_until.is_some_and(|t| tokio::time::Instant::now() >= t) {
+                    if std::mem::take(&mut self.app.status_new) {
+                        self.status_until = Some(tokio::time::Instant::now() + STATUS_FOR);
+                    } else if self.status_until.is_some_and(|t| tokio::time::Instant::now() >= t) {
                         self.app.status = None;
                         self.status_until = None;
                     }
@@ -174,7 +159,7 @@ impl Screen {
     }
 
     /// One frame, its CPU time logged; `false` when a panel panicked.
-    fn draw(&mut self, terminal: &mut ratatui::DefaultTerminal) -> bool {
+    fn draw(&mut self, terminal: &mut terminal::Term) -> bool {
         let drawing = Instant::now();
         let cpu_before = encbench_core::timing::thread_cpu_time();
         let mut room = self.app.sweep_room;
@@ -196,11 +181,10 @@ impl Screen {
 
     /// Key e: an export of what was measured so far, said in the footer for a few seconds.
     fn export_now(&mut self, engine: &Engine, export_now: &ExportNow) {
-        self.app.status = Some(match export_now(&engine.interim_report()) {
+        self.app.say(match export_now(&engine.interim_report()) {
             Ok(path) => format!("exported to {path}"),
             Err(e) => format!("export failed: {e}"),
         });
-        self.status_until = Some(tokio::time::Instant::now() + Duration::from_secs(4));
     }
 
     fn write_frame_log(&self) {
@@ -217,11 +201,12 @@ impl Screen {
 }
 
 /// Waits for the stopped engine's report; a second interrupt meanwhile (Ctrl-C as a key, or
-/// a signal) restores the terminal, writes what was measured and exits at once.
+/// a signal) restores the terminal, writes what was measured and exits at once. The terminal
+/// going away meanwhile is not a second interrupt: nobody asked twice.
 async fn wind_down(
     engine: Engine,
     events: &mut mpsc::UnboundedReceiver<Event>,
-    restore: Restore,
+    restore: terminal::Restore,
     abort: &Abort,
 ) -> RunReport {
     let interim = engine.interim();

@@ -23,8 +23,10 @@ use ratatui::widgets::{Paragraph, Wrap};
 pub const MIN_WIDTH: u16 = 80;
 pub const MIN_HEIGHT: u16 = 24;
 
-/// The smallest a panel gets: its borders and two lines.
-const SMALLEST: u16 = 4;
+/// The fewest histogram buckets while anything else can give up rows.
+const FEWEST_BUCKETS: u16 = 4;
+/// The throughput panel at its thinnest: its borders and the line of figures.
+const THINNEST: u16 = 3;
 /// Histogram buckets past this many are not worth rows a table could use, nor their cost: a
 /// bar row is the dearest thing on the screen (16 buckets instead of 13 made a 160×48 frame
 /// 40 % dearer in `benches/frame_render.rs`).
@@ -53,10 +55,15 @@ pub fn layout(area: Rect, app: &App) -> Areas {
         Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(body);
     let rows = body.height;
 
-    // Left: the sweep panel first, then the sparklines, then the histogram.
-    let sweep = panels::sweep::height(app, left.width).min(rows.saturating_sub(2 * SMALLEST));
+    // Left: the sweep panel first, then the histogram's fewest buckets, then the
+    // sparklines, then more buckets. At 80×24 the throughput keeps its figures and loses
+    // its sparkline before the histogram goes below a shape (2 buckets are no shape).
+    let least = FEWEST_BUCKETS + 2 + THINNEST;
+    let sweep = panels::sweep::height(app, left.width).min(rows.saturating_sub(least));
     let rest = rows - sweep;
-    let throughput = (if rows >= 37 { 10 } else { 6 }).min(rest.saturating_sub(SMALLEST));
+    let throughput = (if rows >= 37 { 10 } else { 6 })
+        .min(rest.saturating_sub(FEWEST_BUCKETS + 2))
+        .max(THINNEST.min(rest));
     let histogram = (rest - throughput).min(MOST_BUCKETS + 2);
     let sweep = rows - throughput - histogram;
 

@@ -2,6 +2,7 @@
 //! Rendering never mutates this; keys never draw.
 
 use super::keys::{self, Press, Scroll};
+use encbench_core::stats::TimelineEntry;
 use encbench_load::engine::{Command, Snapshot};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::sync::Arc;
@@ -45,7 +46,18 @@ pub struct App {
     pub sweep_scroll: usize,
     /// How far the sweep rows could scroll when the screen was last drawn.
     pub sweep_room: SweepRoom,
+    /// After a key that asks the engine for something: the time of the timeline's last
+    /// event then, and the run's time. The engine's answer (done, refused, ignored) is its
+    /// next event, and goes in the footer: a key the engine refuses must not look like a key
+    /// that did nothing. A key that changes nothing (the rate at its floor) logs nothing: an
+    /// event seconds later is not its answer.
+    pub awaiting_answer: Option<(f64, std::time::Duration)>,
+    /// The footer's message changed since the screen last looked (it keeps it a while).
+    pub status_new: bool,
 }
+
+/// How long after a key the engine's next event is taken as its answer.
+const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Ctrl-C as a key press: the raw-mode terminal delivers it as a key, not as SIGINT.
 pub fn is_interrupt(key: &KeyEvent) -> bool {
@@ -64,7 +76,48 @@ impl App {
             status: None,
             sweep_scroll: 0,
             sweep_room: SweepRoom::default(),
+            awaiting_answer: None,
+            status_new: false,
         }
+    }
+
+    /// A message for the footer, shown for a while.
+    pub fn say(&mut self, text: impl Into<String>) {
+        self.status = Some(text.into());
+        self.status_new = true;
+    }
+
+    /// A new snapshot: the engine's answer to the last key, if it came.
+    pub fn on_snapshot(&mut self, snap: Arc<Snapshot>) {
+        self.snap = snap;
+        let Some((since, asked)) = self.awaiting_answer else {
+            return;
+        };
+        if self.snap.elapsed > asked + ANSWER_WITHIN {
+            self.awaiting_answer = None;
+            return;
+        }
+        let answer = self.snap.timeline_tail.iter().find_map(|e| match e {
+            TimelineEntry::Event { t_s, event } if *t_s > since => Some(event.clone()),
+            _ => None,
+        });
+        if let Some(answer) = answer {
+            self.awaiting_answer = None;
+            self.say(answer);
+        }
+    }
+
+    /// The time of the timeline's last event (-1 before any).
+    fn last_event(&self) -> f64 {
+        self.snap
+            .timeline_tail
+            .iter()
+            .rev()
+            .find_map(|e| match e {
+                TimelineEntry::Event { t_s, .. } => Some(*t_s),
+                TimelineEntry::Point { .. } => None,
+            })
+            .unwrap_or(-1.0)
     }
 
     /// One key event, through the key table. Terminals that report key releases (kitty's
@@ -77,23 +130,30 @@ impl App {
             self.show_help = false;
             return Action::None;
         }
-        match keys::lookup(key.code, key.modifiers) {
-            Some(Press::Engine(c)) => Action::Engine(c.clone()),
-            Some(Press::ExportNow) => Action::ExportNow,
-            Some(Press::Quit) => Action::Quit,
-            Some(Press::ToggleHelp) => {
+        let Some((binding, press)) = keys::binding_of(key.code, key.modifiers) else {
+            return Action::None;
+        };
+        match press {
+            Press::Engine(c) => {
+                // Said at once; the engine's own words replace it when they come.
+                self.say(format!("{}: {}…", binding.keys, binding.help));
+                self.awaiting_answer = Some((self.last_event(), self.snap.elapsed));
+                Action::Engine(c.clone())
+            }
+            Press::ExportNow => Action::ExportNow,
+            Press::Quit => Action::Quit,
+            Press::ToggleHelp => {
                 self.show_help = true;
                 Action::None
             }
-            Some(Press::ToggleWindow) => {
+            Press::ToggleWindow => {
                 self.whole_run = !self.whole_run;
                 Action::None
             }
-            Some(Press::Scroll(by)) => {
+            Press::Scroll(by) => {
                 self.scroll(*by);
                 Action::None
             }
-            None => Action::None,
         }
     }
 
@@ -184,6 +244,36 @@ mod tests {
             a.on_key(key(KeyCode::Up)),
             Action::Engine(Command::ScaleRate(1.25))
         );
+    }
+
+    /// A key the engine refuses (f without --slo logs why only in the timeline) is answered
+    /// in the footer: first the key's own words, then the engine's event once it comes.
+    #[test]
+    fn an_engine_key_is_answered_in_the_footer() {
+        let mut a = app();
+        assert_eq!(
+            a.on_key(key(KeyCode::Char('f'))),
+            Action::Engine(Command::FindCapacity)
+        );
+        assert!(a.status.as_deref().unwrap().contains("capacity search"));
+        let mut snap = fixtures::snapshot();
+        let last = snap.timeline_tail.len();
+        a.on_snapshot(Arc::new(snap.clone()));
+        assert!(
+            a.status.as_deref().unwrap().starts_with("f: "),
+            "no answer yet"
+        );
+        let refused = "capacity search needs an SLO: start with --slo p99=100ms";
+        snap.timeline_tail.push(TimelineEntry::Event {
+            t_s: 1e6,
+            event: refused.into(),
+        });
+        assert!(snap.timeline_tail.len() > last);
+        a.status_new = false;
+        a.on_snapshot(Arc::new(snap));
+        assert_eq!(a.status.as_deref(), Some(refused));
+        assert!(a.status_new, "the screen keeps it a while");
+        assert_eq!(a.awaiting_answer, None);
     }
 
     #[test]

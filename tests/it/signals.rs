@@ -89,6 +89,47 @@ fn sigint_sigterm_and_sighup_stop_a_headless_run_with_a_complete_export() {
     }
 }
 
+/// Ctrl-C during the accuracy check before the load, against an endpoint that takes 4 s a
+/// request: the check stops at once, no load runs and no check "after" it, the export says
+/// so. Before, the check ran to its end, then 10 s of a check after a load that never ran,
+/// the progress saying `accuracy after: 2/4 answered` beside a timeline that said skipped.
+#[test]
+fn ctrl_c_during_the_accuracy_check_before_the_load_ends_at_once() {
+    let s = Serve::start(&["--base-ms", "4000", "--per-token-ms", "0"]);
+    let export = tmp_path("before-check.json");
+    let (mut child, err) = headless(&s.url, &export, &["--duration", "60"]);
+    wait_until("the check's first request", 30, || invocations(&s) >= 1);
+    let asked = std::time::Instant::now();
+    signal(child.id(), Signal::INT);
+    let status = child.wait().unwrap();
+    let took = asked.elapsed();
+    let stderr = std::fs::read_to_string(&err).unwrap();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(took < Duration::from_secs(3), "{took:?} to stop: {stderr}");
+    assert!(!stderr.contains("accuracy after"), "{stderr}");
+    let e = read_export(&export);
+    assert_eq!(e["stopped_early"], true);
+    assert_eq!(e["phases"].as_array().unwrap().len(), 0, "no load ran");
+    assert!(
+        e["accuracy"].is_null(),
+        "no check finished: {}",
+        e["accuracy"]
+    );
+    let events: Vec<&str> = e["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["event"].as_str())
+        .collect();
+    assert!(
+        events
+            .iter()
+            .any(|e| e.starts_with("accuracy before load stopped")),
+        "{events:?}"
+    );
+    assert!(!events.iter().any(|e| e.contains("after")), "{events:?}");
+}
+
 #[test]
 fn requests_still_in_flight_when_a_stop_gives_up_on_them_are_counted_as_abandoned() {
     // Each request takes a minute: none can finish within the stop's grace period.
@@ -118,12 +159,14 @@ fn requests_still_in_flight_when_a_stop_gives_up_on_them_are_counted_as_abandone
 
 #[test]
 fn a_second_ctrl_c_exits_at_once_with_what_was_measured() {
-    // The server freezes from its first request on, so the accuracy check before the load
-    // would hold the first stop for the whole --timeout.
-    let s = Serve::start(&["--stall-at", "0", "--stall-ms", "600000"]);
+    // The server freezes a second after its first request, in the load (a stop during
+    // the check before it ends at once): the first stop then waits for the requests in
+    // flight and for the check after the load.
+    let s = Serve::start(&["--stall-at", "1", "--stall-ms", "600000"]);
     let export = tmp_path("twice.json");
     let (mut child, err) = headless(&s.url, &export, &["--timeout", "300"]);
     wait_until("the first request", 30, || invocations(&s) >= 1);
+    std::thread::sleep(Duration::from_millis(1500));
     let stderr = || std::fs::read_to_string(&err).unwrap();
     // The handler is installed once the engine runs: repeat until it says it is stopping.
     wait_until("the first Ctrl-C handled", 30, || {
@@ -190,9 +233,53 @@ fn sigint_sigterm_and_sighup_on_the_live_screen_restore_the_terminal_and_export(
     }
 }
 
+/// The live screen's tmux session killed mid-run (an ssh connection dropped is the same):
+/// the export is written whole and the exit code is SIGHUP's, 0. Once with the SIGHUP the
+/// kernel sends when the pane's shell dies of it, and once in a shell that ignores it (`trap
+/// '' HUP`), where only reads and writes on the dead terminal failing (EIO) tell. The code is
+/// written by a shell that survives the session: the binary's own is printed nowhere anyone
+/// can read. Before, either way: terminal restore failed, its message failed, abort (134).
+#[test]
+fn killing_the_live_screens_tmux_session_keeps_the_run() {
+    let s = Serve::fixed(5, 4, &[]);
+    for (name, sighup) in [("killed", true), ("nohup", false)] {
+        let export = tmp_path("tui-killed.json");
+        let code = tmp_path("tui-killed.code");
+        let run = format!(
+            "{BIN} --url {} --request-rate 30 --concurrency 2 -o {}",
+            s.url,
+            export.display()
+        );
+        // The pane's shell is the session leader: only it is sent SIGHUP when the terminal
+        // hangs up, and its death sends SIGHUP to the rest, the binary in its own right.
+        let command = if sighup {
+            format!(
+                "sh -c 'trap \"\" HUP; env --default-signal=HUP {run}; echo $? > {}'",
+                code.display()
+            )
+        } else {
+            format!("trap '' HUP; {run}; echo $? > {}", code.display())
+        };
+        let tmux = Tmux::start(name, 100, 30, &command);
+        wait_until("the live screen", 30, || {
+            tmux.screen().contains("╭ latency")
+        });
+        let before = invocations(&s);
+        wait_until("load", 30, || invocations(&s) >= before + 30);
+        tmux.cmd(&["kill-session", "-t", "ui"]);
+        wait_until("the exit code", 30, || {
+            std::fs::read_to_string(&code).is_ok_and(|c| c.ends_with('\n'))
+        });
+        let exit = std::fs::read_to_string(&code).unwrap();
+        assert_eq!(exit.trim(), "0", "{name}: exit code");
+        assert_stopped_and_nothing_lost(&read_export(&export));
+    }
+}
+
 #[test]
 fn a_second_ctrl_c_key_on_the_live_screen_exits_at_once_and_restores_the_terminal() {
-    let s = Serve::start(&["--stall-at", "0", "--stall-ms", "600000"]);
+    // Frozen a second into the load, as in the headless test above.
+    let s = Serve::start(&["--stall-at", "1", "--stall-ms", "600000"]);
     let export = tmp_path("tui-twice.json");
     let tmux = Tmux::start(
         "twice",
@@ -208,6 +295,7 @@ fn a_second_ctrl_c_key_on_the_live_screen_exits_at_once_and_restores_the_termina
         tmux.screen().contains("╭ latency")
     });
     wait_until("the first request", 30, || invocations(&s) >= 1);
+    std::thread::sleep(Duration::from_millis(1500));
     tmux.cmd(&["send-keys", "-t", "ui", "C-c"]);
     wait_until("the stopping notice", 10, || {
         tmux.screen().contains("Ctrl-C again")

@@ -33,6 +33,11 @@ fn operator_session_through_keys() {
 
     let s = tmux.wait_for("live numbers", 20, |s| phase_n(s) >= 5);
     assert!(s.contains("open loop 20.0 req/s Poisson"), "{s}");
+    // A key the engine refuses says why on the screen, not only in the export's timeline.
+    tmux.keys("f");
+    tmux.wait_for("f's answer without --slo", 5, |s| {
+        s.contains("capacity search needs an SLO: start with --slo")
+    });
 
     // Each change opens a live segment; the next key waits for it to measure something, so
     // that the change after it opens a segment of its own.

@@ -62,3 +62,20 @@ pub fn say_raw(args: std::fmt::Arguments<'_>) {
     use std::io::Write;
     let _ = std::io::stderr().lock().write_fmt(args);
 }
+
+/// `say_raw` that tells whether the line got out: a progress line on a terminal is how a
+/// front-end learns that the terminal went away without a SIGHUP.
+pub fn try_say_raw(args: std::fmt::Arguments<'_>) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    err.write_fmt(args).and_then(|()| err.flush())
+}
+
+/// Whether a read or write on a terminal failed because the terminal is gone: EIO once its
+/// session ended (tmux session killed, ssh dropped), ENXIO from a pty whose other end is
+/// closed, EPIPE. The numbers are the same on Linux, macOS and the BSDs.
+pub fn terminal_gone(e: &std::io::Error) -> bool {
+    const EIO: i32 = 5;
+    const ENXIO: i32 = 6;
+    e.kind() == std::io::ErrorKind::BrokenPipe || matches!(e.raw_os_error(), Some(EIO | ENXIO))
+}

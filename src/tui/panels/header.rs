@@ -111,6 +111,17 @@ fn first(app: &App, width: usize) -> Line<'static> {
     fit(vec![name], &fields, &[last], width)
 }
 
+/// The arrival process in a word or two: `Poisson`, `fixed`, `burst 2`.
+fn arrivals_short(burstiness: f64) -> String {
+    if burstiness.is_infinite() {
+        "fixed".into()
+    } else if burstiness == 1.0 {
+        "Poisson".into()
+    } else {
+        format!("burst {burstiness}")
+    }
+}
+
 /// State, how far behind the schedule, elapsed, phase, pace, concurrency, batch, in flight.
 fn second(s: &Snapshot, width: usize) -> Line<'static> {
     let state_style = match s.state {
@@ -186,16 +197,24 @@ fn second(s: &Snapshot, width: usize) -> Line<'static> {
             text::arrivals(pace.burstiness)
         ),
     };
+    // The footer's words (burst, conc, batch): a bare `b` was burstiness beside the rate and
+    // the batch size at the end of the same line, and `×b=` is the batch in the tables.
+    let (short, shortest) = match pace.rate_per_s {
+        None => ("closed".into(), "closed".into()),
+        Some(r) => {
+            let (r, a) = (text::rate(Some(r)), arrivals_short(pace.burstiness));
+            (format!("{r} req/s {a}"), format!("{r}/s {a}"))
+        }
+    };
     fields.push(field(
-        vec![text::pace(pace), medium, text::pace_short(pace)],
+        vec![text::pace(pace), medium, short, shortest],
         plain,
     ));
     fields.push(field(vec![format!("conc {}", s.concurrency)], plain));
+    // Left out last, and only beside an endpoint falling behind: the sweep panel and the
+    // tables name the batch too.
     fields.push(field(
-        vec![
-            format!("batch {}", s.batch_size),
-            format!("b {}", s.batch_size),
-        ],
+        vec![format!("batch {}", s.batch_size), String::new()],
         plain,
     ));
     fields.push(field(
@@ -208,7 +227,7 @@ fn second(s: &Snapshot, width: usize) -> Line<'static> {
     // their words, and an endpoint falling behind keeps its figures longest (in flight is
     // then the cap anyway).
     let order = [
-        pace, elapsed, phase, batch, pace, in_flight, behind, behind, behind,
+        pace, elapsed, phase, pace, in_flight, pace, behind, behind, behind, batch,
     ];
     fit(vec![Span::raw(" ")], &fields, &order, width)
 }

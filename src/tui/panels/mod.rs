@@ -87,3 +87,48 @@ pub fn fit(
     }
     (shown, max_scroll)
 }
+
+/// A line in `width` columns: one that is wider ends at a word or a figure's boundary with
+/// an ellipsis (`fell behind its…`, `bracket 18.9…`), never mid-word unless a single word
+/// takes more than half the room. Each part keeps its style.
+pub fn cut(line: Line<'static>, width: usize) -> Line<'static> {
+    if line.width() <= width || width == 0 {
+        return line;
+    }
+    let text: Vec<char> = line.spans.iter().flat_map(|s| s.content.chars()).collect();
+    let room = width - 1;
+    // After the last whole word or figure that fits: before a space, or after `–`/`,`/`/`.
+    let boundary = (1..=room.min(text.len())).rev().find(|&i| {
+        text.get(i).is_some_and(|c| *c == ' ') || matches!(text[i - 1], '–' | ',' | '/' | '·')
+    });
+    let mut end = match boundary {
+        Some(i) if i * 2 >= room => i,
+        _ => room,
+    };
+    // No dangling separator before the ellipsis: `18.9–…` reads as a range cut short.
+    while end > 0 && matches!(text[end - 1], ' ' | '–' | ',' | '/' | '·' | ':') {
+        end -= 1;
+    }
+    let mut left = end;
+    let mut spans = Vec::new();
+    let mut last_style = line.style;
+    for s in line.spans {
+        if left == 0 {
+            break;
+        }
+        let n = s.content.chars().count().min(left);
+        left -= n;
+        last_style = s.style;
+        spans.push(ratatui::text::Span::styled(
+            s.content.chars().take(n).collect::<String>(),
+            s.style,
+        ));
+    }
+    spans.push(ratatui::text::Span::styled("…", last_style));
+    Line::from(spans).style(line.style)
+}
+
+/// `cut` for every line.
+pub fn cut_all(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>> {
+    lines.into_iter().map(|l| cut(l, width)).collect()
+}

@@ -24,7 +24,10 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     f.render_widget(b, area);
     let rows = split_wide(lines(app), inner.width as usize);
     let (lines, _) = fit(rows, inner.height as usize, 0, "");
-    f.render_widget(Paragraph::new(lines), inner);
+    f.render_widget(
+        Paragraph::new(super::cut_all(lines, inner.width as usize)),
+        inner,
+    );
 }
 
 /// The rows the panel needs to show every line in `width` columns, borders included.

@@ -289,7 +289,8 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) -> usize {
     f.render_widget(b, area);
     let advice = advice_lines(&advice, inner.width as usize);
     let room = table_room(inner, advice.len());
-    let (mut lines, max_scroll) = fit(lines, room, app.sweep_scroll, SCROLL_HINT);
+    let (lines, max_scroll) = fit(lines, room, app.sweep_scroll, SCROLL_HINT);
+    let mut lines = super::cut_all(lines, inner.width as usize);
     lines.extend(advice);
     f.render_widget(Paragraph::new(lines), inner);
     max_scroll

@@ -173,7 +173,16 @@ fn the_status_line_is_whole_at_80_columns() {
         p.planned = Some(12);
     }
     let behind = overloaded();
+    let mut bursty = fixtures::snapshot();
+    bursty.pace.rate_per_s = Some(59.1);
+    bursty.pace.burstiness = 2.0;
+    bursty.concurrency = 1;
+    bursty.batch_size = 1;
     for (snap, want) in [
+        (
+            bursty,
+            vec!["59.1 req/s burst 2", "conc 1", "batch 1", "in flight 1"],
+        ),
         (
             base,
             vec![
@@ -208,6 +217,8 @@ fn the_status_line_is_whole_at_80_columns() {
             .unwrap()
             .to_string();
         assert!(!line.contains('…'), "{line}");
+        // Burstiness and batch each by their word: a bare `b` meant both.
+        assert!(!line.contains("b=") && !line.contains(" b "), "{line}");
         for w in want {
             assert!(line.contains(w), "{w:?} in {line}");
         }
@@ -275,4 +286,47 @@ fn before_any_sweep_the_histogram_takes_the_room() {
         .count();
     assert!(buckets >= 8, "{buckets} buckets: {text}");
     assert!(!text.contains(" more"), "{text}");
+}
+
+/// 80×24 in the middle of a capacity search, the live phase missing its SLO by falling
+/// behind: what does not fit ends at a word or a figure with an ellipsis (it was cut as
+/// `fell behind its sc` and `bracket 18.9–28.`), and the histogram keeps four buckets (it
+/// had two) while the sweep rows scroll.
+#[test]
+fn at_80x24_lines_end_at_a_word_and_the_histogram_keeps_its_shape() {
+    let mut a = after_sweeps(encbench_core::plan::PhaseKind::Concurrency);
+    let mut snap = (*a.snap).clone();
+    snap.current.slo = Some(encbench_core::slo::Judgement {
+        met: false,
+        goodput_per_s: 20.0,
+        goodput_share: 0.4,
+        missed: Some("fell behind its schedule (overloaded)".into()),
+    });
+    snap.searching = Some(encbench_core::results::capacity::Capacity {
+        target: None,
+        batch_size: 1,
+        concurrency: 2,
+        slo: "p99 ≤ 100 ms".into(),
+        ceiling_per_s: Some(40.0),
+        max_rate_per_s: Some(18.9),
+        failed_at_per_s: Some(28.1),
+        samples_per_s: None,
+        latency_ms: None,
+        goodput_per_s: None,
+        cost_per_1m_usd: None,
+        probes: vec![],
+        verdict: String::new(),
+        complete: false,
+    });
+    a.snap = Arc::new(snap);
+    let t = render(80, 24, &a, |f, _, a| screen::draw(f, a));
+    let text = format!("{}", t.backend());
+    assert!(text.contains("│SLO missed: fell behind its…"), "{text}");
+    assert!(text.contains("b=1 · bracket 18.9…"), "{text}");
+    let buckets = text
+        .lines()
+        .filter(|l| l.contains("ms█") || l.contains("ms ") && l.contains("–"))
+        .filter(|l| l.starts_with("\"│ "))
+        .count();
+    assert!(buckets >= 4, "{buckets} buckets:\n{text}");
 }

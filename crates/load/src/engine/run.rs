@@ -32,11 +32,12 @@ pub(super) async fn run(
 ) -> RunReport {
     let mut phases = Phases::new(&shared, &setup);
     let ctx = Ctx::new(setup, shared.clone());
-    let accuracy_before = match &ctx.accuracy {
-        Some(_) => Some(ctx.check_accuracy_in_line("before load").await),
-        None => None,
+    let (accuracy_before, stopped_before) = match &ctx.accuracy {
+        Some(_) => accuracy_before(&ctx, &mut cmds).await,
+        None => (None, false),
     };
     let started = match shared.hosts.start_at {
+        _ if stopped_before => false,
         Some(at) => phases.wait_for_common_start(&ctx, at, &mut cmds).await,
         None => true,
     };
@@ -217,6 +218,58 @@ impl Phases {
         };
         self.queue = self.plan.sweep(kind, fixed).into();
     }
+}
+
+/// The accuracy check before the load, and whether a stop came first: then the check ends
+/// at once (its requests dropped) and no load follows, so no check after it either. Other
+/// commands meanwhile wait for the load, as they did while the check held the loop.
+async fn accuracy_before(
+    ctx: &Ctx,
+    cmds: &mut UnboundedReceiver<Command>,
+) -> (Option<AccuracyReport>, bool) {
+    let mut held = Vec::new();
+    let outcome = {
+        let check = ctx.check_accuracy_in_line("before load");
+        tokio::pin!(check);
+        loop {
+            tokio::select! {
+                r = &mut check => break (Some(r), false),
+                c = cmds.recv() => match c {
+                    Some(Command::Stop) | None => break (None, true),
+                    Some(c) => held.push(c),
+                },
+            }
+        }
+    };
+    if outcome.1 {
+        let (answered, total) = ctx.shared.accuracy_progress.get();
+        ctx.shared.event(format!(
+            "accuracy before load stopped at {answered}/{total} answered: no load ran"
+        ));
+    }
+    if !held.is_empty() {
+        *cmds = requeue(
+            std::mem::replace(cmds, tokio::sync::mpsc::unbounded_channel().1),
+            held,
+        );
+    }
+    outcome
+}
+
+/// `held` first, then whatever `cmds` brings; closed when `cmds` is.
+fn requeue(mut cmds: UnboundedReceiver<Command>, held: Vec<Command>) -> UnboundedReceiver<Command> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    for c in held {
+        let _ = tx.send(c);
+    }
+    tokio::spawn(async move {
+        while let Some(c) = cmds.recv().await {
+            if tx.send(c).is_err() {
+                break;
+            }
+        }
+    });
+    rx
 }
 
 /// The accuracy check after the load, if there was a load to check after.
