@@ -306,7 +306,12 @@ fn probes_table(found: &[Capacity]) -> Option<Table> {
                 p.n.to_string(),
                 num(Some(p.p50), 1),
                 num(Some(p.p99), 1),
-                if p.meets { "yes" } else { "no" }.into(),
+                match (p.bound, p.meets) {
+                    (false, _) => "cut short",
+                    (true, true) => "yes",
+                    (true, false) => "no",
+                }
+                .into(),
                 if p.stable { "yes" } else { "no" }.into(),
                 p.stop_reason.clone(),
                 p.missed.clone().unwrap_or_default(),
