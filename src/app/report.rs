@@ -39,6 +39,12 @@ pub(super) fn main(a: ReportArgs, stdout: &mut Stdout<'_>) -> Result<(), AppErro
         return stdout.print(&text);
     }
     let out = a.output.expect("clap requires -o with --merge");
+    if a.files.len() < 2 {
+        return Err(usage(
+            "--merge",
+            "one export given: a merge adds the exports of two or more hosts (`report FILE` shows one)",
+        ));
+    }
     check_export_path("-o", &out)?;
     let mut sources = Vec::with_capacity(a.files.len());
     for path in &a.files {

@@ -4,7 +4,7 @@
 #![allow(clippy::doc_markdown)]
 
 use super::values::{
-    Rate, batch, concurrency, count, objective, parse_burstiness, parse_rate, positive,
+    Rate, batch, concurrency, count, efficiency, objective, parse_burstiness, parse_rate, positive,
     positive_secs, screen_setting, share, threads, tokens, warmup_count, window_secs,
 };
 use clap::Args;
@@ -176,8 +176,9 @@ pub struct RunArgs {
     /// Print tables instead of the live screen (automatic when stdout is not a terminal).
     #[arg(long, help_heading = "Accuracy, cost, output")]
     pub headless: bool,
-    /// Batch efficiency under which a batch size counts as past the knee.
-    #[arg(long, default_value = "0.8", value_parser = positive, help_heading = "Accuracy, cost, output")]
+    /// Batch efficiency (samples/s per sample against batch 1's) under which a batch size
+    /// counts as past the knee: above 0, at most 1.
+    #[arg(long, default_value = "0.8", value_parser = efficiency, help_heading = "Accuracy, cost, output")]
     pub knee: f64,
 
     #[command(flatten)]

@@ -84,6 +84,17 @@ pub(super) fn positive(s: &str) -> Result<f64, String> {
     number(s, |v| v > 0.0, "must be a number > 0")
 }
 
+/// A batch efficiency threshold: samples/s per sample against batch 1's, which is 1 at batch
+/// 1 itself. Above 1 batch 1 would be past its own knee; 0 would mark nothing.
+pub(super) fn efficiency(s: &str) -> Result<f64, String> {
+    number(
+        s,
+        |v| v > 0.0 && v <= 1.0,
+        "must be a batch efficiency above 0 and at most 1 (0.8: past the knee when a batch size \
+         gives under 80 % of batch 1's samples/s per sample)",
+    )
+}
+
 pub(super) fn probability(s: &str) -> Result<f64, String> {
     number(
         s,

@@ -67,7 +67,11 @@ impl SearchSaid {
             format!(
                 "capacity b={b}: probe {} req/s {} (p99 {} ms, n {}, {})",
                 text::sig3(p.rate_per_s),
-                if p.meets { "meets" } else { "misses" },
+                match (p.bound, p.meets) {
+                    (false, _) => "cut short, not a bound",
+                    (true, true) => "meets",
+                    (true, false) => "misses",
+                },
                 text::ms(p.p99),
                 p.n,
                 if p.stable {

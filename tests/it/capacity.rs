@@ -235,6 +235,87 @@ fn an_slo_below_the_service_time_has_no_rate_that_meets_it() {
     assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
 }
 
+/// Ctrl-C while a probe runs: that probe measured too little (fewer than its minimum, not
+/// stable) to bound anything. It is listed as cut short, the bracket holds only what the
+/// finished phases found, and the answer names it.
+///
+/// Fixed 5 ms on four workers: the ceiling (throughput only) is stable once it has its
+/// 3,000 requests, about 4 s; a probe at half of it needs 7.5 s for as many. The headless
+/// progress line (every 5 s off a terminal) says when a probe is under way.
+#[test]
+fn a_probe_cut_short_by_ctrl_c_is_not_a_bound() {
+    let s = Serve::fixed(5, 4, &["--queue", "shared"]);
+    let export = crate::common::tmp_path("cut.json");
+    let err = crate::common::tmp_path("cut-stderr.txt");
+    let tables = crate::common::tmp_path("cut-stdout.txt");
+    let mut child = std::process::Command::new(crate::common::BIN)
+        .args([
+            "--headless",
+            "--url",
+            &s.url,
+            "-o",
+            export.to_str().unwrap(),
+        ])
+        .args(["--no-accuracy", "--find-capacity", "--slo", "p99=50ms"])
+        .args(["--concurrency", "8", "--warmup", "20"])
+        .args(["--min-probe-requests", "3000", "--max-probe-secs", "30"])
+        .stdout(std::fs::File::create(&tables).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let probing = || {
+        let text = std::fs::read_to_string(&err).unwrap_or_default();
+        text.lines().last().is_some_and(|l| {
+            let sent = l
+                .split("sent ")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next()?.parse::<u64>().ok());
+            l.contains(" capacity b=1") && !l.contains("[phase 1 ") && sent >= Some(100)
+        })
+    };
+    crate::common::wait_until("a probe under way", 30, probing);
+    crate::common::signal(child.id(), rustix::process::Signal::INT);
+    let status = child.wait().unwrap();
+    let text = std::fs::read_to_string(&err).unwrap();
+    assert_eq!(status.code(), Some(0), "{text}");
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+    assert!(
+        schema_violations(&e).is_empty(),
+        "{:?}",
+        schema_violations(&e)
+    );
+    let c = &e["capacity"][0];
+    let probes = c["probes"].as_array().unwrap();
+    let cut = probes.last().unwrap_or_else(|| panic!("no probe: {c}"));
+    assert_eq!(cut["stop_reason"], "stopped", "{c}");
+    assert_eq!(cut["bound"], false, "{c}");
+    assert_eq!(cut["meets"], false, "{c}");
+    assert!(f(&cut["n"]) < 3000.0, "{c}");
+    let rate = f(&cut["rate_per_s"]);
+    let is_rate = |v: &Value| v.as_f64().is_some_and(|r| (r - rate).abs() < 1e-3 * rate);
+    assert!(
+        !is_rate(&c["failed_at_per_s"]) && !is_rate(&c["max_rate_per_s"]),
+        "the cut probe bounds nothing: {c}"
+    );
+    for p in &probes[..probes.len() - 1] {
+        assert_eq!(p["bound"], true, "{p}");
+    }
+    assert_eq!(c["complete"], false);
+    let verdict = c["verdict"].as_str().unwrap();
+    assert!(
+        verdict.contains("was cut short") && verdict.contains("is not a bound"),
+        "{verdict}"
+    );
+    // The probes table says so too.
+    let tables = std::fs::read_to_string(&tables).unwrap();
+    assert!(
+        tables
+            .lines()
+            .any(|l| l.contains(" cut short ") && l.contains("not a bound")),
+        "{tables}"
+    );
+}
+
 /// A fifth of the requests fail: goodput is the ok requests within the bound, its share of
 /// n is what the server's own count of failures leaves, and the SLO is missed (an error is
 /// a miss however fast it comes back).

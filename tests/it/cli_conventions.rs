@@ -40,6 +40,18 @@ fn a_typo_gets_clap_s_suggestion_usage_line_and_pointer_to_help() {
     );
 }
 
+/// `--knee` is a batch efficiency (1 at batch 1 itself): a threshold above 1 would mark
+/// batch 1 as past its own knee, and one of 0 nothing.
+#[test]
+fn a_knee_that_is_no_efficiency_is_refused() {
+    for bad in ["2", "1.01", "0", "-0.5"] {
+        refused(
+            &["--demo", "--headless", "--knee", bad],
+            &["--knee", "must be a batch efficiency above 0 and at most 1"],
+        );
+    }
+}
+
 #[test]
 fn a_missing_argument_is_named_with_the_usage_line() {
     refused(

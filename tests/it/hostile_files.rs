@@ -360,6 +360,10 @@ fn merge_refuses_exports_that_would_add_up_to_figures_nobody_measured() {
         e["phases"][0]["n"] = json!(e["phases"][0]["n"].as_u64().unwrap() + 1);
     });
     let invalid = forged("schema.json", &|e| e["phases"][0]["req_per_s"] = json!(-1));
+    let inflated = forged("inflated.json", &|e| {
+        e["phases"][0]["n"] = json!(999_999);
+        e["phases"][0]["ok"] = json!(200);
+    });
     // Timeline rates within the schema, whose sum over two hosts is not a number JSON holds.
     let huge_points = |e: &mut Value| {
         for p in e["timeline"].as_array_mut().unwrap() {
@@ -425,6 +429,35 @@ fn merge_refuses_exports_that_would_add_up_to_figures_nobody_measured() {
     assert!(
         out.status.success(),
         "the honest two still merge: {}",
+        out.stderr
+    );
+    // Shown alone, each is held to the same checks: one line naming the file, exit 2.
+    for (file, want) in [
+        (
+            &inflated,
+            "inflated.json: phase 1: ok 200 + errors 0 is not n 999999",
+        ),
+        (&unaccounted, "n.json: phase 1:"),
+        (&wrapped, "ok.json: phase 1: ok 18446744073709551615"),
+        (&big_rate, "rate.json: phase 1: req_per_s 1e+308"),
+        (&invalid, "schema.json: does not match the export schema"),
+    ] {
+        for format in ["terminal", "html"] {
+            let out = run_env(&["report", s(file), "--format", format], &[]);
+            assert_eq!(out.status.code(), Some(2), "{format}: {}", out.stderr);
+            assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+            assert!(out.stdout.is_empty(), "nothing shown of {}", s(file));
+            assert!(
+                one_error_line(&out).contains(want),
+                "want {want:?} in {}",
+                out.stderr
+            );
+        }
+    }
+    let out = run_env(&["report", s(&a), s(&b)], &[]);
+    assert!(
+        out.status.success(),
+        "the honest ones still show: {}",
         out.stderr
     );
 }

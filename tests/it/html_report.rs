@@ -519,6 +519,82 @@ fn blank_charts(bin: &Path, html: &str) -> Vec<usize> {
     blank
 }
 
+/// What does not fit, as Chromium lays `html` out in a window `width` wide: each chart's
+/// texts that reach past its SVG (cut off) or overlap another of its texts, and each table
+/// wider than the card it is in (a horizontal scroll, cut in print and in screenshots).
+fn misfits(bin: &Path, html: &str, width: u32) -> Vec<String> {
+    let probe = tmp_path("fit.html");
+    let script = r"<script>
+const out = [];
+document.querySelectorAll('figure.chart').forEach((f, i) => {
+  const svg = f.querySelector('svg'); if (!svg) return;
+  const s = svg.getBoundingClientRect();
+  const boxes = [...svg.querySelectorAll('text')].filter(t => t.textContent.trim())
+    .map(t => [t.textContent.trim(), t.getBoundingClientRect()]);
+  for (const [t, b] of boxes)
+    if (b.left < s.left - 0.5 || b.right > s.right + 0.5 || b.top < s.top - 0.5 || b.bottom > s.bottom + 0.5)
+      out.push(`chart ${i + 1}: ${t} cut off`);
+  for (let a = 0; a < boxes.length; a++) for (let c = a + 1; c < boxes.length; c++) {
+    const p = boxes[a][1], q = boxes[c][1];
+    const x = Math.min(p.right, q.right) - Math.max(p.left, q.left);
+    const y = Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top);
+    if (x > 1 && y > 1) out.push(`chart ${i + 1}: ${boxes[a][0]} overlaps ${boxes[c][0]}`);
+  }
+});
+document.querySelectorAll('.table-wrap').forEach(w => {
+  if (w.scrollWidth > w.clientWidth + 1) out.push(`table ${w.querySelector('caption').textContent} is ${w.scrollWidth} px in ${w.clientWidth}`);
+});
+document.title = JSON.stringify(out);
+</script>";
+    std::fs::write(&probe, html.replace("</body>", &format!("{script}</body>"))).unwrap();
+    let (dom, _) = chromium_run(
+        bin,
+        width,
+        800,
+        &["--dump-dom"],
+        &format!("file://{}", probe.display()),
+    );
+    serde_json::from_str(&unescape(between(&dom, "<title>", "</title>").unwrap())).unwrap()
+}
+
+/// Every chart's labels inside their card and clear of each other, every table the card's
+/// width, on a screen and at an A4 page's width (about 720 px inside its margins); and no
+/// text block shows a newline as `\u{a}`.
+#[test]
+fn every_label_and_table_fits_its_card_and_text_blocks_are_text() {
+    let Some(bin) = chromium() else { return };
+    let _turn = load();
+    let (cmp, run_json) = ("tests/fixtures/compare.json", "tests/fixtures/run.json");
+    let pages: [(&str, Vec<&str>); 4] = [
+        ("run", vec![run_json]),
+        ("compare", vec![cmp]),
+        ("capacity", vec!["tests/fixtures/capacity.json"]),
+        // Long names: a legend entry of a priced comparison named by its file's label.
+        (
+            "two labelled comparisons",
+            vec![
+                cmp,
+                cmp,
+                "--label",
+                "baseline-g5-2xlarge",
+                "--label",
+                "candidate-inf2-xlarge",
+            ],
+        ),
+    ];
+    for (name, args) in pages {
+        let html = page(&args);
+        assert!(
+            !html.contains("\\u{"),
+            "{name}: an escaped control in the page"
+        );
+        for width in [1000, 720] {
+            let bad = misfits(&bin, &html, width);
+            assert!(bad.is_empty(), "{name} at {width} px: {bad:#?}");
+        }
+    }
+}
+
 #[test]
 fn chromium_renders_every_chart_and_says_nothing_on_its_console() {
     let Some(bin) = chromium() else { return };

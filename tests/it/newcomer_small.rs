@@ -116,6 +116,11 @@ fn a_merged_exports_rate_is_the_hosts_rates_added() {
         !text.contains("40 Poisson") && !text.contains("40.0 Poisson"),
         "{text}"
     );
+    // Beside the rate the hosts offered together, the cap each ran under and their count.
+    assert!(
+        text.contains("req/s in all, Poisson, concurrency cap 1 per host × 2 hosts"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -260,6 +260,19 @@ fn merging_different_workloads_is_refused() {
     }
     let out = run(&["report", "--merge", pa.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "--merge needs -o");
+    // A merge of one export adds nothing up: refused, nothing written.
+    let out = run(&[
+        "report",
+        "--merge",
+        pa.to_str().unwrap(),
+        "-o",
+        merged.to_str().unwrap(),
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--merge: one export given"), "{err}");
+    assert!(!merged.exists());
     let out = run(&["report", dir.join("missing.json").to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(

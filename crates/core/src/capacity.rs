@@ -164,52 +164,18 @@ impl Search {
                 c.ceiling_per_s = Some(r.req_per_s);
             }
             Step::Probe { rate_per_s, .. } => {
-                let meets = r.slo_met == Some(true);
-                c.probes.push(Probe {
-                    rate_per_s: crate::stats::round3(rate_per_s),
-                    n: r.n,
-                    p50: r.latency_ms.p50,
-                    p99: r.latency_ms.p99,
-                    meets,
-                    stable: r.stable.unwrap_or(false),
-                    stop_reason: r.stop_reason.clone().unwrap_or_else(|| "count".into()),
-                    missed: r.slo_missed.clone(),
-                });
-                if meets {
-                    c.max_rate_per_s = Some(rate_per_s);
-                    c.samples_per_s = Some(r.samples_per_s);
-                    c.latency_ms = Some(r.latency_ms);
-                    c.goodput_per_s = r.goodput_per_s;
-                    c.cost_per_1m_usd = r.cost_per_1m_usd;
-                } else {
-                    c.failed_at_per_s = Some(rate_per_s);
-                    let ratio = worst_ratio(&self.slo, r);
-                    // Going down, this probe is at half the rate of the last one that failed.
-                    // Latency grows with load and ever faster (convex), so the line through
-                    // the two lies below it towards zero load: if even that line is past the
-                    // bound at zero load, no rate meets the SLO.
-                    let no_better = self
-                        .last_fail_ratio
-                        .is_some_and(|last| 2.0 * ratio - last > 1.0);
-                    self.last_fail_ratio = Some(ratio);
-                    let ceiling = c.ceiling_per_s.unwrap_or(rate_per_s);
-                    if c.max_rate_per_s.is_none()
-                        && (no_better || rate_per_s <= ceiling * FLOOR_SHARE)
-                    {
-                        c.verdict = format!(
-                            "no rate meets {}: at {} req/s still {}{}",
-                            c.slo,
-                            crate::text::sig3(rate_per_s),
-                            r.slo_missed.as_deref().unwrap_or("missed"),
-                            if no_better {
-                                " (and at twice the rate: less load would not bring it within)"
-                            } else {
-                                ""
-                            }
-                        );
-                        self.finish(true);
-                        return;
-                    }
+                let probe = self.probe_of(rate_per_s, r);
+                let bound = probe.bound;
+                let c = self.current.as_mut().expect("checked above");
+                c.probes.push(probe);
+                // Cut short: a stop follows and says so; the bracket stays as it was.
+                if !bound {
+                    return;
+                }
+                if c.probes.last().is_some_and(|p| p.meets) {
+                    met_at(c, rate_per_s, r);
+                } else if self.failed_at(rate_per_s, r) {
+                    return;
                 }
             }
         }
@@ -218,6 +184,66 @@ impl Search {
             c.verdict = answer(c);
             self.finish(true);
         }
+    }
+
+    /// The probe's row: one p50 and one p99, those the SLO was judged on.
+    fn probe_of(&self, rate_per_s: f64, r: &PhaseResult) -> Probe {
+        let cut_short = r.stop_reason.as_deref() == Some("stopped");
+        let (p50, p99) = judged_percentiles(r);
+        Probe {
+            rate_per_s: crate::stats::round3(rate_per_s),
+            n: r.n,
+            p50,
+            p99,
+            meets: !cut_short && r.slo_met == Some(true),
+            stable: r.stable.unwrap_or(false),
+            stop_reason: r.stop_reason.clone().unwrap_or_else(|| "count".into()),
+            bound: !cut_short,
+            missed: if cut_short {
+                Some(format!(
+                    "cut short at n {} (minimum {}): not a bound",
+                    r.n, self.plan.probe.min_requests
+                ))
+            } else {
+                r.slo_missed.clone()
+            },
+        }
+    }
+
+    /// A failed probe: the bracket's new upper end. `true` when it ends the batch size's
+    /// search with "no rate meets".
+    fn failed_at(&mut self, rate_per_s: f64, r: &PhaseResult) -> bool {
+        let c = self
+            .current
+            .as_mut()
+            .expect("a probe belongs to a batch size");
+        c.failed_at_per_s = Some(rate_per_s);
+        let ratio = worst_ratio(&self.slo, r);
+        // Going down, this probe is at half the rate of the last one that failed. Latency
+        // grows with load and ever faster (convex), so the line through the two lies below
+        // it towards zero load: if even that line is past the bound at zero load, no rate
+        // meets the SLO.
+        let no_better = self
+            .last_fail_ratio
+            .is_some_and(|last| 2.0 * ratio - last > 1.0);
+        self.last_fail_ratio = Some(ratio);
+        let ceiling = c.ceiling_per_s.unwrap_or(rate_per_s);
+        if c.max_rate_per_s.is_some() || !(no_better || rate_per_s <= ceiling * FLOOR_SHARE) {
+            return false;
+        }
+        c.verdict = format!(
+            "no rate meets {}: at {} req/s still {}{}",
+            c.slo,
+            crate::text::sig3(rate_per_s),
+            r.slo_missed.as_deref().unwrap_or("missed"),
+            if no_better {
+                " (and at twice the rate: less load would not bring it within)"
+            } else {
+                ""
+            }
+        );
+        self.finish(true);
+        true
     }
 
     fn converged(&self) -> bool {
@@ -243,7 +269,7 @@ impl Search {
     /// incomplete, and the rest are not searched.
     pub fn stop(&mut self) {
         if let Some(c) = self.current.as_mut() {
-            c.verdict = match c.max_rate_per_s {
+            let found = match c.max_rate_per_s {
                 Some(lo) => format!(
                     "stopped before converging: at least {} req/s meets {}",
                     crate::text::sig3(lo),
@@ -251,10 +277,74 @@ impl Search {
                 ),
                 None => "stopped before any rate met the SLO".into(),
             };
+            let cut = c
+                .probes
+                .last()
+                .filter(|p| !p.bound)
+                .map(|p| {
+                    format!(
+                        "; the probe at {} req/s was cut short (n {}) and is not a bound",
+                        crate::text::sig3(p.rate_per_s),
+                        p.n
+                    )
+                })
+                .unwrap_or_default();
+            c.verdict = format!("{found}{cut}");
         }
         self.finish(false);
         self.at = self.plan.batch_sizes.len();
     }
+}
+
+/// A probe that met the SLO at `rate`: the bracket's new lower end, and the figures at it.
+/// Samples/s and goodput are the rate's, times the probe's shares of the requests due: a
+/// Poisson schedule sends a few more or fewer than its rate over a probe, and the achieved
+/// figures beside the offered rate would read as more than the rate (185 req/s with a
+/// goodput of 188/s).
+fn met_at(c: &mut Capacity, rate: f64, r: &PhaseResult) {
+    let due = r.ok + r.error_count() + r.unsent;
+    let share = |k: u64| if due == 0 { 0.0 } else { k as f64 / due as f64 };
+    let samples = rate * c.batch_size as f64 * share(r.ok);
+    let probe = c.probes.last().expect("the probe just recorded");
+    c.max_rate_per_s = Some(rate);
+    c.samples_per_s = Some(crate::stats::round3(samples));
+    c.latency_ms = Some(crate::stats::LatencySummary {
+        p50: probe.p50,
+        p99: probe.p99,
+        ..r.latency_ms
+    });
+    c.goodput_per_s = r.goodput_share.map(|g| crate::stats::round3(rate * g));
+    // Cost is per sample: the measured cost scaled by the measured over these samples/s.
+    c.cost_per_1m_usd = r
+        .cost_per_1m_usd
+        .filter(|_| samples > 0.0)
+        .map(|cost| cost * r.samples_per_s / samples);
+}
+
+/// p50 and p99 of scheduled latency over every request due, as the SLO judges them; the ok
+/// requests' own where fewer than that share completed ok (an infinite figure has no row),
+/// or where the record's histogram does not hold its ok samples (one not from a run).
+fn judged_percentiles(r: &PhaseResult) -> (f64, f64) {
+    let l = &r.latency_ms;
+    let Ok(h) = crate::results::decode_histogram(&r.histogram_hdr_b64) else {
+        return (l.p50, l.p99);
+    };
+    if h.len() != r.ok || r.ok == 0 {
+        return (l.p50, l.p99);
+    }
+    let m = crate::slo::Measured {
+        scheduled: &h,
+        ok: r.ok,
+        errors: r.error_count(),
+        unsent: r.unsent,
+        overloaded: r.overloaded,
+        req_per_s: r.req_per_s,
+    };
+    let at = |q: f64, own: f64| {
+        let v = crate::slo::quantile_over_due_ms(&m, q);
+        if v.is_finite() { v } else { own }
+    };
+    (at(0.5, l.p50), at(0.99, l.p99))
 }
 
 /// "53.1 req/s (425 samples/s) meets p99 ≤ 100 ms; 56.3 req/s did not".
@@ -267,8 +357,29 @@ fn answer(c: &Capacity) -> String {
             crate::text::sig3(c.ceiling_per_s.unwrap_or(0.0))
         ),
     };
+    // The bounds the answer rests on that ran out their time before they were stable.
+    let unstable: Vec<String> = [Some(lo), c.failed_at_per_s]
+        .into_iter()
+        .flatten()
+        .filter(|&rate| {
+            c.probes
+                .iter()
+                .rev()
+                .find(|p| p.bound && p.rate_per_s == crate::stats::round3(rate))
+                .is_some_and(|p| p.stop_reason == "time")
+        })
+        .map(crate::text::sig3)
+        .collect();
+    let caveat = if unstable.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (not stable within the time bound at {} req/s)",
+            unstable.join(" and ")
+        )
+    };
     format!(
-        "{} req/s ({} samples/s) meets {}{above}",
+        "{} req/s ({} samples/s) meets {}{above}{caveat}",
         crate::text::sig3(lo),
         crate::text::sig3(c.samples_per_s.unwrap_or(0.0)),
         c.slo
@@ -465,6 +576,104 @@ mod tests {
         );
         assert!(c.probes.len() <= 4, "{:?}", c.probes);
         assert!(advice(search.results()).is_none());
+    }
+
+    /// The probe under way when the run stopped measured too little to bound anything: it
+    /// is listed, the bracket stays where the finished probes put it, and the answer says so.
+    #[test]
+    fn a_probe_cut_short_by_a_stop_is_not_a_bound() {
+        let s = slo("p99=100ms");
+        let mut search = Search::new(plan(vec![1]), s.clone());
+        // The ceiling, then 50 req/s meets.
+        for _ in 0..2 {
+            let step = search.next_step().unwrap();
+            search.record(&mm1(step, &s));
+        }
+        let step = search.next_step().unwrap();
+        let mut cut = mm1(step, &s);
+        cut.n = 184;
+        cut.slo_met = Some(false);
+        cut.slo_missed = Some("p99 108.3 ms > 100 ms".into());
+        cut.stable = Some(false);
+        cut.stop_reason = Some("stopped".into());
+        search.record(&cut);
+        search.stop();
+        let c = &search.results()[0];
+        assert_eq!(c.failed_at_per_s, None, "{c:?}");
+        assert_eq!(c.max_rate_per_s, Some(50.0));
+        let last = c.probes.last().unwrap();
+        assert!(!last.bound && !last.meets, "{last:?}");
+        assert!(
+            last.missed
+                .as_deref()
+                .unwrap()
+                .contains("cut short at n 184 (minimum 200)"),
+            "{last:?}"
+        );
+        assert!(
+            c.verdict.contains("at least 50.0 req/s")
+                && c.verdict
+                    .contains("the probe at 75.0 req/s was cut short (n 184)"),
+            "{}",
+            c.verdict
+        );
+    }
+
+    /// A probe that left requests unsent: its row's p99 is the one its verdict quotes, over
+    /// every request due, not the ok requests' own.
+    #[test]
+    fn a_probe_row_has_the_p99_its_verdict_quotes() {
+        let s = slo("p99=100ms");
+        let mut search = Search::new(plan(vec![1]), s.clone());
+        let step = search.next_step().unwrap();
+        search.record(&mm1(step, &s));
+        let step = search.next_step().unwrap();
+        let mut h = crate::stats::phase_histogram();
+        for _ in 0..989 {
+            h.record(20_000).unwrap();
+        }
+        for ms in (91..=111).step_by(2) {
+            h.record(ms * 1000).unwrap();
+        }
+        let mut r = mm1(step, &s);
+        r.ok = 1000;
+        r.n = 1000;
+        r.unsent = 5;
+        r.latency_ms = crate::stats::LatencySummary::of(&h);
+        r.histogram_hdr_b64 = crate::results::encode_histogram(&h);
+        r.judge(&s, &h);
+        assert!(r.latency_ms.p99 < 100.0, "the ok requests' own p99 meets");
+        search.record(&r);
+        let p = &search.current().unwrap().probes[0];
+        let missed = p.missed.as_deref().unwrap();
+        assert!(!p.meets && p.p99 > 100.0, "{p:?}");
+        assert_eq!(missed, format!("p99 {:.1} ms > 100 ms", p.p99));
+    }
+
+    /// A Poisson schedule sends a little more than its rate over a probe: the figures at
+    /// the answer are the rate's, never more requests per second than the rate itself.
+    #[test]
+    fn goodput_and_samples_at_capacity_never_exceed_the_rate() {
+        let s = slo("p99=100ms");
+        let mut search = Search::new(plan(vec![8]), s.clone());
+        while let Some(step) = search.next_step() {
+            let mut r = mm1(step, &s);
+            r.req_per_s *= 1.02;
+            r.samples_per_s *= 1.02;
+            r.goodput_per_s = Some(r.req_per_s * 0.995);
+            r.goodput_share = Some(0.995);
+            r.cost_per_1m_usd = Some(1e6 / r.samples_per_s);
+            search.record(&r);
+        }
+        let c = &search.results()[0];
+        let rate = c.max_rate_per_s.unwrap();
+        assert!(c.goodput_per_s.unwrap() <= rate, "{c:?}");
+        assert!((c.goodput_per_s.unwrap() - rate * 0.995).abs() < 1e-3);
+        assert!(
+            (c.samples_per_s.unwrap() - rate * 8.0).abs() < 1e-3,
+            "{c:?}"
+        );
+        assert!((c.cost_per_1m_usd.unwrap() - 1e6 / (rate * 8.0)).abs() < 1e-6);
     }
 
     #[test]

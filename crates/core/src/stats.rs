@@ -137,6 +137,9 @@ pub struct ProbeSamples {
 /// Past this many samples (96 MB) a probe ends: its figures are as precise as they get.
 pub const PROBE_SAMPLES_MAX: usize = 4_000_000;
 
+/// The fewest samples a third of a probe needs before its p99 counts towards stability.
+pub const P99_THIRD_MIN: u64 = 100;
+
 impl ProbeSamples {
     fn push(&mut self, done: Instant, latency: Duration) {
         if self.samples.len() < PROBE_SAMPLES_MAX {
@@ -163,7 +166,15 @@ impl ProbeSamples {
     /// thirds that disagree.
     pub fn stable(&self, min: u64, within: f64, throughput_only: bool) -> bool {
         let n = self.samples.len();
-        if (n as u64) < min.max(30) {
+        // A third's p99 is a percentile only past 100 samples; under that it is the third's
+        // largest, and three maxima agreeing says nothing of the tail (a probe of 239
+        // requests was "stable" with a p99 under that of a lower rate's).
+        let floor = if throughput_only {
+            30
+        } else {
+            3 * P99_THIRD_MIN
+        };
+        if (n as u64) < min.max(floor) {
             return false;
         }
         let bounds = [0, n / 3, 2 * n / 3, n];
@@ -582,6 +593,13 @@ mod tests {
         let growing = fill(&|i| 10 + i as u64 / 10, 3000);
         assert!(!growing.stable(300, 0.1, false));
         assert!(growing.stable(300, 0.1, true), "its throughput is steady");
+        // 239 requests whatever the minimum: each third's p99 would be its largest sample.
+        let short = fill(&|i| (i % 100) as u64 + 1, 239);
+        assert!(
+            !short.stable(200, 0.5, false),
+            "a p99 of 80 samples is their maximum"
+        );
+        assert!(short.stable(200, 0.5, true), "throughput needs no tail");
     }
 
     #[test]

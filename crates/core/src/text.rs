@@ -122,15 +122,21 @@ pub fn pace_short(p: &Pace) -> String {
     }
 }
 
-/// The pace with the concurrency cap and what it means for the latency figures.
-pub fn pace_at(p: &Pace, concurrency: usize) -> String {
+/// The pace with the concurrency cap and what it means for the latency figures. `hosts`
+/// runs merged into one (`report --merge`) offered the rate together, each under its own
+/// cap: the cap is said per host, beside the hosts' count.
+pub fn pace_at(p: &Pace, concurrency: usize, hosts: usize) -> String {
+    let cap = if hosts > 1 {
+        format!("{concurrency} per host × {hosts} hosts")
+    } else {
+        concurrency.to_string()
+    };
     match p.rate_per_s {
-        None => {
-            format!("closed loop at concurrency {concurrency} (rate inf: latency is service time)")
-        }
+        None => format!("closed loop at concurrency {cap} (rate inf: latency is service time)"),
         Some(r) => format!(
-            "open loop {} req/s, {}, concurrency cap {concurrency}",
+            "open loop {} req/s{}, {}, concurrency cap {cap}",
             rate(Some(r)),
+            if hosts > 1 { " in all" } else { "" },
             arrivals(p.burstiness)
         ),
     }
@@ -214,13 +220,22 @@ mod tests {
         assert_eq!(pace(&p(Some(20.0), 1.0)), "open loop 20.0 req/s Poisson");
         assert_eq!(pace(&p(None, 1.0)), "closed loop (rate inf)");
         assert_eq!(
-            pace_at(&p(Some(5.0), f64::INFINITY), 4),
+            pace_at(&p(Some(5.0), f64::INFINITY), 4, 1),
             "open loop 5.0 req/s, fixed interval, concurrency cap 4"
         );
         assert_eq!(
-            pace_at(&p(Some(5.0), 0.25), 1),
+            pace_at(&p(Some(5.0), 0.25), 1, 1),
             "open loop 5.0 req/s, burstiness 0.25, concurrency cap 1"
         );
-        assert!(pace_at(&p(None, 1.0), 8).starts_with("closed loop at concurrency 8"));
+        assert!(pace_at(&p(None, 1.0), 8, 1).starts_with("closed loop at concurrency 8"));
+        // Two hosts merged: their rates summed, each under its own cap.
+        assert_eq!(
+            pace_at(&p(Some(40.0), 1.0), 4, 2),
+            "open loop 40.0 req/s in all, Poisson, concurrency cap 4 per host × 2 hosts"
+        );
+        assert!(
+            pace_at(&p(None, 1.0), 4, 2)
+                .starts_with("closed loop at concurrency 4 per host × 2 hosts")
+        );
     }
 }

@@ -66,7 +66,9 @@ pub fn load_any(path: &Path) -> Result<Loaded, String> {
     if cold_start::is_one(&json) {
         cold_start::parse(json).map(Loaded::ColdStart)
     } else {
-        parse(json).map(Loaded::Run)
+        // Shown or merged, an export is held to the same checks: a forged count is no more
+        // a measurement on its own than added to another.
+        validate::check(json).map(Loaded::Run)
     }
 }
 

@@ -17,6 +17,15 @@ use encbench_core::text::{self, num};
 /// Batch efficiency under which a batch size is past the knee, when the export does not say.
 const DEFAULT_KNEE: f64 = 0.8;
 
+/// How many hosts' runs were merged each at the whole concurrency cap (1 for a run). A
+/// merge of shards sums their shares into the run's cap, so it counts as one.
+fn hosts_each_at_its_cap(e: &Export) -> usize {
+    match e.config["merged_from"].as_array() {
+        Some(m) if m.iter().all(|h| h["shard"].is_null()) => m.len().max(1),
+        _ => 1,
+    }
+}
+
 /// What the run was, in a few lines above its tables.
 pub fn heading(e: &Export) -> Vec<String> {
     let c = &e.config;
@@ -47,10 +56,15 @@ pub fn heading(e: &Export) -> Vec<String> {
     let paces: Vec<Pace> = e.phases.iter().map(pace_of).collect();
     let concs: Vec<usize> = e.phases.iter().map(|p| p.concurrency).collect();
     let same = |v: &[usize]| v.first().filter(|&&f| v.iter().all(|&x| x == f)).copied();
+    let hosts = hosts_each_at_its_cap(e);
     let how = match paces.first() {
-        None => text::pace_at(&flags, c["concurrency"].as_u64().unwrap_or(1) as usize),
+        None => text::pace_at(
+            &flags,
+            c["concurrency"].as_u64().unwrap_or(1) as usize,
+            hosts,
+        ),
         Some(first) if paces.iter().all(|p| p == first) => match same(&concs) {
-            Some(c) => text::pace_at(first, c),
+            Some(c) => text::pace_at(first, c, hosts),
             None => format!("{}, concurrency per phase", text::pace(first)),
         },
         Some(_) => format!(
@@ -292,7 +306,12 @@ fn probes_table(found: &[Capacity]) -> Option<Table> {
                 p.n.to_string(),
                 num(Some(p.p50), 1),
                 num(Some(p.p99), 1),
-                if p.meets { "yes" } else { "no" }.into(),
+                match (p.bound, p.meets) {
+                    (false, _) => "cut short",
+                    (true, true) => "yes",
+                    (true, false) => "no",
+                }
+                .into(),
                 if p.stable { "yes" } else { "no" }.into(),
                 p.stop_reason.clone(),
                 p.missed.clone().unwrap_or_default(),

@@ -1,7 +1,8 @@
-//! What `report --merge` checks before adding exports up: an export that breaks the schema
-//! or its own invariants adds up to figures nobody measured (a count that wraps, a rate JSON
-//! cannot hold), and one export given twice counts its requests twice. Each refusal names
-//! the file and what is wrong with it.
+//! What `report` checks before it shows or adds up an export: one that breaks the schema or
+//! its own invariants shows (or, merged, adds up to) figures nobody measured (a count that
+//! wraps, a rate JSON cannot hold, more requests than it has answers for), and one export
+//! given twice to `--merge` counts its requests twice. Each refusal names the file and what
+//! is wrong with it.
 
 use encbench_core::export::{Export, SCHEMA_VERSION};
 use encbench_core::results::{PhaseResult, decode_histogram};
@@ -73,7 +74,7 @@ fn check_phase(p: &PhaseResult, merged: bool) -> Result<(), String> {
 }
 
 /// One export's JSON checked against the schema and its invariants, then read.
-fn check(json: Value) -> Result<Export, String> {
+pub fn check(json: Value) -> Result<Export, String> {
     // Before the schema, which would only say the number is not the one it allows.
     let version = &json["schema_version"];
     if version.as_u64() != Some(u64::from(SCHEMA_VERSION)) {

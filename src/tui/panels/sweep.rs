@@ -125,7 +125,11 @@ fn capacity_lines(s: &encbench_load::engine::Snapshot) -> Rows {
                 encbench_core::text::sig3(p.rate_per_s),
                 p.n,
                 ms(p.p99),
-                if p.meets { "pass" } else { "fail" },
+                match (p.bound, p.meets) {
+                    (false, _) => "cut",
+                    (true, true) => "pass",
+                    (true, false) => "fail",
+                },
                 if p.stable {
                     "yes".to_string()
                 } else {

@@ -9,14 +9,24 @@ use serde::{Deserialize, Serialize};
 pub struct Probe {
     pub rate_per_s: f64,
     pub n: u64,
+    /// Scheduled latency over every request due, errors and unsent requests counted as
+    /// late: the figures the SLO was judged on, so the row and its verdict say one p99.
     pub p50: f64,
     pub p99: f64,
     pub meets: bool,
     pub stable: bool,
     pub stop_reason: String,
+    /// Whether the search took the probe as a bound. A probe cut short (the run stopped
+    /// while it ran) measured too little to say anything: listed, never a bound.
+    #[serde(default = "yes")]
+    pub bound: bool,
     /// The objective the probe missed, with what it measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missed: Option<String>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// One batch size's answer.
@@ -35,6 +45,9 @@ pub struct Capacity {
     pub max_rate_per_s: Option<f64>,
     /// The lowest rate probed that did not, above `max_rate_per_s`.
     pub failed_at_per_s: Option<f64>,
+    /// At `max_rate_per_s`: samples/s and goodput are the rate times the probe's shares of
+    /// the requests due (ok, and ok within the bound), so neither can exceed the rate they
+    /// stand beside; cost follows the samples/s. p50 and p99 are the probe's (`Probe`).
     pub samples_per_s: Option<f64>,
     pub latency_ms: Option<LatencySummary>,
     pub goodput_per_s: Option<f64>,

@@ -408,31 +408,123 @@ fn draw_marks(
 ) -> Result<(), Failed> {
     let (top, bottom) = (y.end, y.start);
     let (x0, x1) = (x.start, x.end);
-    for m in &c.marks {
+    // Names placed so far, as boxes relative to the plot's top: a name goes as high as it
+    // clears them, so marks close together (a timeline's changes a second apart) are named
+    // one under the other instead of on top of each other.
+    let mut placed: Vec<[i32; 4]> = Vec::new();
+    let (plot_left, plot_right) = (
+        chart.backend_coord(&(x0, top)).0,
+        chart.backend_coord(&(x1, top)).0,
+    );
+    let mut order: Vec<&Mark> = c.marks.iter().collect();
+    order.sort_by(|a, b| a.x.total_cmp(&b.x));
+    for m in order {
         let x = to_axis(c.x.scale, m.x);
         let style = ShapeStyle::from(GREY).stroke_width(1);
         chart.draw_series(DashedLineSeries::new([(x, bottom), (x, top)], 4, 4, style))?;
-        // Named beside its line, on the side with room: a mark near the right edge would
-        // lose its name past the plot.
+        let px = chart.backend_coord(&(x, top)).0;
+        // Named beside its line, on the side with room (a name past the plot is cut off),
+        // over several lines when neither side has room for it on one.
+        let (room_left, room_right) = (px - 4 - plot_left, plot_right - px - 4);
+        let width = text_width(&m.label, MARK_FONT);
         let right_half = (x - x0) / (x1 - x0) > 0.6;
-        let (side, gap) = if right_half {
-            (HPos::Right, -4)
+        let on_left = if width <= room_left && width <= room_right {
+            right_half
         } else {
-            (HPos::Left, 4)
+            room_left > room_right
         };
-        let font = ("sans-serif", 13)
+        let lines = wrap(
+            &m.label,
+            if on_left { room_left } else { room_right },
+            MARK_FONT,
+        );
+        let width = lines
+            .iter()
+            .map(|l| text_width(l, MARK_FONT))
+            .max()
+            .unwrap_or(0);
+        let (side, gap, left, right) = if on_left {
+            (HPos::Right, -4, px - 4 - width, px - 4)
+        } else {
+            (HPos::Left, 4, px + 4, px + 4 + width)
+        };
+        let dy = place(&mut placed, left, right, lines.len());
+        let font = ("sans-serif", MARK_FONT)
             .into_font()
             .color(&GREY)
             .pos(Pos::new(side, VPos::Top));
-        chart.draw_series(std::iter::once(
-            EmptyElement::at((x, top)) + Text::new(m.label.clone(), (gap, 2), font),
-        ))?;
+        for (i, line) in (0..).zip(lines) {
+            chart.draw_series(std::iter::once(
+                EmptyElement::at((x, top))
+                    + Text::new(line, (gap, dy + i * MARK_LINE), font.clone()),
+            ))?;
+        }
     }
     Ok(())
 }
 
+/// The height of a line of a mark's name, in SVG units.
+const MARK_LINE: i32 = MARK_FONT as i32 + 3;
+
+/// The first offset from the plot's top where a name of `lines` lines from `left` to
+/// `right` clears every name placed, which it joins.
+fn place(placed: &mut Vec<[i32; 4]>, left: i32, right: i32, lines: usize) -> i32 {
+    let height = i32::try_from(lines).unwrap_or(1) * MARK_LINE;
+    let mut dy = 2;
+    while !placed
+        .iter()
+        .all(|b| right + 3 <= b[0] || left >= b[1] + 3 || dy + height <= b[2] || dy >= b[3])
+    {
+        dy += MARK_LINE;
+    }
+    placed.push([left, right, dy, dy + height]);
+    dy
+}
+
+/// `s` in lines of at most `width` SVG units at `size`, broken between words (and inside a
+/// word only when it alone is wider).
+fn wrap(s: &str, width: i32, size: u32) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in s.split(' ') {
+        let joined = if line.is_empty() {
+            word.to_string()
+        } else {
+            format!("{line} {word}")
+        };
+        if text_width(&joined, size) <= width || line.is_empty() && word.is_empty() {
+            line = joined;
+            continue;
+        }
+        if !line.is_empty() {
+            lines.push(std::mem::take(&mut line));
+        }
+        for ch in word.chars() {
+            if !line.is_empty() && text_width(&format!("{line}{ch}"), size) > width {
+                lines.push(std::mem::take(&mut line));
+            }
+            line.push(ch);
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+const MARK_FONT: u32 = 13;
+
+/// A generous estimate of how wide `s` is in a sans-serif font of `size` (SVG units), so a
+/// name placed by it reaches neither its neighbour's nor past the chart. plotters writes a
+/// font of size 15 as 12.1 px; `DejaVu Sans`, among the widest of the usual fonts, has
+/// digits 0.64 em wide and most lower-case letters less: 0.55 of `size` is 0.68 em.
+fn text_width(s: &str, size: u32) -> i32 {
+    let em = f64::from(size) * 0.55;
+    (s.chars().count() as f64 * em).ceil() as i32
+}
+
 /// Room for the legend at the right of every chart, in SVG units.
-const LEGEND_WIDTH: u32 = 200;
+const LEGEND_WIDTH: u32 = 220;
 
 /// One entry per series (and per level line), top down: its sample and its label.
 fn legend(
@@ -452,25 +544,56 @@ fn legend(
     if entries.is_empty() {
         return Ok(());
     }
-    let n = i32::try_from(entries.len()).unwrap_or(i32::MAX);
-    let step = ((i32::try_from(HEIGHT).unwrap_or(0) - 90) / n).clamp(10, 20);
-    let font = ("sans-serif", 15)
+    let (size, labels) = legend_lines(&entries);
+    let line = i32::try_from(size).unwrap_or(15) + 4;
+    let font = ("sans-serif", size)
         .into_font()
         .color(&BLACK)
         .pos(Pos::new(HPos::Left, VPos::Center));
-    for (i, (style, col, label)) in (0..).zip(entries) {
+    let mut y = 30;
+    for ((style, col, _), lines) in entries.into_iter().zip(labels) {
         let (a, b, dot) = glyph(style);
         let stroke = ShapeStyle::from(col).stroke_width(2);
-        let at = (4, 30 + i * step);
         area.draw(
-            &(EmptyElement::at(at)
+            &(EmptyElement::at((4, y))
                 + PathElement::new(a.to_vec(), stroke)
                 + PathElement::new(b.to_vec(), stroke)
-                + Circle::new((10, 0), dot, col.filled())
-                + Text::new(label.to_string(), (28, 0), font.clone())),
+                + Circle::new((10, 0), dot, col.filled())),
         )?;
+        for text in lines {
+            area.draw(&(EmptyElement::at((4, y)) + Text::new(text, (28, 0), font.clone())))?;
+            y += line;
+        }
+        y += 3;
     }
     Ok(())
+}
+
+/// The legend's font size and each entry's lines: whole at the largest size from 15 down
+/// to 12 where every entry fits the legend's width and all its height, else broken into
+/// lines at the largest size where they fit.
+fn legend_lines(entries: &[(Style, RGBColor, &str)]) -> (u32, Vec<Vec<String>>) {
+    let width = i32::try_from(LEGEND_WIDTH).unwrap_or(200) - 28 - 6;
+    let room = i32::try_from(HEIGHT).unwrap_or(380) - 40;
+    let height = |size: u32, lines: &[Vec<String>]| {
+        let n = lines.iter().map(Vec::len).sum::<usize>();
+        i32::try_from(n).unwrap_or(i32::MAX) * (size as i32 + 4)
+            + 3 * i32::try_from(lines.len()).unwrap_or(0)
+    };
+    for size in (12..=15).rev() {
+        let whole: Vec<Vec<String>> = entries.iter().map(|e| vec![e.2.to_string()]).collect();
+        if entries.iter().all(|e| text_width(e.2, size) <= width) && height(size, &whole) <= room {
+            return (size, whole);
+        }
+    }
+    let mut size = 15;
+    loop {
+        let lines: Vec<Vec<String>> = entries.iter().map(|e| wrap(e.2, width, size)).collect();
+        if size <= 8 || height(size, &lines) <= room {
+            return (size, lines);
+        }
+        size -= 1;
+    }
 }
 
 /// A point pair of a legend sample, relative to where the legend puts it.

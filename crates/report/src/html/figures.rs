@@ -478,7 +478,7 @@ fn capacity(sources: &[Source<'_>]) -> Vec<Chart> {
             let probes = |meets: bool| -> Vec<(f64, f64)> {
                 c.probes
                     .iter()
-                    .filter(|p| p.meets == meets)
+                    .filter(|p| p.bound && p.meets == meets)
                     .map(|p| (p.rate_per_s, p.p99))
                     .collect()
             };

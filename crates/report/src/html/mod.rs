@@ -31,6 +31,12 @@ pub fn escape(s: &str) -> String {
     out
 }
 
+/// A text block (`<pre>`): each line escaped on its own, the newlines between them kept as
+/// newlines (escaped whole, each would show as `\u{a}`).
+fn escape_lines(s: &str) -> String {
+    s.split('\n').map(escape).collect::<Vec<_>>().join("\n")
+}
+
 const STYLE: &str = r"
 :root { color-scheme: light dark; --fg: #1b1d21; --bg: #fafafa; --muted: #5b6068; --rule: #d5d8dd; --card: #ffffff; }
 @media (prefers-color-scheme: dark) {
@@ -49,12 +55,13 @@ figure.chart { margin: 16px 0; padding: 6px; background: var(--card); border: 1p
 figure.chart svg { display: block; width: 100%; height: auto; }
 figure.chart figcaption { color: #333; font-size: 0.9em; padding: 4px 6px 2px; }
 figure.chart ol { color: #333; font-size: 0.85em; margin: 4px 0 4px 8px; columns: 2; }
-.table-wrap { overflow-x: auto; }
-table { border-collapse: collapse; margin: 6px 0 4px; font-size: 0.86em; font-variant-numeric: tabular-nums; }
+.table-wrap { max-width: 100%; }
+table { border-collapse: collapse; margin: 6px 0 4px; font-size: 0.86em; font-variant-numeric: tabular-nums;
+  max-width: 100%; }
 caption { text-align: left; font-weight: 600; padding: 4px 0; }
-th, td { border: 1px solid var(--rule); padding: 3px 7px; white-space: nowrap; }
-th { text-align: left; }
-td.num { text-align: right; }
+th, td { border: 1px solid var(--rule); padding: 3px 5px; overflow-wrap: anywhere; }
+th { text-align: left; vertical-align: bottom; }
+td.num { text-align: right; white-space: nowrap; }
 p.note { margin: 2px 0 10px; font-size: 0.86em; color: var(--muted); }
 pre.config { font-size: 0.8em; background: var(--card); color: #1b1d21; border: 1px solid var(--rule);
   border-radius: 6px; padding: 8px; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
@@ -137,7 +144,7 @@ pub fn render(files: &[(String, Export)]) -> String {
             let _ = writeln!(out, "<h3>{}</h3>", escape(label));
         }
         let text = serde_json::to_string_pretty(&e.config).unwrap_or_default();
-        let _ = writeln!(out, "<pre class=\"config\">{}</pre>", escape(&text));
+        let _ = writeln!(out, "<pre class=\"config\">{}</pre>", escape_lines(&text));
     }
     out.push_str("</main>\n</body>\n</html>\n");
     out
