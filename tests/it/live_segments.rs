@@ -101,11 +101,16 @@ fn each_live_change_opens_a_segment_that_export_tables_and_report_agree_on() {
     assert!(ran.status.success(), "{}", common::stderr(&ran));
     let report = common::stdout(&ran);
     let rows = live_rows(&report);
-    let want: Vec<(String, u64)> = ["20.0 Poisson", "25.0 Poisson", "31.2 Poisson", "31.2 b=2"]
-        .iter()
-        .zip(phases)
-        .map(|(pace, p)| ((*pace).to_string(), p["n"].as_u64().unwrap()))
-        .collect();
+    let want: Vec<(String, u64)> = [
+        "20.0 Poisson",
+        "25.0 Poisson",
+        "31.2 Poisson",
+        "31.2 burst 2",
+    ]
+    .iter()
+    .zip(phases)
+    .map(|(pace, p)| ((*pace).to_string(), p["n"].as_u64().unwrap()))
+    .collect();
     assert_eq!(rows, want, "{report}");
     assert_eq!(live_rows(&printed), want, "{printed}");
 }

@@ -112,13 +112,14 @@ pub fn pace(p: &Pace) -> String {
     }
 }
 
-/// The pace in a table cell: "closed", "200.0 Poisson", "50.0 fixed", "20.0 b=0.25".
+/// The pace in a table cell: "closed", "200.0 Poisson", "50.0 fixed", "20.0 burst 0.25" (b=
+/// names the batch size in every table).
 pub fn pace_short(p: &Pace) -> String {
     match p.rate_per_s {
         None => "closed".into(),
         Some(r) if p.burstiness.is_infinite() => format!("{} fixed", rate(Some(r))),
         Some(r) if p.burstiness == 1.0 => format!("{} Poisson", rate(Some(r))),
-        Some(r) => format!("{} b={}", rate(Some(r)), p.burstiness),
+        Some(r) => format!("{} burst {}", rate(Some(r)), p.burstiness),
     }
 }
 
