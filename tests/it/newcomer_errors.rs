@@ -37,6 +37,78 @@ fn a_url_without_a_scheme_says_what_to_write() {
     );
 }
 
+/// A port no request could reach is bad input at parse time in every URL flag, in a run,
+/// `compare` and `cold-start` alike: never "unreachable", never retried until --give-up.
+#[test]
+fn a_port_out_of_range_is_bad_input_in_every_url_flag() {
+    let bad = "http://127.0.0.1:99999";
+    let target = format!("name=a,url={bad}");
+    let cases: [(&[&str], &str); 5] = [
+        (&["--headless", "--url", bad, "-n", "3"], "--url"),
+        (
+            &["--headless", "--demo", "--metrics-url", bad],
+            "--metrics-url",
+        ),
+        (
+            &["--headless", "--endpoint", "x", "--endpoint-url", bad],
+            "--endpoint-url",
+        ),
+        (
+            &[
+                "compare",
+                "--headless",
+                "--target",
+                &target,
+                "--target",
+                "url=http://h:1",
+            ],
+            "--target",
+        ),
+        // Retried every 5 s until --give-up before: this one says so in 3 s.
+        (
+            &[
+                "cold-start",
+                "--endpoint",
+                "x",
+                "--region",
+                "us-east-1",
+                "--give-up",
+                "3s",
+                "--endpoint-url",
+                bad,
+            ],
+            "--endpoint-url",
+        ),
+    ];
+    for (args, flag) in cases {
+        let started = std::time::Instant::now();
+        let out = run_env(
+            args,
+            &[
+                ("AWS_ACCESS_KEY_ID", "AKID"),
+                ("AWS_SECRET_ACCESS_KEY", "s"),
+            ],
+        );
+        let err = out.stderr.trim_end();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with(&format!("error: {flag}")),
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.contains("port 99999 is out of range: a port is 1 to 65535"),
+            "{err}"
+        );
+        assert!(!err.contains("unreachable"), "{err}");
+        assert!(
+            started.elapsed().as_secs() < 4,
+            "{args:?} took {:?}",
+            started.elapsed()
+        );
+    }
+}
+
 #[test]
 fn no_aws_region_says_where_a_region_comes_from() {
     let s = Serve::one_ms(&[]);

@@ -142,7 +142,7 @@ pub struct PreparedTarget {
 pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
     // Everything the user gave is checked before anything is sent.
     if let Address::Url(u) = &s.address {
-        check_scheme(u)?;
+        encbench_wire::client::address::check(u).map_err(|e| usage("--url", e))?;
     }
     let tokenizer =
         TokenCounter::load(s.tokenizer.as_deref()).map_err(|e| usage("--tokenizer", e))?;
@@ -235,30 +235,6 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
         flag,
         target_config: config,
     })
-}
-
-/// A URL without `http://` or `https://` would be read by the URL parser as a scheme of its
-/// own (`localhost:8080` is scheme `localhost`) and fail at the first request as "scheme is
-/// not allowed": say what to write instead, before anything is sent.
-fn check_scheme(url: &str) -> Result<(), SetupError> {
-    let shown = shown_url(url);
-    let scheme = url.split_once("://").map(|(s, _)| s).filter(|s| {
-        s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
-    });
-    let Some(scheme) = scheme else {
-        return Err(usage(
-            "--url",
-            format!("{shown}: no scheme: write http://{shown} (or https://)"),
-        ));
-    };
-    if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https") {
-        return Ok(());
-    }
-    Err(usage(
-        "--url",
-        format!("{shown}: scheme {scheme}:// is not supported: use http:// or https://"),
-    ))
 }
 
 /// The user's headers, the Bearer token read from its variable. SageMaker requests are
