@@ -26,8 +26,12 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
     let config = serde_json::to_value(settings::run_config(&a, &p, &hosts))
         .expect("a run's config serializes");
     if let Err(e) = p.target.check_ready().await {
-        not_ready(&a, &e.to_string(), config.clone(), stdout)?;
-        return Err(usage(p.flag, e));
+        // The cause before its consequence: the error, then where the export of it went.
+        let why = e.to_string();
+        let err = usage(p.flag, &why);
+        encbench_core::failure::say(format_args!("{}", err.line()));
+        not_ready(&a, &why, config.clone(), stdout)?;
+        return Err(AppError::Said(Box::new(err)));
     }
     // A shard is one of several hosts sending one schedule: no live keys change its part.
     let live = !a.headless && stdout.is_terminal && hosts.shard.is_none();
