@@ -147,7 +147,7 @@ fn notes(r: &RunArgs, m: &ArgMatches) -> Vec<String> {
         ));
     }
     // The capacity search offers rates, at this burstiness.
-    if given("burstiness") && r.request_rate.0.is_none() && !r.slo.find_capacity {
+    if given("burstiness") && r.request_rate.0.is_none() && !r.find_capacity {
         notes.push(
             "note: --burstiness shapes open-loop arrivals; with --request-rate inf (closed loop) it has no effect".into(),
         );

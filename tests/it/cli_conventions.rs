@@ -398,6 +398,31 @@ fn completions_man_page_version_and_help() {
     ] {
         assert!(help.contains(want), "--help has no {want:?}");
     }
+
+    // compare's help names only what compare has: no run-only flag, no live-screen key of
+    // a run, and the capacity search it does with --slo is said.
+    let compare = ok(&["compare", "--help"]);
+    for absent in [
+        "--sweep-batch",
+        "--sweep-concurrency",
+        "--find-capacity",
+        "--until-stable",
+        "key f",
+        "key b",
+        "key s",
+    ] {
+        assert!(!compare.contains(absent), "compare --help has {absent:?}");
+    }
+    assert!(
+        compare.contains(
+            "With --slo, every phase is judged against it and each target's capacity is searched"
+        ),
+        "{compare}"
+    );
+    refused(
+        &["compare", "--demo", "--slo", "p99=1s", "--find-capacity"],
+        &["unexpected argument '--find-capacity'"],
+    );
 }
 
 #[test]

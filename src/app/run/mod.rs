@@ -71,7 +71,7 @@ fn check(a: &RunArgs) -> Result<(), AppError> {
         super::check_report_path(p)?;
     }
     super::check_fail_on(&a.fail_on, &a.slo)?;
-    if a.slo.find_capacity && a.sweep_concurrency {
+    if a.find_capacity && a.sweep_concurrency {
         return Err(usage(
             "--find-capacity",
             "searches rates at one concurrency cap: drop --sweep-concurrency, or run the search at each --concurrency",
