@@ -446,17 +446,20 @@ fn timeouts_hold_while_a_body_trickles() {
     // The clock starts once this test has its turn on the machine (a timed test may hold it).
     let _turn = crate::common::load();
     let started = Instant::now();
-    let out = run(&["--url", &trickle.url, "--ready-timeout", "2"], &[]);
+    // 5.3 s: one try of 5 s, then one the deadline cuts to 0.05 s, whose "no answer within
+    // 0.0 s" must not become the reason given.
+    let out = run(&["--url", &trickle.url, "--ready-timeout", "5.3"], &[]);
     assert_eq!(out.code, Some(2), "{}", out.all());
     assert!(
-        out.stderr.contains("not healthy (no answer within"),
+        out.stderr
+            .contains("not healthy (no answer within 5.0 s after 5.3 s)"),
         "{}",
         out.stderr
     );
     let took = started.elapsed();
     assert!(
-        took < Duration::from_secs(6),
-        "--ready-timeout 2 took {took:?}"
+        took < Duration::from_secs(9),
+        "--ready-timeout 5.3 took {took:?}"
     );
 }
 
