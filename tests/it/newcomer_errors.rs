@@ -442,3 +442,53 @@ fn compare_fails_on_a_threshold_naming_the_target_that_broke_it() {
     assert_eq!(e["fail_on"][0]["breached"], true);
     assert_eq!(schema_violations(&e), Vec::<String>::new());
 }
+
+/// Takes the immutable flag off again, whatever the test's end.
+struct Immutable(std::path::PathBuf);
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("chattr")
+            .arg("-i")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// An immutable export target (`chattr +i`) takes no rename: the run is refused at its
+/// start, not lost at its end.
+#[test]
+fn an_immutable_export_target_is_refused_before_the_run() {
+    let s = Serve::one_ms(&[]);
+    let path = tmp_path("immutable.json");
+    std::fs::write(&path, "{}").unwrap();
+    let set = std::process::Command::new("chattr")
+        .arg("+i")
+        .arg(&path)
+        .output();
+    let _undo = Immutable(path.clone());
+    match set {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => {
+            // Not root, or a filesystem without the flag: nothing here can be made immutable.
+            eprintln!(
+                "SKIPPED the immutable-target assertion: chattr +i failed: {}",
+                String::from_utf8_lossy(&o.stderr).trim()
+            );
+            return;
+        }
+        Err(e) => {
+            eprintln!("SKIPPED the immutable-target assertion: no chattr ({e})");
+            return;
+        }
+    }
+    let p = path.to_str().unwrap();
+    let out = run_env(&["--headless", "--url", &s.url, "-n", "3", "-o", p], &[]);
+    let err = refused_before_sending(&out, &s);
+    assert!(
+        err.starts_with(&format!("error: --export: {p}: cannot write")),
+        "{err}"
+    );
+    assert!(err.contains("immutable"), "{err}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}");
+}
