@@ -34,10 +34,10 @@ pub(super) async fn run_phase(
     ctx: &Ctx,
     spec: PhaseSpec,
     index: usize,
-    planned: Option<usize>,
+    step: Option<(usize, usize)>,
     cmds: &mut UnboundedReceiver<Command>,
 ) -> PhaseEnd {
-    let mut phase = PhaseRun::open(ctx, spec, index, planned).await;
+    let mut phase = PhaseRun::open(ctx, spec, index, step).await;
     let end = loop {
         match phase.next_wake(cmds).await {
             Wake::Again => {}
@@ -93,14 +93,14 @@ impl<'a> PhaseRun<'a> {
         ctx: &'a Ctx,
         whole: PhaseSpec,
         index: usize,
-        planned: Option<usize>,
+        step: Option<(usize, usize)>,
     ) -> PhaseRun<'a> {
         let shared = &ctx.shared;
         let spec = ctx.hosts.part(&whole);
         let requester = Requester::new(ctx, spec.batch_size);
         let progress = Arc::new(Progress::new(&spec));
         let server_before = ServerBefore::read(ctx).await;
-        let (generation, pace) = mark_started(shared, &spec, index, planned);
+        let (generation, pace) = mark_started(shared, &spec, index, step);
         shared.sent.clear();
         shared.limiter.set_cap(spec.concurrency);
         let schedule = Schedule::new(ctx, pace, &whole, index);
@@ -354,7 +354,7 @@ fn mark_started(
     shared: &Shared,
     spec: &PhaseSpec,
     index: usize,
-    planned: Option<usize>,
+    step: Option<(usize, usize)>,
 ) -> (u64, Pace) {
     let mut live = shared.lock();
     live.generation += 1;
@@ -366,7 +366,7 @@ fn mark_started(
     live.phase = Some(PhaseView {
         kind: spec.kind,
         index,
-        planned,
+        step,
         batch_size: spec.batch_size,
         concurrency: spec.concurrency,
         warmup: spec.warmup,
