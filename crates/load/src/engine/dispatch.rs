@@ -133,15 +133,27 @@ impl<'a> PhaseRun<'a> {
     /// Waits for whatever comes first: the phase's end, a command (those that came while the
     /// last phase drained first), or the next request's turn.
     async fn next_wake(&mut self, cmds: &mut UnboundedReceiver<Command>) -> Wake {
-        match self.phase_end() {
-            Ok(at) => self.deadline.set(at),
+        let end = match self.phase_end() {
+            Ok(at) => {
+                self.deadline.set(at);
+                at
+            }
             Err(end) => return Wake::End(end),
-        }
+        };
         if let Some(c) = self.ctx.take_deferred() {
             return Wake::Command(Some(c));
         }
         if !self.schedule.is_open() {
             return self.wait_for_slots(cmds).await;
+        }
+        // A timed phase sends what its schedule holds before its end, rate × duration, then
+        // waits for the end: a send due at the end itself belongs to no phase.
+        let past_end = end.is_some_and(|e| self.schedule.next_intended >= e);
+        if matches!(self.spec.stop, StopAt::Duration(_)) && (self.schedule.used_up() || past_end) {
+            return match wait(std::future::pending::<()>(), cmds, &mut self.deadline).await {
+                Woke::Command(c) => Wake::Command(c),
+                _ => Wake::Again,
+            };
         }
         let due = timing::sleep_until(self.schedule.next_intended);
         match wait(due, cmds, &mut self.deadline).await {
