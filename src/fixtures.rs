@@ -61,7 +61,7 @@ pub fn live_snapshot(l: Live) -> Snapshot {
         phase: Some(PhaseView {
             kind: PhaseKind::Live,
             index: l.phase_index,
-            planned: None,
+            step: None,
             batch_size: 1,
             concurrency: l.concurrency,
             warmup: 3,

@@ -79,8 +79,9 @@ pub(super) async fn main(a: ColdStartArgs, stdout: &mut Stdout<'_>) -> Result<()
     written?;
     if result.first_success.is_none() && !result.stopped_early {
         return Err(AppError::Failed(format!(
-            "no success within --give-up {} s ({} attempts)",
-            a.give_up, result.attempts
+            "no success within --give-up {} s ({})",
+            a.give_up,
+            encbench_core::text::count(result.attempts, "attempt")
         )));
     }
     printed

@@ -30,7 +30,7 @@ pub(super) fn hosts(a: &RunArgs) -> Result<Hosts, AppError> {
                 "needs --seed, the same on every host: the hosts draw one schedule from it",
             ));
         }
-        if a.slo.find_capacity || a.slo.until_stable {
+        if a.find_capacity || a.until_stable {
             return Err(usage(
                 flag,
                 "a capacity search (or --until-stable) decides on what one host measured: run it from one host",

@@ -38,6 +38,10 @@ pub enum AppError {
     /// so the process ends quietly with 0, as it would have had the reader stayed.
     #[error("stdout closed by its reader")]
     StdoutClosed,
+    /// Already said on stderr, before what followed from it (the export of a run whose target
+    /// never answered): the process ends with its code and says nothing more.
+    #[error("{0}")]
+    Said(Box<AppError>),
 }
 
 impl AppError {
@@ -48,12 +52,13 @@ impl AppError {
             AppError::Breached(_) => 3,
             AppError::NothingMeasured(_) => 4,
             AppError::StdoutClosed => 0,
+            AppError::Said(e) => e.exit_code(),
         }
     }
 
     /// Whether the process ends without a line on stderr.
     pub fn is_quiet(&self) -> bool {
-        matches!(self, AppError::StdoutClosed)
+        matches!(self, AppError::StdoutClosed | AppError::Said(_))
     }
 
     /// The one line the process prints on stderr for this error. Scrubbed whole: it may

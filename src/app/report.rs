@@ -82,9 +82,9 @@ fn page(a: &ReportArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
         return Err(usage(
             "--label",
             format!(
-                "{} labels for {} files: one per file, in their order",
-                a.labels.len(),
-                a.files.len()
+                "{} for {}: one per file, in their order",
+                encbench_core::text::count(a.labels.len(), "label"),
+                encbench_core::text::count(a.files.len(), "file")
             ),
         ));
     }

@@ -19,7 +19,11 @@ use std::path::PathBuf;
     after_help = "A --target is comma-separated key=value pairs: name, url | endpoint, engine, model, \
 container, component, target-model, variant, endpoint-url, instance, price, metrics-url (its \
 server's Prometheus metrics, as --metrics-url of a run). Example: \
---target name=cpu,url=http://127.0.0.1:8080,instance=ml.c6i.2xlarge"
+--target name=cpu,url=http://127.0.0.1:8080,instance=ml.c6i.2xlarge
+
+With --slo, every phase is judged against it and each target's capacity is searched too, \
+at the highest --concurrency-levels cap over --batch-sizes, and the cheapest target meeting \
+the SLO named."
 )]
 pub struct CompareArgs {
     /// A target to compare (see below); repeat for each.
@@ -118,8 +122,7 @@ pub struct CompareArgs {
     /// Runtime API URL of SageMaker targets that do not name one.
     #[arg(long)]
     pub endpoint_url: Option<String>,
-    /// With --slo: each target's capacity is searched too, at the highest
-    /// --concurrency-levels cap over --batch-sizes, and the cheapest meeting the SLO named.
+    /// The SLO; with it, each target's capacity is searched (see the text after the flags).
     #[command(flatten)]
     pub slo: SloArgs,
     #[command(flatten)]

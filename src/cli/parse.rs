@@ -1,7 +1,7 @@
 //! From the process's arguments to a `Cli`, or how the process ends at once: help, version,
 //! clap's own report of a bad command line, or how to start when no target was named.
 
-use crate::cli::{Cli, RunArgs};
+use crate::cli::{Cli, RunArgs, Sub};
 use clap::error::ErrorKind;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
@@ -31,10 +31,12 @@ where
         .try_get_matches_from(args)
         .map_err(|e| clap_report(&e))?;
     let mut cli = Cli::from_arg_matches(&matches).map_err(|e| clap_report(&e))?;
+    let mut url_flag = "--url";
     if cli.command.is_none() {
         let r = &mut cli.run;
         if !r.demo && r.url.is_none() && r.endpoint.is_none() {
             (r.url, r.endpoint) = target_from_env()?;
+            url_flag = "ENCBENCH_URL";
         }
         if !r.demo && r.url.is_none() && r.endpoint.is_none() {
             return Err((2, HOW_TO_START.into()));
@@ -42,7 +44,31 @@ where
         overridden(r, &matches)?;
         r.notes = notes(r, &matches);
     }
+    check_urls(&cli, url_flag)?;
     Ok(cli)
+}
+
+/// Every URL of the command line, checked before anything runs: one that no request could
+/// ever reach (no scheme, port 99999) is bad input for a run, `compare` and `cold-start`
+/// alike, never an endpoint to wait for, retry or call unreachable.
+fn check_urls(cli: &Cli, url_flag: &str) -> Result<(), (u8, String)> {
+    let given: Vec<(&str, Option<&str>)> = match &cli.command {
+        None => vec![
+            (url_flag, cli.run.url.as_deref()),
+            ("--endpoint-url", cli.run.sagemaker.endpoint_url.as_deref()),
+            ("--metrics-url", cli.run.server.metrics_url.as_deref()),
+        ],
+        Some(Sub::ColdStart(a)) => vec![("--endpoint-url", a.sagemaker.endpoint_url.as_deref())],
+        Some(Sub::Compare(a)) => vec![("--endpoint-url", a.endpoint_url.as_deref())],
+        Some(_) => vec![],
+    };
+    for (flag, url) in given {
+        if let Some(u) = url {
+            encbench_wire::client::address::check(u)
+                .map_err(|e| (2, format!("error: {flag}: {e}")))?;
+        }
+    }
+    Ok(())
 }
 
 /// The target `ENCBENCH_URL` or `ENCBENCH_ENDPOINT` names: a default for when the command
@@ -121,7 +147,7 @@ fn notes(r: &RunArgs, m: &ArgMatches) -> Vec<String> {
         ));
     }
     // The capacity search offers rates, at this burstiness.
-    if given("burstiness") && r.request_rate.0.is_none() && !r.slo.find_capacity {
+    if given("burstiness") && r.request_rate.0.is_none() && !r.find_capacity {
         notes.push(
             "note: --burstiness shapes open-loop arrivals; with --request-rate inf (closed loop) it has no effect".into(),
         );

@@ -185,6 +185,16 @@ pub struct RunArgs {
     pub server: super::ServerArgs,
     #[command(flatten)]
     pub slo: SloArgs,
+    // A run's own: `compare` searches every target's capacity whenever --slo is given, and
+    // its phases have fixed counts.
+    /// Search the highest offered rate that meets the SLO, per batch size (--batch-sizes
+    /// with --sweep-batch), at the concurrency cap. The live screen's key f does the same.
+    #[arg(long, requires = "objectives", help_heading = "SLO and capacity")]
+    pub find_capacity: bool,
+    /// Sweep phases run until stable (at least --min-probe-requests; at most
+    /// --max-probe-secs) instead of a fixed -n.
+    #[arg(long, help_heading = "SLO and capacity")]
+    pub until_stable: bool,
     #[command(flatten)]
     pub fail_on: crate::cli::FailOnArgs,
     #[command(flatten)]
@@ -230,15 +240,11 @@ pub struct SloArgs {
     /// Repeatable; an error or a request never sent counts as a latency miss.
     #[arg(long = "slo", value_name = "OBJECTIVE", value_parser = objective, help_heading = "SLO and capacity")]
     pub objectives: Vec<encbench_core::slo::Objective>,
-    /// Search the highest offered rate that meets the SLO, per batch size (--batch-sizes
-    /// with --sweep-batch), at the concurrency cap. The live screen's key f does the same.
-    #[arg(long, requires = "objectives", help_heading = "SLO and capacity")]
-    pub find_capacity: bool,
     /// The search stops when the highest rate that met and the lowest that did not are
     /// this close (5% or 0.05).
     #[arg(long, default_value = "5%", value_parser = share, help_heading = "SLO and capacity")]
     pub capacity_precision: f64,
-    /// Requests a probe (or an --until-stable phase) measures at least.
+    /// Requests a capacity probe measures at least.
     #[arg(long, default_value_t = 200, value_parser = count, help_heading = "SLO and capacity")]
     pub min_probe_requests: u64,
     /// Stable: the thirds of a probe agree on p99 and throughput within this (10% or 0.1).
@@ -248,9 +254,6 @@ pub struct SloArgs {
     /// accepted; a bare number is seconds).
     #[arg(long, default_value = "30", value_parser = positive_secs, help_heading = "SLO and capacity")]
     pub max_probe_secs: f64,
-    /// Sweep phases run until stable (or --max-probe-secs) instead of a fixed -n.
-    #[arg(long, help_heading = "SLO and capacity")]
-    pub until_stable: bool,
 }
 
 impl SloArgs {

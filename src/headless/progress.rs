@@ -49,15 +49,16 @@ fn state(s: &Snapshot) -> String {
 pub(super) fn fields(s: &Snapshot) -> Vec<Field> {
     let mut out = Vec::new();
     if let Some(p) = &s.phase {
-        let of = p.planned.map(|n| format!("/{n}")).unwrap_or_default();
+        // The sweep's own count ("batch 2/3"), not the run's phases so far ("7/8").
+        let what = match p.step {
+            Some((i, n)) => format!(": {} {i}/{n}", p.kind.name()),
+            None => format!(" {}", p.kind.name()),
+        };
         out.push(field(
             3,
             format!(
-                "[phase {}{of} {} b={} c={}]",
-                p.index,
-                p.kind.name(),
-                p.batch_size,
-                p.concurrency
+                "[phase {}{what} b={} c={}]",
+                p.index, p.batch_size, p.concurrency
             ),
         ));
     }
@@ -176,6 +177,19 @@ mod tests {
         let line = fit(&fields(&s), None);
         assert!(line.contains("warmup 2/3"), "{line}");
         assert!(!line.contains("sent") && !line.contains("ok "), "{line}");
+    }
+
+    #[test]
+    fn a_sweep_phase_says_its_place_in_the_sweep() {
+        let mut s = running();
+        let p: &mut PhaseView = s.phase.as_mut().unwrap();
+        p.kind = encbench_core::plan::PhaseKind::Batch;
+        (p.index, p.step, p.batch_size, p.concurrency) = (7, Some((2, 3)), 8, 1);
+        let line = fit(&fields(&s), None);
+        assert!(line.contains("[phase 7: batch 2/3 b=8 c=1]"), "{line}");
+        assert!(!line.contains("7/"), "{line}");
+        s.phase.as_mut().unwrap().step = None;
+        assert!(fit(&fields(&s), None).contains("[phase 7 batch b=8 c=1]"));
     }
 
     #[test]

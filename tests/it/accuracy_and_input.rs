@@ -136,6 +136,11 @@ fn bad_input_gets_one_line_naming_the_flag_and_exit_code_2() {
     let bad_texts = tmp_path("texts.jsonl");
     std::fs::write(&bad_texts, "{\"x\": 1}\n").unwrap();
     let bad_texts = bad_texts.to_str().unwrap();
+    // An object cut short on line 2: an error naming the line, never a plain text.
+    let cut_texts = tmp_path("cut.jsonl");
+    std::fs::write(&cut_texts, "a text\n{\"premise\": \"a\", \"hypothesis\":\n").unwrap();
+    let cut_texts = cut_texts.to_str().unwrap();
+    let cut_line = format!("{cut_texts} line 2: starts with {{ but is not JSON");
     let no_dir = tmp_path("no-such-dir");
     let unwritable = no_dir.join("out.json");
     let unwritable = unwritable.to_str().unwrap();
@@ -153,6 +158,7 @@ fn bad_input_gets_one_line_naming_the_flag_and_exit_code_2() {
         (vec!["--accuracy-samples", missing], "--accuracy-samples"),
         (vec!["--accuracy-samples", bad_samples], bad_samples),
         (vec!["--texts", bad_texts], bad_texts),
+        (vec!["--texts", cut_texts], &cut_line),
         (vec!["--export", unwritable], "--export"),
         (vec!["-o", a_dir], "--export"),
         (vec!["--max-len", "1024"], "--max-len"),

@@ -306,7 +306,7 @@ fn bad_compare_input_is_one_line_naming_the_flag() {
             "two targets are named",
         ),
         (
-            vec!["--target", &one, "--target", "url=x,colour=red"],
+            vec!["--target", &one, "--target", "url=http://x,colour=red"],
             "unknown key 'colour'",
         ),
         (

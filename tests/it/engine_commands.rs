@@ -232,6 +232,16 @@ async fn live_commands_take_effect_and_are_logged() {
     .await;
 
     engine.send(Command::StartSweep(SweepKind::Batch));
+    // The sweep counts its own phases, 2 of 2, after the live segments before it.
+    let second = wait_for(&engine, "the sweep's second batch size", |s| {
+        s.phase
+            .as_ref()
+            .is_some_and(|p| p.kind == PhaseKind::Batch && p.batch_size == 2)
+    })
+    .await;
+    let p = second.phase.unwrap();
+    assert_eq!(p.step, Some((2, 2)), "{p:?}");
+    assert!(p.index > 3, "live segments ran before: {p:?}");
     let s = wait_for(&engine, "batch sweep done", |s| {
         s.phases
             .iter()

@@ -286,14 +286,14 @@ fn connection_refused_at_start_is_one_line_exit_2_and_an_export_with_the_error()
     );
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    // The error is one line; the export written on the way out says where it went.
+    // The error is one line, first: the cause before the export written on the way out.
     let lines: Vec<&str> = err.trim_end().lines().collect();
     assert_eq!(lines.len(), 2, "{err}");
-    assert!(lines[0].starts_with("results written to"), "{err}");
     assert!(
-        lines[1].contains("--url") && lines[1].contains("refused"),
+        lines[0].starts_with("error: --url") && lines[0].contains("refused"),
         "{err}"
     );
+    assert_eq!(lines[1], format!("results written to {}", path.display()));
     let e: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert!(schema_violations(&e).is_empty());
     assert!(e["error"].as_str().unwrap().contains("unreachable"), "{e}");

@@ -451,17 +451,20 @@ fn timeouts_hold_while_a_body_trickles() {
     // The clock starts once this test has its turn on the machine (a timed test may hold it).
     let _turn = crate::common::load();
     let started = Instant::now();
-    let out = run(&["--url", &trickle.url, "--ready-timeout", "2"], &[]);
+    // 5.3 s: one try of 5 s, then one the deadline cuts to 0.05 s, whose "no answer within
+    // 0.0 s" must not become the reason given.
+    let out = run(&["--url", &trickle.url, "--ready-timeout", "5.3"], &[]);
     assert_eq!(out.code, Some(2), "{}", out.all());
     assert!(
-        out.stderr.contains("not healthy (no answer within"),
+        out.stderr
+            .contains("not healthy (no answer within 5.0 s after 5.3 s)"),
         "{}",
         out.stderr
     );
     let took = started.elapsed();
     assert!(
-        took < Duration::from_secs(6),
-        "--ready-timeout 2 took {took:?}"
+        took < Duration::from_secs(9),
+        "--ready-timeout 5.3 took {took:?}"
     );
 }
 
@@ -477,12 +480,60 @@ fn a_batch_too_large_for_a_url_is_refused_before_a_body_is_built() {
     );
     assert_eq!(out.code, Some(2), "{}", out.all());
     let line = out.stderr.trim();
+    // What is wrong in the user's terms: the batch size, the limit, the largest allowed;
+    // never the estimator's lower bound ("more than 72.0 MiB").
     assert!(
-        line.starts_with("error: --batch-size: batch 1000000000 makes a request body of more than")
-            && line.ends_with("over the 64 MiB limit of a --url target"),
+        line.starts_with("error: --batch-size: 1000000000 is too large: a batch of 1000000000 of these inputs is over the 64 MiB limit of a --url target; batches of up to ")
+            && line.ends_with(" fit"),
         "{line}"
     );
+    assert!(!line.contains("more than"), "{line}");
     assert!(!line.contains('\n'), "one line: {line}");
     assert!(started.elapsed() < Duration::from_secs(10));
     assert_eq!(s.written(), 0, "nothing was sent");
+}
+
+/// The largest batch the refusal names is the largest there is: with inputs all alike, it
+/// passes the check and one more does not (SageMaker's 6 MiB: small bodies to build).
+#[test]
+fn a_refused_batch_size_names_the_largest_that_fits() {
+    let texts = tmp_path("alike.jsonl");
+    std::fs::write(&texts, "one short text\n").unwrap();
+    let keys = [
+        ("AWS_ACCESS_KEY_ID", "AKID"),
+        ("AWS_SECRET_ACCESS_KEY", "s"),
+    ];
+    let url = format!("http://127.0.0.1:{}", dead_port());
+    let at = |b: &str| {
+        let args = [
+            "--endpoint",
+            "x",
+            "--region",
+            "us-east-1",
+            "--endpoint-url",
+            &url,
+            "--texts",
+            texts.to_str().unwrap(),
+            "--no-accuracy",
+            "--batch-size",
+            b,
+        ];
+        run(&args, &keys).stderr.trim().to_string()
+    };
+    let line = at("10000000");
+    let largest: u64 = line
+        .strip_suffix(" fit")
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(line.contains("over SageMaker's 6 MiB limit"), "{line}");
+    // It passes the batch check: the run gets as far as the dead endpoint.
+    let fits = at(&largest.to_string());
+    assert!(
+        fits.contains("unreachable") && !fits.contains("--batch-size"),
+        "{fits}"
+    );
+    let over = at(&(largest + 1).to_string());
+    assert!(over.starts_with("error: --batch-size: "), "{over}");
+    assert!(over.contains("(a 6.0 MiB request body)"), "{over}");
 }

@@ -37,6 +37,78 @@ fn a_url_without_a_scheme_says_what_to_write() {
     );
 }
 
+/// A port no request could reach is bad input at parse time in every URL flag, in a run,
+/// `compare` and `cold-start` alike: never "unreachable", never retried until --give-up.
+#[test]
+fn a_port_out_of_range_is_bad_input_in_every_url_flag() {
+    let bad = "http://127.0.0.1:99999";
+    let target = format!("name=a,url={bad}");
+    let cases: [(&[&str], &str); 5] = [
+        (&["--headless", "--url", bad, "-n", "3"], "--url"),
+        (
+            &["--headless", "--demo", "--metrics-url", bad],
+            "--metrics-url",
+        ),
+        (
+            &["--headless", "--endpoint", "x", "--endpoint-url", bad],
+            "--endpoint-url",
+        ),
+        (
+            &[
+                "compare",
+                "--headless",
+                "--target",
+                &target,
+                "--target",
+                "url=http://h:1",
+            ],
+            "--target",
+        ),
+        // Retried every 5 s until --give-up before: this one says so in 3 s.
+        (
+            &[
+                "cold-start",
+                "--endpoint",
+                "x",
+                "--region",
+                "us-east-1",
+                "--give-up",
+                "3s",
+                "--endpoint-url",
+                bad,
+            ],
+            "--endpoint-url",
+        ),
+    ];
+    for (args, flag) in cases {
+        let started = std::time::Instant::now();
+        let out = run_env(
+            args,
+            &[
+                ("AWS_ACCESS_KEY_ID", "AKID"),
+                ("AWS_SECRET_ACCESS_KEY", "s"),
+            ],
+        );
+        let err = out.stderr.trim_end();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with(&format!("error: {flag}")),
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.contains("port 99999 is out of range: a port is 1 to 65535"),
+            "{err}"
+        );
+        assert!(!err.contains("unreachable"), "{err}");
+        assert!(
+            started.elapsed().as_secs() < 4,
+            "{args:?} took {:?}",
+            started.elapsed()
+        );
+    }
+}
+
 #[test]
 fn no_aws_region_says_where_a_region_comes_from() {
     let s = Serve::one_ms(&[]);
@@ -416,4 +488,54 @@ fn compare_fails_on_a_threshold_naming_the_target_that_broke_it() {
     let e: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(e["fail_on"][0]["breached"], true);
     assert_eq!(schema_violations(&e), Vec::<String>::new());
+}
+
+/// Takes the immutable flag off again, whatever the test's end.
+struct Immutable(std::path::PathBuf);
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("chattr")
+            .arg("-i")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// An immutable export target (`chattr +i`) takes no rename: the run is refused at its
+/// start, not lost at its end.
+#[test]
+fn an_immutable_export_target_is_refused_before_the_run() {
+    let s = Serve::one_ms(&[]);
+    let path = tmp_path("immutable.json");
+    std::fs::write(&path, "{}").unwrap();
+    let set = std::process::Command::new("chattr")
+        .arg("+i")
+        .arg(&path)
+        .output();
+    let _undo = Immutable(path.clone());
+    match set {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => {
+            // Not root, or a filesystem without the flag: nothing here can be made immutable.
+            eprintln!(
+                "SKIPPED the immutable-target assertion: chattr +i failed: {}",
+                String::from_utf8_lossy(&o.stderr).trim()
+            );
+            return;
+        }
+        Err(e) => {
+            eprintln!("SKIPPED the immutable-target assertion: no chattr ({e})");
+            return;
+        }
+    }
+    let p = path.to_str().unwrap();
+    let out = run_env(&["--headless", "--url", &s.url, "-n", "3", "-o", p], &[]);
+    let err = refused_before_sending(&out, &s);
+    assert!(
+        err.starts_with(&format!("error: --export: {p}: cannot write")),
+        "{err}"
+    );
+    assert!(err.contains("immutable"), "{err}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}");
 }

@@ -118,9 +118,13 @@ impl Gap {
 pub struct Arrivals {
     gap: Gap,
     rng: Xoshiro256PlusPlus,
-    /// Multiplier that makes the next `rescaled_left` gaps sum to exactly n / rate.
+    /// Multiplier that makes the `rescaled_left` gaps after the next `skip_left` sum to
+    /// exactly n / rate.
     scale: f64,
+    skip_left: u64,
     rescaled_left: u64,
+    /// Whether the gaps were rescaled: the schedule then ends after its last rescaled gap.
+    planned: bool,
     /// Sharded (see `shard`): arrivals of the whole schedule per send of this host, and how
     /// far after the schedule's origin this host's first arrival is.
     stride: u32,
@@ -135,7 +139,9 @@ impl Arrivals {
             gap: Gap::new(rate_per_s, burstiness)?,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             scale: 1.0,
+            skip_left: 0,
             rescaled_left: 0,
+            planned: false,
             stride: 1,
             lead: Duration::ZERO,
         })
@@ -151,21 +157,47 @@ impl Arrivals {
         seed: u64,
         n: u64,
     ) -> Result<Arrivals, String> {
+        Arrivals::rescaled_after(rate_per_s, burstiness, seed, 0, n)
+    }
+
+    /// The first `skip` gaps as drawn, then `n` rescaled to sum to exactly n / rate: a
+    /// `--duration` phase's measured gaps after its warmup's, so that the arrival after its
+    /// last measured one falls on its end and it offers exactly rate × duration.
+    pub fn rescaled_after(
+        rate_per_s: f64,
+        burstiness: f64,
+        seed: u64,
+        skip: u64,
+        n: u64,
+    ) -> Result<Arrivals, String> {
         let mut a = Arrivals::new(rate_per_s, burstiness, seed)?;
         if n > 0 {
             let mut probe = a.rng.clone();
+            for _ in 0..skip {
+                a.gap.draw(&mut probe);
+            }
             let sum: f64 = (0..n).map(|_| a.gap.draw(&mut probe)).sum();
             if sum > 0.0 && sum.is_finite() {
                 a.scale = (n as f64 / rate_per_s) / sum;
-                a.rescaled_left = n;
+                (a.skip_left, a.rescaled_left, a.planned) = (skip, n, true);
             }
         }
         Ok(a)
     }
 
+    /// Of a rescaled schedule, the arrivals of this host still to come, the next one
+    /// included (0: the next one is past the schedule's end); `None` for plain draws.
+    pub fn planned_left(&self) -> Option<u64> {
+        let whole = self.skip_left + self.rescaled_left;
+        self.planned
+            .then(|| whole.div_ceil(u64::from(self.stride.max(1))))
+    }
+
     fn draw(&mut self) -> f64 {
         let mut g = self.gap.draw(&mut self.rng);
-        if self.rescaled_left > 0 {
+        if self.skip_left > 0 {
+            self.skip_left -= 1;
+        } else if self.rescaled_left > 0 {
             g *= self.scale;
             self.rescaled_left -= 1;
         }
@@ -209,6 +241,24 @@ pub const MAX_GAP: Duration = Duration::from_hours(365 * 24);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_timed_schedule_rescales_its_measured_gaps_alone() {
+        // 3 warmup gaps as drawn, then 100 that sum to exactly 100 / 50 s.
+        let mut a = Arrivals::rescaled_after(50.0, 1.0, 7, 3, 100).unwrap();
+        assert_eq!(a.planned_left(), Some(103));
+        let warmup: f64 = (0..3).map(|_| a.next_gap().as_secs_f64()).sum();
+        let plain = Arrivals::new(50.0, 1.0, 7).unwrap();
+        let drawn: f64 = {
+            let mut p = plain;
+            (0..3).map(|_| p.next_gap().as_secs_f64()).sum()
+        };
+        assert!((warmup - drawn).abs() < 1e-9, "{warmup} {drawn}");
+        let measured: f64 = (0..100).map(|_| a.next_gap().as_secs_f64()).sum();
+        assert!((measured - 2.0).abs() < 1e-6, "{measured}");
+        assert_eq!(a.planned_left(), Some(0));
+        assert_eq!(Arrivals::new(50.0, 1.0, 7).unwrap().planned_left(), None);
+    }
 
     fn stats(gaps: &[f64]) -> (f64, f64) {
         let n = gaps.len() as f64;

@@ -89,11 +89,22 @@ pub enum TextsError {
     Unreadable { path: String, reason: String },
     #[error("{path} line {line}: expected a JSON string or an object with premise/hypothesis")]
     BadLine { path: String, line: usize },
+    #[error(
+        "{path} line {line}: starts with {{ but is not JSON ({reason}); write the object whole on one line"
+    )]
+    BadJson {
+        path: String,
+        line: usize,
+        reason: String,
+    },
     #[error("{path}: no inputs")]
     Empty { path: String },
 }
 
-/// JSONL of pairs or strings; a line that is not JSON at all is taken as a plain text.
+/// JSONL of pairs or strings; a line that is not JSON at all is taken as a plain text,
+/// unless it starts with `{`: that is an object gone wrong (cut, a missing quote), and sent
+/// as text it would measure the wrong inputs without a word. A text that merely holds braces
+/// further in is still a text.
 pub fn parse_texts(source: &str, path: &str) -> Result<Vec<Input>, TextsError> {
     let mut out = Vec::new();
     for (i, line) in source.lines().enumerate() {
@@ -109,6 +120,13 @@ pub fn parse_texts(source: &str, path: &str) -> Result<Vec<Input>, TextsError> {
                         line: i + 1,
                     })?,
                 );
+            }
+            Err(e) if line.starts_with('{') => {
+                return Err(TextsError::BadJson {
+                    path: path.into(),
+                    line: i + 1,
+                    reason: e.to_string(),
+                });
             }
             Err(_) => out.push(Input::Text(line.to_string())),
         }
@@ -255,6 +273,17 @@ mod tests {
             parse_texts("\n", "f"),
             Err(TextsError::Empty { .. })
         ));
+        // An object cut short is an error naming its line, never a text; braces further in
+        // are text.
+        let cut = "plain\n  {\"premise\": \"a\", \"hypothesis\":\n";
+        let e = parse_texts(cut, "t.jsonl").unwrap_err().to_string();
+        assert!(
+            e.starts_with("t.jsonl line 2: starts with { but is not JSON ("),
+            "{e}"
+        );
+        let t = parse_texts("set {a, b} is empty\n[CLS] x {\n", "f").unwrap();
+        assert_eq!(t[0], Input::Text("set {a, b} is empty".into()));
+        assert_eq!(t[1], Input::Text("[CLS] x {".into()));
     }
 
     #[test]

@@ -6,6 +6,16 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::Duration;
 
+/// `n` and the noun that agrees with it: "1 request", "3 requests". Every count said in a
+/// sentence goes through here, so that none reads "1 steady requests".
+pub fn count<N: Copy + std::fmt::Display + PartialEq + From<u8>>(n: N, noun: &str) -> String {
+    if n == N::from(1) {
+        format!("{n} {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// A figure with `prec` decimals, or `-` when there is none (or it is not finite).
 pub fn num(v: Option<f64>, prec: usize) -> String {
     v.filter(|x| x.is_finite())
@@ -187,6 +197,13 @@ pub fn sagemaker_target(endpoint: &str, routing: [Option<&str>; 4]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_and_its_noun_agree() {
+        assert_eq!(count(1u64, "steady request"), "1 steady request");
+        assert_eq!(count(0usize, "attempt"), "0 attempts");
+        assert_eq!(count(3u64, "phase"), "3 phases");
+    }
 
     #[test]
     fn figures_stay_short_and_say_what_is_missing() {

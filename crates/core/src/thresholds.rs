@@ -211,11 +211,15 @@ impl Threshold {
             let judged = measured.iter().filter(|(_, p)| p.slo_met.is_some()).count();
             let summary = match first {
                 Some((i, p, _, _)) => format!(
-                    "fail-on slo: breached: {over} of {judged} phases missed the SLO, first {}: {}",
+                    "fail-on slo: breached: {over} of {} missed the SLO, first {}: {}",
+                    crate::text::count(judged, "phase"),
                     phase_name(*i, p),
                     p.slo_missed.as_deref().unwrap_or("missed")
                 ),
-                None => format!("fail-on slo: met by all {judged} phases judged"),
+                None => format!(
+                    "fail-on slo: met by every phase judged ({})",
+                    crate::text::count(judged, "phase")
+                ),
             };
             return Outcome {
                 threshold,
@@ -279,7 +283,7 @@ pub fn failure_warning(phases: &[PhaseResult]) -> Option<String> {
         return None;
     }
     let how_many = if failed == n {
-        format!("all {n} measured requests failed")
+        format!("all {} failed", crate::text::count(n, "measured request"))
     } else {
         format!("{failed} of {n} measured requests failed")
     };

@@ -142,7 +142,7 @@ pub struct PreparedTarget {
 pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
     // Everything the user gave is checked before anything is sent.
     if let Address::Url(u) = &s.address {
-        check_scheme(u)?;
+        encbench_wire::client::address::check(u).map_err(|e| usage("--url", e))?;
     }
     let tokenizer =
         TokenCounter::load(s.tokenizer.as_deref()).map_err(|e| usage("--tokenizer", e))?;
@@ -235,30 +235,6 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
         flag,
         target_config: config,
     })
-}
-
-/// A URL without `http://` or `https://` would be read by the URL parser as a scheme of its
-/// own (`localhost:8080` is scheme `localhost`) and fail at the first request as "scheme is
-/// not allowed": say what to write instead, before anything is sent.
-fn check_scheme(url: &str) -> Result<(), SetupError> {
-    let shown = shown_url(url);
-    let scheme = url.split_once("://").map(|(s, _)| s).filter(|s| {
-        s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
-    });
-    let Some(scheme) = scheme else {
-        return Err(usage(
-            "--url",
-            format!("{shown}: no scheme: write http://{shown} (or https://)"),
-        ));
-    };
-    if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https") {
-        return Ok(());
-    }
-    Err(usage(
-        "--url",
-        format!("{shown}: scheme {scheme}:// is not supported: use http:// or https://"),
-    ))
 }
 
 /// The user's headers, the Bearer token read from its variable. SageMaker requests are
@@ -429,15 +405,46 @@ fn check_body_limit(
         };
         let size = match largest_body(texts, format, b, limit.bytes) {
             Ok(n) if n <= limit.bytes => continue,
-            Ok(n) => format!("a {:.1} MiB request body", mib(n)),
-            Err(at_least) => format!("a request body of more than {:.1} MiB", mib(at_least)),
+            Ok(n) => format!(" (a {:.1} MiB request body)", mib(n)),
+            // Only a lower bound, where the estimate stopped: not a figure worth showing.
+            Err(_) => String::new(),
+        };
+        let fits = match largest_batch_that_fits(texts, format, limit.bytes) {
+            0 => "not even one of them fits: give shorter --texts".to_string(),
+            n => format!("batches of up to {n} fit"),
         };
         return Err(usage(
             flag,
-            format!("batch {b} makes {size}, over {}", limit.whose),
+            format!(
+                "{b} is too large: a batch of {b} of these inputs is over {}{size}; {fits}",
+                limit.whose
+            ),
         ));
     }
     Ok(())
+}
+
+/// The largest batch whose every body fits in `limit`: as many copies of the largest input
+/// as fit (each input of a request costs at most as much). The first guess leaves out what
+/// grows with the count itself (a `batch_size` field's digits), so the body of that many
+/// copies is built, and the count lowered by what it is over until it fits.
+fn largest_batch_that_fits(texts: &[Input], format: &dyn Format, limit: usize) -> usize {
+    let alone = |i: usize| format.prepare(&[&texts[i]]).body.len();
+    let twice = format.prepare(&[&texts[0], &texts[0]]).body.len();
+    let overhead = (2 * alone(0)).saturating_sub(twice);
+    let Some((largest, size)) = (0..texts.len()).map(|i| (i, alone(i))).max_by_key(|t| t.1) else {
+        return 0;
+    };
+    let each = size.saturating_sub(overhead).max(1);
+    let mut b = limit.saturating_sub(overhead) / each;
+    while b > 0 {
+        let body = format.prepare(&vec![&texts[largest]; b]).body.len();
+        if body <= limit {
+            break;
+        }
+        b = b.saturating_sub((body - limit).div_ceil(each));
+    }
+    b
 }
 
 /// The largest body of a phase's first requests (up to 8) at batch size `b`, or `Err` with

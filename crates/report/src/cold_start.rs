@@ -96,11 +96,11 @@ pub fn heading(e: &ColdStartExport) -> Vec<String> {
             )
         ),
         format!(
-            "after {} s idle: an attempt every {} s, giving up after {} s; then {} steady requests",
+            "after {} s idle: an attempt every {} s, giving up after {} s; then {}",
             p.idle_wait.as_secs_f64(),
             p.retry_interval.as_secs_f64(),
             p.give_up.as_secs_f64(),
-            p.steady_n
+            encbench_core::text::count(p.steady_n, "steady request")
         ),
     ]
 }
@@ -263,6 +263,30 @@ mod tests {
             ratio: None,
             stopped_early: true,
         }
+    }
+
+    #[test]
+    fn the_heading_counts_in_words_that_agree() {
+        let probe = |steady_n| ColdStartProbe {
+            idle_wait: Duration::ZERO,
+            retry_interval: Duration::from_secs(5),
+            give_up: Duration::from_mins(15),
+            steady_n,
+        };
+        let line = |n| {
+            heading(&ColdStartExport::new(
+                "ep",
+                &probe(n),
+                &stopped_before_success(),
+            ))[2]
+                .clone()
+        };
+        assert!(line(1).ends_with("; then 1 steady request"), "{}", line(1));
+        assert!(
+            line(20).ends_with("; then 20 steady requests"),
+            "{}",
+            line(20)
+        );
     }
 
     #[test]

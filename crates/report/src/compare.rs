@@ -22,9 +22,9 @@ pub fn heading(e: &Export) -> Vec<String> {
     };
     let mut lines = vec![
         format!(
-            "encbench-tui {} — {} targets compared — engine {}",
+            "encbench-tui {} — {} compared — engine {}",
             e.tool_version,
-            cmp.targets.len(),
+            encbench_core::text::count(cmp.targets.len(), "target"),
             c["target"]["engine"].as_str().unwrap_or("?")
         ),
         format!("closed loop, one target at a time — {shape}"),

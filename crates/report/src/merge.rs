@@ -52,8 +52,8 @@ fn mismatch(a: &Export, b: &Export, sharded: bool) -> Option<String> {
     }
     if a.phases.len() != b.phases.len() {
         return Some(format!(
-            "{} phases here but {} there",
-            b.phases.len(),
+            "{} here but {} there",
+            encbench_core::text::count(b.phases.len(), "phase"),
             a.phases.len()
         ));
     }

@@ -50,8 +50,8 @@ fn check_phase(p: &PhaseResult, merged: bool) -> Result<(), String> {
         let h = decode_histogram(b64).map_err(|e| format!("{field}: {e}"))?;
         if h.len() != p.ok {
             return Err(format!(
-                "{field} holds {} samples but ok is {}",
-                h.len(),
+                "{field} holds {} but ok is {}",
+                encbench_core::text::count(h.len(), "sample"),
                 p.ok
             ));
         }

@@ -26,8 +26,12 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
     let config = serde_json::to_value(settings::run_config(&a, &p, &hosts))
         .expect("a run's config serializes");
     if let Err(e) = p.target.check_ready().await {
-        not_ready(&a, &e.to_string(), config.clone(), stdout)?;
-        return Err(usage(p.flag, e));
+        // The cause before its consequence: the error, then where the export of it went.
+        let why = e.to_string();
+        let err = usage(p.flag, &why);
+        encbench_core::failure::say(format_args!("{}", err.line()));
+        not_ready(&a, &why, config.clone(), stdout)?;
+        return Err(AppError::Said(Box::new(err)));
     }
     // A shard is one of several hosts sending one schedule: no live keys change its part.
     let live = !a.headless && stdout.is_terminal && hosts.shard.is_none();
@@ -67,7 +71,7 @@ fn check(a: &RunArgs) -> Result<(), AppError> {
         super::check_report_path(p)?;
     }
     super::check_fail_on(&a.fail_on, &a.slo)?;
-    if a.slo.find_capacity && a.sweep_concurrency {
+    if a.find_capacity && a.sweep_concurrency {
         return Err(usage(
             "--find-capacity",
             "searches rates at one concurrency cap: drop --sweep-concurrency, or run the search at each --concurrency",

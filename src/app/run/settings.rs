@@ -128,12 +128,12 @@ pub(super) fn run_config(a: &RunArgs, p: &PreparedTarget, hosts: &Hosts) -> RunC
         price_per_hour_usd: p.price.as_ref().map(|p| p.1),
         knee: a.knee,
         slo: strings(&a.slo.objectives),
-        find_capacity: a.slo.find_capacity,
+        find_capacity: a.find_capacity,
         capacity_precision: a.slo.capacity_precision,
         min_probe_requests: a.slo.min_probe_requests,
         stability: a.slo.stability,
         max_probe_secs: a.slo.max_probe_secs,
-        until_stable: a.slo.until_stable,
+        until_stable: a.until_stable,
         metrics_url: a
             .server
             .metrics_url
@@ -179,7 +179,7 @@ pub(super) fn engine_setup(
         search: (!a.slo.objectives.is_empty()).then(|| SearchSetup {
             precision: a.slo.capacity_precision,
             probe: a.slo.probe_rule(),
-            at_start: a.slo.find_capacity,
+            at_start: a.find_capacity,
         }),
         metrics: metrics.transpose()?,
     })
@@ -200,7 +200,7 @@ fn plan(a: &RunArgs, live: bool) -> RunPlan {
         batch_sizes: a.batch_sizes.clone(),
         concurrency_levels: a.concurrency_levels.clone(),
         live,
-        until_stable: a.slo.until_stable.then(|| a.slo.probe_rule()),
+        until_stable: a.until_stable.then(|| a.slo.probe_rule()),
     }
 }
 

@@ -175,14 +175,14 @@ fn second(s: &Snapshot, width: usize) -> Line<'static> {
     fields.push(field(vec![text::elapsed(s.elapsed), compact], plain));
     let phase = match &s.phase {
         Some(p) => {
-            let of = p.planned.map(|n| format!("/{n}")).unwrap_or_default();
+            let of = p.step.map(|(i, n)| format!(" {i}/{n}")).unwrap_or_default();
             let short = match p.kind {
                 PhaseKind::Concurrency => "conc",
                 k => k.name(),
             };
             vec![
-                format!("phase {}{of} {}", p.index, p.kind.name()),
-                format!("#{}{of} {short}", p.index),
+                format!("phase {} {}{of}", p.index, p.kind.name()),
+                format!("#{} {short}{of}", p.index),
             ]
         }
         None => vec!["starting".into()],

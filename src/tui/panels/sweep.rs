@@ -182,9 +182,9 @@ fn content(app: &App) -> (String, Rows, Vec<String>) {
         .phase
         .as_ref()
         .filter(|p| p.kind != PhaseKind::Live)
-        .map(|p| {
-            let of = p.planned.map(|n| format!("/{n}")).unwrap_or_default();
-            format!(" · running {}{of}", p.index)
+        .map(|p| match p.step {
+            Some((i, n)) => format!(" · running {} {i}/{n}", p.kind.name()),
+            None => format!(" · running phase {}", p.index),
         });
     let title = format!(
         " sweeps, capacity{} (b, s, f) ",

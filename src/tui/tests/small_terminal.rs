@@ -170,7 +170,7 @@ fn the_status_line_is_whole_at_80_columns() {
     if let Some(p) = sweep.phase.as_mut() {
         p.kind = encbench_core::plan::PhaseKind::Concurrency;
         p.index = 7;
-        p.planned = Some(12);
+        p.step = Some((2, 5));
     }
     let behind = overloaded();
     let mut bursty = fixtures::snapshot();
@@ -196,7 +196,13 @@ fn the_status_line_is_whole_at_80_columns() {
         ),
         (
             sweep,
-            vec!["running", "#7/12 conc", "closed", "conc 16", "in flight 16"],
+            vec![
+                "running",
+                "#7 conc 2/5",
+                "closed",
+                "conc 16",
+                "in flight 16",
+            ],
         ),
         (
             behind,

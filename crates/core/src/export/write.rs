@@ -93,9 +93,26 @@ pub fn check_writable(path: &Path) -> io::Result<()> {
     match resolve(path)? {
         Dest::File(p) => {
             let (tmp, _) = temp_beside(&p)?;
-            std::fs::remove_file(&tmp)
+            std::fs::remove_file(&tmp)?;
+            check_replaceable(&p)
         }
         Dest::Stream(p) => Ok(rustix::fs::access(&p, rustix::fs::Access::WRITE_OK)?),
+    }
+}
+
+/// An existing file that is immutable or append-only (`chattr +i`, `+a`) cannot be renamed
+/// over, though its folder takes new files: opening it for writing (never truncating it)
+/// is refused for exactly those, even to root.
+fn check_replaceable(path: &Path) -> io::Result<()> {
+    match OpenOptions::new().write(true).open(path) {
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::PERM.raw_os_error()) => {
+            Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "the file may not be changed (immutable or append-only? lsattr shows it), so it cannot be replaced",
+            ))
+        }
+        // Without write permission (0444) the rename still replaces it, as before.
+        _ => Ok(()),
     }
 }
 

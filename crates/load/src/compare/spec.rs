@@ -63,6 +63,9 @@ pub fn parse_target(s: &str) -> Result<TargetSpec, String> {
         if value.is_empty() {
             return Err(format!("{key} has no value"));
         }
+        if matches!(key.trim(), "url" | "endpoint-url" | "metrics-url") {
+            encbench_wire::client::address::check(&value).map_err(|e| format!("{key}: {e}"))?;
+        }
         match key.trim() {
             "name" => t.name = value,
             "url" => t.url = Some(value),
@@ -279,18 +282,36 @@ mod tests {
         assert_eq!(t.name, "ep");
         assert_eq!(t.price, Some(2.5));
         assert_eq!(t.engine, Some(PayloadFormat::Triton));
-        let t = parse_target("url=http://u:pw@h:99999").unwrap();
-        assert_eq!(t.name, "http://h:99999");
+        let t = parse_target("url=http://u:pw@h:9999").unwrap();
+        assert_eq!(t.name, "http://h:9999");
         for bad in [
             "name=x",
-            "url=a,endpoint=b",
+            "url=http://h:1,endpoint=b",
             "url",
-            "url=a,colour=red",
-            "url=a,price=-1",
-            "url=a,engine=onnx",
+            "url=http://h:1,colour=red",
+            "url=http://h:1,price=-1",
+            "url=http://h:1,engine=onnx",
             "url=",
         ] {
             assert!(parse_target(bad).is_err(), "{bad}");
+        }
+        // An address no request could reach is refused here, under the key that gave it.
+        for (bad, key) in [
+            (
+                "url=http://u:pw@h:99999",
+                "url: http://h:99999: port 99999 is out of range",
+            ),
+            (
+                "endpoint=e,endpoint-url=h:443",
+                "endpoint-url: h:443: no scheme",
+            ),
+            (
+                "url=http://h:1,metrics-url=http://h:0/m",
+                "metrics-url: http://h:0/m: port 0",
+            ),
+        ] {
+            let e = parse_target(bad).unwrap_err();
+            assert!(e.starts_with(key), "{bad}: {e}");
         }
     }
 

@@ -46,7 +46,10 @@ pub(super) async fn warm_up_then_wait(
             shared.limiter.idle().await;
         };
         until_stopped(sending, ctx, cmds).await?;
-        shared.event(format!("warmup before the start: {} requests", spec.warmup));
+        shared.event(format!(
+            "warmup before the start: {}",
+            encbench_core::text::count(spec.warmup, "request")
+        ));
     }
     let (now, wall) = (Instant::now(), SystemTime::now());
     let origin = match at.duration_since(wall) {

@@ -34,10 +34,10 @@ pub(super) async fn run_phase(
     ctx: &Ctx,
     spec: PhaseSpec,
     index: usize,
-    planned: Option<usize>,
+    step: Option<(usize, usize)>,
     cmds: &mut UnboundedReceiver<Command>,
 ) -> PhaseEnd {
-    let mut phase = PhaseRun::open(ctx, spec, index, planned).await;
+    let mut phase = PhaseRun::open(ctx, spec, index, step).await;
     let end = loop {
         match phase.next_wake(cmds).await {
             Wake::Again => {}
@@ -93,14 +93,14 @@ impl<'a> PhaseRun<'a> {
         ctx: &'a Ctx,
         whole: PhaseSpec,
         index: usize,
-        planned: Option<usize>,
+        step: Option<(usize, usize)>,
     ) -> PhaseRun<'a> {
         let shared = &ctx.shared;
         let spec = ctx.hosts.part(&whole);
         let requester = Requester::new(ctx, spec.batch_size);
         let progress = Arc::new(Progress::new(&spec));
         let server_before = ServerBefore::read(ctx).await;
-        let (generation, pace) = mark_started(shared, &spec, index, planned);
+        let (generation, pace) = mark_started(shared, &spec, index, step);
         shared.sent.clear();
         shared.limiter.set_cap(spec.concurrency);
         let schedule = Schedule::new(ctx, pace, &whole, index);
@@ -133,15 +133,27 @@ impl<'a> PhaseRun<'a> {
     /// Waits for whatever comes first: the phase's end, a command (those that came while the
     /// last phase drained first), or the next request's turn.
     async fn next_wake(&mut self, cmds: &mut UnboundedReceiver<Command>) -> Wake {
-        match self.phase_end() {
-            Ok(at) => self.deadline.set(at),
+        let end = match self.phase_end() {
+            Ok(at) => {
+                self.deadline.set(at);
+                at
+            }
             Err(end) => return Wake::End(end),
-        }
+        };
         if let Some(c) = self.ctx.take_deferred() {
             return Wake::Command(Some(c));
         }
         if !self.schedule.is_open() {
             return self.wait_for_slots(cmds).await;
+        }
+        // A timed phase sends what its schedule holds before its end, rate × duration, then
+        // waits for the end: a send due at the end itself belongs to no phase.
+        let past_end = end.is_some_and(|e| self.schedule.next_intended >= e);
+        if matches!(self.spec.stop, StopAt::Duration(_)) && (self.schedule.used_up() || past_end) {
+            return match wait(std::future::pending::<()>(), cmds, &mut self.deadline).await {
+                Woke::Command(c) => Wake::Command(c),
+                _ => Wake::Again,
+            };
         }
         let due = timing::sleep_until(self.schedule.next_intended);
         match wait(due, cmds, &mut self.deadline).await {
@@ -354,7 +366,7 @@ fn mark_started(
     shared: &Shared,
     spec: &PhaseSpec,
     index: usize,
-    planned: Option<usize>,
+    step: Option<(usize, usize)>,
 ) -> (u64, Pace) {
     let mut live = shared.lock();
     live.generation += 1;
@@ -366,7 +378,7 @@ fn mark_started(
     live.phase = Some(PhaseView {
         kind: spec.kind,
         index,
-        planned,
+        step,
         batch_size: spec.batch_size,
         concurrency: spec.concurrency,
         warmup: spec.warmup,

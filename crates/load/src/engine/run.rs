@@ -71,7 +71,8 @@ struct Phases {
     slo: Slo,
     search_setup: Option<SearchSetup>,
     search: Option<Search>,
-    queue: VecDeque<PhaseSpec>,
+    /// Each with its place in the sweep it belongs to (see `numbered`).
+    queue: VecDeque<(PhaseSpec, Option<(usize, usize)>)>,
     /// Phases run so far.
     index: usize,
     /// The next live phase continues the last one under new settings: no warmup again.
@@ -94,7 +95,7 @@ impl Phases {
             Some(s) if s.at_start => {
                 phases.search = Some(start_search(shared, &phases.plan, &phases.slo, s));
             }
-            _ => phases.queue = phases.plan.initial().into(),
+            _ => phases.queue = numbered(&phases.plan.initial()),
         }
         phases
     }
@@ -108,11 +109,10 @@ impl Phases {
         cmds: &mut UnboundedReceiver<Command>,
     ) -> bool {
         let plan = &self.plan;
-        let first = self
-            .queue
-            .front()
-            .copied()
-            .unwrap_or_else(|| plan.live_phase(plan.batch_size.max(1), plan.concurrency));
+        let first = self.queue.front().map_or_else(
+            || plan.live_phase(plan.batch_size.max(1), plan.concurrency),
+            |q| q.0,
+        );
         let Some(origin) = common_start::warm_up_then_wait(ctx, &first, at, cmds).await else {
             return false;
         };
@@ -120,18 +120,16 @@ impl Phases {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(origin);
         if let Some(q) = self.queue.front_mut() {
-            q.warmup = 0;
+            q.0.warmup = 0;
         }
         true
     }
 
     /// Runs phase after phase until the plan is done (`false`) or the run is stopped (`true`).
     async fn run_all(&mut self, ctx: &Ctx, cmds: &mut UnboundedReceiver<Command>) -> bool {
-        while let Some(spec) = self.next() {
+        while let Some((spec, step)) = self.next() {
             self.index += 1;
-            let planned = (self.search.is_none() && (!self.plan.live || !self.queue.is_empty()))
-                .then_some(self.index + self.queue.len());
-            let end = dispatch::run_phase(ctx, spec, self.index, planned, cmds).await;
+            let end = dispatch::run_phase(ctx, spec, self.index, step, cmds).await;
             if self.ended(end) {
                 return true;
             }
@@ -140,17 +138,17 @@ impl Phases {
     }
 
     /// The next phase: the search's next step, the next planned phase, or the live phase.
-    fn next(&mut self) -> Option<PhaseSpec> {
+    fn next(&mut self) -> Option<(PhaseSpec, Option<(usize, usize)>)> {
         while let Some(s) = self.search.as_mut() {
             match s.next_step() {
-                Some(step) => return Some(probe_phase(&self.shared, &self.plan, s, step)),
+                Some(step) => return Some((probe_phase(&self.shared, &self.plan, s, step), None)),
                 None => end_search(&self.shared, self.search.take()),
             }
         }
-        if let Some(spec) = self.queue.pop_front() {
-            return Some(spec);
+        if let Some(queued) = self.queue.pop_front() {
+            return Some(queued);
         }
-        self.plan.live.then(|| self.live_phase())
+        self.plan.live.then(|| (self.live_phase(), None))
     }
 
     /// The live phase, with the operator's settings back when a sweep gave way to it.
@@ -216,7 +214,7 @@ impl Phases {
                 SweepKind::Concurrency => live.batch_size,
             }
         };
-        self.queue = self.plan.sweep(kind, fixed).into();
+        self.queue = numbered(&self.plan.sweep(kind, fixed));
     }
 }
 
@@ -270,6 +268,18 @@ fn requeue(mut cmds: UnboundedReceiver<Command>, held: Vec<Command>) -> Unbounde
         }
     });
     rx
+}
+
+/// Planned phases, each with its place among the phases of its sweep (1-based, and how many):
+/// a batch sweep's 2nd of 3 batch sizes is (2, 3) whatever ran before it, which is what the
+/// user asked for. A phase of its own (a plain run) has none.
+fn numbered(specs: &[PhaseSpec]) -> VecDeque<(PhaseSpec, Option<(usize, usize)>)> {
+    let mut out = VecDeque::with_capacity(specs.len());
+    for group in specs.chunk_by(|a, b| a.kind == b.kind) {
+        let n = group.len();
+        out.extend((group.iter().enumerate()).map(|(i, s)| (*s, (n > 1).then_some((i + 1, n)))));
+    }
+    out
 }
 
 /// The accuracy check after the load, if there was a load to check after.

@@ -50,6 +50,14 @@ impl Schedule {
         self.arrivals.is_some()
     }
 
+    /// Whether a rescaled schedule has no arrival left before its end: a `--duration` phase
+    /// then sends nothing more (see `Arrivals::rescaled_after`).
+    pub(super) fn used_up(&self) -> bool {
+        self.arrivals
+            .as_ref()
+            .is_some_and(|a| a.planned_left() == Some(0))
+    }
+
     /// The next intended send, in an open loop.
     fn due(&self) -> Option<Instant> {
         self.arrivals.as_ref().map(|_| self.next_intended)
@@ -116,7 +124,7 @@ impl Schedule {
         let a = self.arrivals.as_mut()?;
         let left = match spec.stop {
             StopAt::Count(n) => (spec.warmup + n).saturating_sub(sent),
-            _ => u64::MAX,
+            _ => a.planned_left().unwrap_or(u64::MAX),
         };
         let due = count_due(self.next_intended, a, ended, left);
         // Warmup requests never sent are not measured ones.
@@ -164,19 +172,21 @@ fn arrivals_for(
     let rate = pace.rate_per_s?;
     // Fixed-count and fixed-duration phases offer exactly their rate; a live change falls
     // back to plain draws.
+    // Every host's warmup comes first in the whole schedule.
+    let warmup = spec
+        .warmup
+        .saturating_mul(u64::from(shard.map_or(1, |s| s.count)));
+    // A fixed count's gaps, warmup included, are rescaled together; a fixed duration's
+    // measured gaps alone, so that the arrival after its last falls on the phase's end (the
+    // measured window starts at the first measured arrival).
     let exact = match spec.stop {
-        StopAt::Count(n) => Some(n),
-        StopAt::Duration(d) => Some((d.as_secs_f64() * rate).ceil() as u64),
+        StopAt::Count(n) => Some((0, warmup.saturating_add(n))),
+        StopAt::Duration(d) => Some((warmup, (d.as_secs_f64() * rate).ceil() as u64)),
         StopAt::Never | StopAt::Stable(_) => None,
     }
-    // Every host's warmup comes first in the whole schedule.
-    .map(|n| {
-        let hosts = u64::from(shard.map_or(1, |s| s.count));
-        spec.warmup.saturating_mul(hosts).saturating_add(n)
-    })
-    .filter(|&n| fresh && n <= RESCALE_MAX);
+    .filter(|&(skip, n)| fresh && skip.saturating_add(n) <= RESCALE_MAX);
     let made = match exact {
-        Some(n) => Arrivals::rescaled(rate, pace.burstiness, seed, n),
+        Some((skip, n)) => Arrivals::rescaled_after(rate, pace.burstiness, seed, skip, n),
         None => Arrivals::new(rate, pace.burstiness, seed),
     };
     match made {
@@ -192,12 +202,13 @@ fn arrivals_for(
     }
 }
 
-/// Measured requests due before `until` that were never sent, the first of them due at
-/// `next`; at most `limit` (what is left of a fixed count).
+/// Measured requests due before `until` (strictly: one due at the end belongs to no phase)
+/// that were never sent, the first of them due at `next`; at most `limit` (what is left of
+/// the schedule).
 fn count_due(next: Instant, arrivals: &mut Arrivals, until: Instant, limit: u64) -> u64 {
     const DRAWN_MAX: u64 = 10_000_000;
     let (mut at, mut n) = (next, 0u64);
-    while at <= until && n < limit {
+    while at < until && n < limit {
         n += 1;
         if n == DRAWN_MAX {
             // Past ten million (a day's backlog at 100/s), the rest at the mean rate.

@@ -45,9 +45,11 @@ impl RunState {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PhaseView {
     pub kind: PhaseKind,
-    /// 1-based position among the phases run so far, and how many are planned (live: open).
+    /// 1-based position among the phases run so far.
     pub index: usize,
-    pub planned: Option<usize>,
+    /// Its place in the sweep it belongs to, and how many phases the sweep has: (2, 3) for
+    /// the second of three batch sizes, whatever ran before the sweep.
+    pub step: Option<(usize, usize)>,
     pub batch_size: usize,
     pub concurrency: usize,
     pub warmup: u64,

@@ -1,6 +1,7 @@
 //! Where requests go. Each target turns a prepared body into a response body, timing to the
 //! last byte, and classifies failures into the error kinds the tables and exports count.
 
+pub mod address;
 pub mod aws;
 pub mod body;
 pub mod client_thread;

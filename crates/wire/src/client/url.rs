@@ -89,10 +89,10 @@ impl UrlTarget {
     }
 
     /// One readiness probe, within `wait`: `Ok(body)` when ready, `Err(Ok(reason))` when up
-    /// but not ready, `Err(Err(reason))` when unreachable. Only the status and the start of
+    /// but not ready (`None`: no answer within `wait`), `Err(Err(reason))` when unreachable. Only the status and the start of
     /// the body are read: a readiness answer says what it has to say in its first bytes.
-    async fn probe(&self, wait: Duration) -> Result<String, Result<String, String>> {
-        let no_answer = || Err(Ok(format!("no answer within {:.1} s", wait.as_secs_f64())));
+    async fn probe(&self, wait: Duration) -> Result<String, Result<Option<String>, String>> {
+        let no_answer = || Err(Ok(None));
         let answer = async {
             let resp = self.get(&self.ready_url).send().await?;
             let status = resp.status();
@@ -115,17 +115,17 @@ impl UrlTarget {
             )));
         }
         if !status.is_success() {
-            return Err(Ok(format!("GET {path} answered {status}")));
+            return Err(Ok(Some(format!("GET {path} answered {status}"))));
         }
         // multi-model-server answers 200 {"status": "Unhealthy"} while no worker is up.
         let said = serde_json::from_str::<serde_json::Value>(&body)
             .ok()
             .and_then(|v| v.get("status").and_then(|s| s.as_str()).map(str::to_owned));
         match said {
-            Some(s) if s.to_ascii_lowercase().starts_with("unhealthy") => Err(Ok(format!(
+            Some(s) if s.to_ascii_lowercase().starts_with("unhealthy") => Err(Ok(Some(format!(
                 "GET {path} says \"{}\"",
                 encbench_core::scrub::text(&s)
-            ))),
+            )))),
             _ => Ok(encbench_core::scrub::text(&body)),
         }
     }
@@ -314,11 +314,14 @@ impl Target for UrlTarget {
     fn check_ready(&self) -> BoxFuture<'_, Result<String, TargetError>> {
         Box::pin(async move {
             let deadline = tokio::time::Instant::now() + self.ready_timeout;
+            let each = self.ready_timeout.min(Duration::from_secs(5));
             let mut told = false;
+            let mut last: Option<String> = None;
             loop {
                 // No probe outlasts the ready timeout, whatever the server sends.
                 let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-                let reason = match self.probe(left.min(Duration::from_secs(5))).await {
+                let wait = left.min(each);
+                let reason = match self.probe(wait).await {
                     Ok(body) => return Ok(body),
                     Err(Err(reason)) => {
                         return Err(TargetError::Unreachable {
@@ -326,14 +329,21 @@ impl Target for UrlTarget {
                             reason,
                         });
                     }
-                    Err(Ok(reason)) => reason,
+                    Err(Ok(Some(said))) => said,
+                    Err(Ok(None)) => match &last {
+                        // A try the deadline cut short says only that the time ran out ("no
+                        // answer within 0.0 s"): the try before it says why.
+                        Some(before) if wait < each => before.clone(),
+                        _ => format!("no answer within {:.1} s", wait.as_secs_f64()),
+                    },
                 };
+                last = Some(reason.clone());
                 let left = deadline.saturating_duration_since(tokio::time::Instant::now());
                 let pause = Duration::from_millis(250);
                 if left <= pause {
                     return Err(TargetError::Unhealthy {
                         target: self.shown.clone(),
-                        reason: format!("{reason} after {:.0} s", self.ready_timeout.as_secs_f64()),
+                        reason: format!("{reason} after {} s", self.ready_timeout.as_secs_f64()),
                     });
                 }
                 if !told {

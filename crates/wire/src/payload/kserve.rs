@@ -449,7 +449,7 @@ mod tests {
         assert_eq!(f.verdicts(&reply("[0,3]")).unwrap(), Vec::<String>::new());
         assert_eq!(
             f.check(&reply("[0,3]"), 1).unwrap_err(),
-            "0 verdicts for 1 inputs"
+            "0 verdicts for 1 input"
         );
         assert!(f.verdicts(&reply("[9223372036854775807,4]")).is_err());
     }

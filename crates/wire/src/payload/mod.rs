@@ -139,7 +139,12 @@ pub fn check_verdict_count(got: usize, inputs: usize) -> Result<(), String> {
     if got >= inputs {
         Ok(())
     } else {
-        Err(format!("{got} verdicts for {inputs} inputs"))
+        let count = encbench_core::text::count::<usize>;
+        Err(format!(
+            "{} for {}",
+            count(got, "verdict"),
+            count(inputs, "input")
+        ))
     }
 }
 
