@@ -114,15 +114,31 @@ fn aws(token: &str) -> Vec<(&str, &str)> {
 
 #[test]
 fn a_password_is_cut_from_urls_that_do_not_parse() {
+    // A port no URL can have: bad input at parse time, before any export exists.
     let bad_port = format!("http://admin:{PASSWORD}@127.0.0.1:99999");
     let out = run(&["--url", &bad_port, "-n", "2"], &[]);
     assert_eq!(out.code, Some(2), "{}", out.all());
     assert!(
         out.stderr
-            .contains("--url: http://127.0.0.1:99999: endpoint unreachable")
+            .contains("--url: http://127.0.0.1:99999: port 99999 is out of range"),
+        "{}",
+        out.stderr
+    );
+    assert_absent(&out.all(), &[PASSWORD]);
+    // One that parses, where nothing listens: the export carries the error, not the password.
+    let dead = dead_port();
+    let unreachable = format!("http://admin:{PASSWORD}@127.0.0.1:{dead}");
+    let out = run(&["--url", &unreachable, "-n", "2"], &[]);
+    assert_eq!(out.code, Some(2), "{}", out.all());
+    let shown = format!("http://127.0.0.1:{dead}");
+    assert!(
+        out.stderr
+            .contains(&format!("--url: {shown}: endpoint unreachable")),
+        "{}",
+        out.stderr
     );
     let export = out.export.as_ref().expect("an export carrying the error");
-    assert_eq!(export["config"]["target"]["url"], "http://127.0.0.1:99999");
+    assert_eq!(export["config"]["target"]["url"], shown.as_str());
     assert_absent(&out.all(), &[PASSWORD]);
 
     let no_scheme = format!("admin:{PASSWORD}@127.0.0.1:{}", dead_port());
@@ -148,7 +164,7 @@ fn a_password_is_cut_from_urls_that_do_not_parse() {
     );
     assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
     assert!(
-        out.stderr.contains("--target http://127.0.0.1:99999"),
+        out.stderr.contains("'url=http://127.0.0.1:99999': url:"),
         "{}",
         out.stderr
     );
@@ -158,11 +174,19 @@ fn a_password_is_cut_from_urls_that_do_not_parse() {
     let sm = ["--endpoint", "ep", "--endpoint-url", &sm_url, "-n", "2"];
     let out = run(&sm, &aws(TOKEN));
     assert_eq!(out.code, Some(2), "{}", out.all());
-    let export = out.export.as_ref().expect("an export carrying the error");
-    assert_eq!(
-        export["config"]["target"]["endpoint_url"],
-        "http://127.0.0.1:99999"
+    assert!(
+        out.stderr
+            .contains("--endpoint-url: http://127.0.0.1:99999: port"),
+        "{}",
+        out.stderr
     );
+    assert_absent(&out.all(), &[PASSWORD, TOKEN, SECRET]);
+    let sm_url = format!("http://u:{PASSWORD}@127.0.0.1:{dead}");
+    let sm = ["--endpoint", "ep", "--endpoint-url", &sm_url, "-n", "2"];
+    let out = run(&sm, &aws(TOKEN));
+    assert_eq!(out.code, Some(2), "{}", out.all());
+    let export = out.export.as_ref().expect("an export carrying the error");
+    assert_eq!(export["config"]["target"]["endpoint_url"], shown.as_str());
     assert_absent(&out.all(), &[PASSWORD, TOKEN, SECRET]);
 }
 
