@@ -304,7 +304,7 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// KServe v2: the output tensor's name in metadata, /config and replies.
-    #[arg(long, default_value = "logits", help_heading = "KServe v2")]
+    #[arg(long, default_value = "logits", value_parser = tensor_name, help_heading = "KServe v2")]
     pub v2_output_name: String,
     /// KServe v2: the token tensors' datatype, INT64 or INT32; the other is refused as
     /// Triton refuses it.
@@ -314,6 +314,14 @@ pub struct ServeArgs {
     /// empty inputs and outputs, and no /config (404).
     #[arg(long, help_heading = "KServe v2")]
     pub v2_no_metadata: bool,
+}
+
+fn tensor_name(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        Err("must name the tensor".into())
+    } else {
+        Ok(s.to_string())
+    }
 }
 
 fn ids_datatype(s: &str) -> Result<encbench_wire::payload::kserve::IdsType, String> {
