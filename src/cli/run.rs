@@ -42,19 +42,19 @@ pub struct RunArgs {
     /// the server, such as an ensemble) instead of client-side token tensors.
     #[arg(long, help_heading = "Target")]
     pub text_input: Option<String>,
-    /// Triton: the token ids input's name, when the server does not offer /config
-    /// (default: input_ids).
+    /// Triton: the token ids input's name (default: what the server declares in
+    /// GET /v2/models/M or /config, else input_ids).
     #[arg(long, help_heading = "Target")]
     pub input_ids_name: Option<String>,
-    /// Triton: the attention mask input's name, when the server does not offer /config
-    /// (default: attention_mask).
+    /// Triton: the attention mask input's name (default: what the server declares, else
+    /// attention_mask).
     #[arg(long, help_heading = "Target")]
     pub attention_mask_name: Option<String>,
     /// Triton: the model takes token type ids under this name.
     #[arg(long, help_heading = "Target")]
     pub token_type_ids_name: Option<String>,
-    /// Triton: the output tensor to read, when the server does not offer /config
-    /// (default: logits).
+    /// Triton: the output tensor to read (default: what the server declares, else the
+    /// first output of the first reply).
     #[arg(long, help_heading = "Target")]
     pub output_name: Option<String>,
     /// vLLM: which pooling API to call.

@@ -182,6 +182,11 @@ fn bad_input_gets_one_line_naming_the_flag_and_exit_code_2() {
         (vec!["--instance-type", "ml.nope.large"], "--instance-type"),
         (vec!["--url", "http://127.0.0.1:9"], "--url"),
         (vec!["serve", "--error-rate", "2"], "--error-rate"),
+        (
+            vec!["serve", "--v2-ids-datatype", "FP32"],
+            "--v2-ids-datatype",
+        ),
+        (vec!["serve", "--v2-output-name", " "], "--v2-output-name"),
     ];
     for (args, flag) in cases {
         let mut all = args.clone();

@@ -10,7 +10,9 @@ use encbench::client::Target;
 use encbench::input::Shape;
 use encbench::input::{Input, parse_samples, parse_texts};
 use encbench::payload::hf::hf_labels;
-use encbench::payload::kserve::{KServeFormat, TensorNames, output_f32};
+use encbench::payload::kserve::{
+    Declared, GivenNames, KServeFormat, OutputName, TensorNames, output_f32,
+};
 use encbench::payload::vllm::{VllmApi, VllmFormat};
 use encbench::payload::{Format, HfFormat, Reply};
 use encbench::server_metrics::stats::ServerStats;
@@ -82,10 +84,19 @@ fn formats() -> &'static Vec<Box<dyn Format>> {
     static F: OnceLock<Vec<Box<dyn Format>>> = OnceLock::new();
     F.get_or_init(|| {
         let tok = TokenCounter::shipped();
+        // The binary one reads whatever output its first reply has, as against a server
+        // that declares none.
         let kserve = |binary| -> Box<dyn Format> {
             Box::new(KServeFormat {
                 model: "m".into(),
-                names: TensorNames::default(),
+                names: TensorNames {
+                    output: if binary {
+                        OutputName::FirstReply(OnceLock::new())
+                    } else {
+                        OutputName::Named("logits".into())
+                    },
+                    ..TensorNames::default()
+                },
                 encoder: tok.encoder(512).unwrap(),
                 pad_to_max: false,
                 binary,
@@ -156,7 +167,8 @@ proptest! {
     fn server_stats_and_input_files_never_panic(v in json_value(), text in ".{0,200}") {
         let _turn = crate::common::load();
         let _ = ServerStats::parse(&v);
-        let _ = TensorNames::from_config(&v);
+        let declared = [Declared::from_metadata(&v), Declared::from_config(&v)];
+        let _ = TensorNames::resolve(&GivenNames::default(), &declared);
         let _ = parse_texts(&text, "fuzz");
         let _ = parse_samples(&text, "fuzz");
     }

@@ -1,7 +1,8 @@
 //! Against real third-party servers: moto (the SageMaker runtime API, with SigV4 checked in
-//! its IAM mode) and the Hugging Face SageMaker inference toolkit on multi-model-server (the
-//! container contract). The peers are installed on first use by scripts/peers/install.sh
-//! into target/peers (PyPI only; 1-4 minutes and 1.2 GB the first time).
+//! its IAM mode), the Hugging Face SageMaker inference toolkit on multi-model-server (the
+//! container contract) and Triton (KServe v2); KServe's own `ModelServer` is in
+//! `real_model.rs`. The peers are installed on first use by scripts/peers/install.sh into
+//! target/peers (PyPI only; 1-4 minutes and 1.7 GB the first time).
 
 use crate::common;
 
@@ -65,7 +66,7 @@ fn free_port() -> u16 {
     let start = 20_000 + (std::process::id() % 5_000) as u16;
     let home = peers_home();
     let stopping = |p: u16| {
-        ["moto", "smhf", "triton"]
+        ["moto", "smhf", "triton", "kserve"]
             .iter()
             .any(|peer| home.join(format!("{peer}-{p}.pid")).exists())
     };

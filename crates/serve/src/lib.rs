@@ -14,6 +14,7 @@ mod sagemaker;
 mod sigv4;
 mod vllm;
 mod workers;
+pub use kserve::V2Tensors;
 pub use workers::Queue;
 
 use axum::Router;
@@ -77,6 +78,8 @@ pub struct ServeConfig {
     pub replicas: usize,
     /// Headers every request must carry, or be refused with 401 (the test counters aside).
     pub require_headers: Vec<(String, String)>,
+    /// The KServe v2 model's tensors as clients see them.
+    pub v2: V2Tensors,
 }
 
 /// `fixed` serves every request in the model's time (an M/D/c queue under Poisson load);
@@ -120,6 +123,7 @@ impl Default for ServeConfig {
             queue: Queue::PerWorker,
             replicas: 1,
             require_headers: Vec::new(),
+            v2: V2Tensors::default(),
         }
     }
 }

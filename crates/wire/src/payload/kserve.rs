@@ -1,5 +1,5 @@
-//! KServe v2 (Triton): INT64 `input_ids`, `attention_mask` (and `token_type_ids` where the
-//! model takes them), shape [batch, len], as JSON or with the binary tensor extension;
+//! KServe v2 (Triton): INT64 (or INT32) `input_ids`, `attention_mask` (and `token_type_ids`
+//! where the model takes them), shape [batch, len], as JSON or with the binary tensor extension;
 //! logits back, argmax for the verdict; or an embedding model's vectors, [batch, d], or
 //! [batch, seq, d] pooled over the attention mask of the request.
 
@@ -11,56 +11,7 @@ use encbench_core::input::Input;
 use serde_json::{Value, json};
 use std::time::Instant;
 
-/// The model's tensor names (from its config where the server offers it, else flags).
-#[derive(Debug, Clone, PartialEq)]
-pub struct TensorNames {
-    pub input_ids: String,
-    pub attention_mask: String,
-    /// `None` when the model takes no token type ids.
-    pub token_type_ids: Option<String>,
-    pub output: String,
-}
-
-impl Default for TensorNames {
-    fn default() -> Self {
-        TensorNames {
-            input_ids: "input_ids".into(),
-            attention_mask: "attention_mask".into(),
-            token_type_ids: None,
-            output: "logits".into(),
-        }
-    }
-}
-
-impl TensorNames {
-    /// Reads names from `GET /v2/models/{m}/config`: the inputs whose names mention ids,
-    /// mask and type; the first output.
-    pub fn from_config(config: &Value) -> Option<TensorNames> {
-        let names = |key: &str| -> Vec<String> {
-            config[key]
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|t| t["name"].as_str().map(str::to_owned))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let inputs = names("input");
-        let find = |needle: &str| {
-            inputs
-                .iter()
-                .find(|n| n.to_lowercase().contains(needle))
-                .cloned()
-        };
-        Some(TensorNames {
-            input_ids: find("input_ids").or_else(|| find("ids"))?,
-            attention_mask: find("mask")?,
-            token_type_ids: find("type"),
-            output: names("output").into_iter().next()?,
-        })
-    }
-}
+pub use super::kserve_names::{Declared, GivenNames, IdsType, OutputName, TensorNames};
 
 pub struct KServeFormat {
     pub model: String,
@@ -98,6 +49,72 @@ fn tensors<'a>(
     t
 }
 
+impl KServeFormat {
+    /// The output to read: the declared one, or the first of the first reply read.
+    fn output(&self, reply: &Reply) -> Result<String, String> {
+        match &self.names.output {
+            OutputName::Named(n) => Ok(n.clone()),
+            OutputName::FirstReply(learned) => {
+                if let Some(n) = learned.get() {
+                    return Ok(n.clone());
+                }
+                let header = reply_header(reply)?;
+                let first = header["outputs"][0]["name"]
+                    .as_str()
+                    .ok_or("response has no outputs")?;
+                Ok(learned.get_or_init(|| first.to_owned()).clone())
+            }
+        }
+    }
+}
+
+/// The token tensors as raw little-endian values after a JSON header; with no output
+/// declared, every output is asked for in binary.
+fn binary_request(
+    t: &[(&str, &[i64])],
+    shape: [usize; 2],
+    ids_type: IdsType,
+    output: Option<&str>,
+) -> Prepared {
+    let inputs: Vec<Value> = t
+        .iter()
+        .map(|(name, data)| {
+            json!({
+                "name": name, "datatype": ids_type.name(), "shape": shape,
+                "parameters": { "binary_data_size": data.len() * ids_type.size() },
+            })
+        })
+        .collect();
+    let header = match output {
+        Some(name) => json!({
+            "inputs": inputs,
+            "outputs": [{ "name": name, "parameters": { "binary_data": true } }],
+        }),
+        None => json!({ "inputs": inputs, "parameters": { "binary_data_output": true } }),
+    };
+    let header = serde_json::to_vec(&header).expect("JSON values serialize");
+    let values: usize = t.iter().map(|(_, d)| d.len()).sum();
+    let mut body = BytesMut::with_capacity(header.len() + values * ids_type.size());
+    body.put_slice(&header);
+    for (_, data) in t {
+        for &v in *data {
+            match ids_type {
+                IdsType::Int64 => body.put_i64_le(v),
+                // Token ids, masks and type ids are far below 2^31.
+                IdsType::Int32 => body.put_i32_le(v as i32),
+            }
+        }
+    }
+    Prepared {
+        body: body.freeze(),
+        kind: BodyKind::Binary {
+            json_len: header.len(),
+        },
+        tokenize: None,
+        timeout: None,
+    }
+}
+
 impl Format for KServeFormat {
     fn name(&self) -> &'static str {
         "triton"
@@ -121,53 +138,29 @@ impl Format for KServeFormat {
     }
 
     fn prepare(&self, inputs: &[&Input]) -> Prepared {
+        let output = self.names.output.declared();
         if let Some(name) = &self.text_input {
-            return text_request(name, &self.names.output, inputs);
+            return text_request(name, output, inputs);
         }
         let started = Instant::now();
         let e = self.encoder.encode(inputs, self.pad_to_max);
         let shape = [e.batch, e.len];
         let t = tensors(&self.names, &e);
+        let ids_type = self.names.ids_type;
         let prepared = if self.binary {
-            let header = json!({
-                "inputs": t.iter().map(|(name, data)| json!({
-                    "name": name, "datatype": "INT64", "shape": shape,
-                    "parameters": { "binary_data_size": data.len() * 8 },
-                })).collect::<Vec<_>>(),
-                "outputs": [{ "name": self.names.output, "parameters": { "binary_data": true } }],
-            });
-            let header = serde_json::to_vec(&header).expect("JSON values serialize");
-            let mut body = BytesMut::with_capacity(
-                header.len() + t.iter().map(|(_, d)| d.len() * 8).sum::<usize>(),
-            );
-            body.put_slice(&header);
-            for (_, data) in &t {
-                for v in *data {
-                    body.put_i64_le(*v);
-                }
-            }
-            Prepared {
-                body: body.freeze(),
-                kind: BodyKind::Binary {
-                    json_len: header.len(),
-                },
-                tokenize: None,
-                timeout: None,
-            }
+            binary_request(&t, shape, ids_type, output)
         } else {
             let body = JsonRequest {
                 inputs: t
                     .iter()
                     .map(|(name, data)| JsonTensor {
                         name,
-                        datatype: "INT64",
+                        datatype: ids_type.name(),
                         shape,
                         data,
                     })
                     .collect(),
-                outputs: [Named {
-                    name: &self.names.output,
-                }],
+                outputs: output.map(|name| [Named { name }]),
             };
             Prepared::json(Bytes::from(
                 serde_json::to_vec(&body).expect("JSON values serialize"),
@@ -180,7 +173,7 @@ impl Format for KServeFormat {
     }
 
     fn verdicts(&self, reply: &Reply) -> Result<Vec<String>, String> {
-        let (rows, cols, data) = output_f32(reply, &self.names.output)?;
+        let (rows, cols, data) = output_f32(reply, &self.output(reply)?)?;
         if cols == 0 {
             return Err("no scores".into());
         }
@@ -190,12 +183,13 @@ impl Format for KServeFormat {
     }
 
     fn answers(&self, reply: &Reply, inputs: &[&Input]) -> Result<Answers, String> {
-        let (dims, data) = output_tensor(reply, &self.names.output)?;
+        let output = self.output(reply)?;
+        let (dims, data) = output_tensor(reply, &output)?;
         match dims[..] {
             [_, 0] | [_, _, 0] => Err("no scores".into()),
             [_, cols] => {
                 let rows = data.chunks_exact(cols).map(<[f32]>::to_vec).collect();
-                Ok(if names_vectors(&self.names.output) {
+                Ok(if names_vectors(&output) {
                     Answers::Vectors(rows)
                 } else {
                     Answers::Scores(rows)
@@ -222,13 +216,13 @@ impl Format for KServeFormat {
                     .collect::<Result<_, _>>()
                     .map(Answers::Vectors)
             }
-            _ => Err(format!("output {} has shape {dims:?}", self.names.output)),
+            _ => Err(format!("output {output} has shape {dims:?}")),
         }
     }
 
     /// A row per input, of scores or of a vector (per token too): counted, not read.
     fn check(&self, reply: &Reply, inputs: usize) -> Result<(), String> {
-        let (dims, _) = output_tensor(reply, &self.names.output)?;
+        let (dims, _) = output_tensor(reply, &self.output(reply)?)?;
         if dims.contains(&0) && dims[0] != 0 {
             return Err("no scores".into());
         }
@@ -242,7 +236,9 @@ impl Format for KServeFormat {
 #[derive(serde::Serialize)]
 struct JsonRequest<'a> {
     inputs: Vec<JsonTensor<'a>>,
-    outputs: [Named<'a>; 1],
+    /// None: no output declared, so none is named and the server sends all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outputs: Option<[Named<'a>; 1]>,
 }
 
 #[derive(serde::Serialize)]
@@ -250,6 +246,7 @@ struct JsonTensor<'a> {
     name: &'a str,
     datatype: &'static str,
     shape: [usize; 2],
+    /// INT32 tensors serialize the same numbers.
     data: &'a [i64],
 }
 
@@ -259,7 +256,7 @@ struct Named<'a> {
 }
 
 /// A BYTES tensor of the raw texts: the server tokenizes, so nothing is timed here.
-fn text_request(name: &str, output: &str, inputs: &[&Input]) -> Prepared {
+fn text_request(name: &str, output: Option<&str>, inputs: &[&Input]) -> Prepared {
     let pairs = inputs.iter().any(|i| i.parts().1.is_some());
     let width = if pairs { 2 } else { 1 };
     let data: Vec<&str> = inputs
@@ -269,10 +266,12 @@ fn text_request(name: &str, output: &str, inputs: &[&Input]) -> Prepared {
             std::iter::once(a).chain(pairs.then_some(b.unwrap_or("")))
         })
         .collect();
-    let body = json!({
+    let mut body = json!({
         "inputs": [{ "name": name, "datatype": "BYTES", "shape": [inputs.len(), width], "data": data }],
-        "outputs": [{ "name": output }],
     });
+    if let Some(output) = output {
+        body["outputs"] = json!([{ "name": output }]);
+    }
     Prepared::json(Bytes::from(
         serde_json::to_vec(&body).expect("JSON values serialize"),
     ))
@@ -306,8 +305,7 @@ pub fn output_tensor(reply: &Reply, name: &str) -> Result<(Vec<usize>, Vec<f32>)
         .json_len
         .unwrap_or(reply.body.len())
         .min(reply.body.len());
-    let header: Value = serde_json::from_slice(&reply.body[..json_len])
-        .map_err(|e| format!("response is not KServe v2 JSON: {e}"))?;
+    let header = reply_header(reply)?;
     let outputs = header["outputs"]
         .as_array()
         .ok_or("response has no outputs")?;
@@ -352,7 +350,36 @@ pub fn output_tensor(reply: &Reply, name: &str) -> Result<(Vec<usize>, Vec<f32>)
         }
         return Ok((dims, values));
     }
-    Err(format!("no output named {name}"))
+    Err(format!("no output '{name}'; {}", sent_outputs(outputs)))
+}
+
+/// The JSON part of a reply (all of it without the binary extension).
+fn reply_header(reply: &Reply) -> Result<Value, String> {
+    let json_len = reply
+        .json_len
+        .unwrap_or(reply.body.len())
+        .min(reply.body.len());
+    serde_json::from_slice(&reply.body[..json_len])
+        .map_err(|e| format!("response is not KServe v2 JSON: {e}"))
+}
+
+/// What a reply holds instead, `the server sent: sentence_embedding [1, 384] FP32`: a wrong
+/// output name is then one look away from the right one.
+fn sent_outputs(outputs: &[Value]) -> String {
+    if outputs.is_empty() {
+        return "the server sent no outputs".into();
+    }
+    let each: Vec<String> = outputs
+        .iter()
+        .map(|o| {
+            let name = o["name"].as_str().unwrap_or("(unnamed)");
+            let datatype = o["datatype"].as_str().unwrap_or("");
+            format!("{name} {:?} {datatype}", tensor_shape(o))
+                .trim_end()
+                .to_string()
+        })
+        .collect();
+    format!("the server sent: {}", each.join(", "))
 }
 
 #[cfg(test)]
@@ -458,7 +485,7 @@ mod tests {
     fn embedding_outputs_are_vectors_and_token_outputs_are_pooled_over_the_mask() {
         let f = KServeFormat {
             names: TensorNames {
-                output: "embedding".into(),
+                output: OutputName::Named("embedding".into()),
                 ..TensorNames::default()
             },
             pad_to_max: false,
@@ -494,10 +521,76 @@ mod tests {
     }
 
     #[test]
-    fn tensor_names_from_config() {
-        let cfg = json!({"input": [{"name": "input_ids"}, {"name": "attention_mask"}], "output": [{"name": "logits"}]});
-        let names = TensorNames::from_config(&cfg).unwrap();
-        assert_eq!(names.token_type_ids, None);
-        assert_eq!(names.output, "logits");
+    fn int32_ids_travel_as_int32_in_json_and_in_four_bytes_binary() {
+        let names = TensorNames {
+            ids_type: IdsType::Int32,
+            ..format(false).names
+        };
+        let a = Input::Text("a".into());
+        let json_body = KServeFormat {
+            names: names.clone(),
+            ..format(false)
+        }
+        .prepare(&[&a]);
+        let v: Value = serde_json::from_slice(&json_body.body).unwrap();
+        assert_eq!(v["inputs"][0]["datatype"], "INT32");
+        assert_eq!(v["inputs"][0]["data"][0], 101);
+        let bin = KServeFormat {
+            names,
+            ..format(true)
+        }
+        .prepare(&[&a]);
+        let BodyKind::Binary { json_len } = bin.kind else {
+            panic!("binary")
+        };
+        assert_eq!(bin.body.len(), json_len + 3 * 512 * 4);
+        let first = i32::from_le_bytes(bin.body[json_len..json_len + 4].try_into().unwrap());
+        assert_eq!(first, 101, "[CLS]");
+    }
+
+    /// No output declared: none is asked for, the first reply's first output is read from
+    /// then on, and a reply without it names what the server sent instead.
+    #[test]
+    fn an_undeclared_output_is_learned_from_the_first_reply() {
+        let f = KServeFormat {
+            names: TensorNames {
+                output: OutputName::FirstReply(std::sync::OnceLock::new()),
+                ..TensorNames::default()
+            },
+            ..format(false)
+        };
+        let a = Input::Text("a".into());
+        let v: Value = serde_json::from_slice(&f.prepare(&[&a]).body).unwrap();
+        assert!(v.get("outputs").is_none(), "{v}");
+        let bin = KServeFormat {
+            binary: true,
+            names: f.names.clone(),
+            ..format(true)
+        }
+        .prepare(&[&a]);
+        let BodyKind::Binary { json_len } = bin.kind else {
+            panic!("binary")
+        };
+        let header: Value = serde_json::from_slice(&bin.body[..json_len]).unwrap();
+        assert_eq!(header["parameters"]["binary_data_output"], true);
+        let reply = |name: &str| {
+            Reply::new(
+                format!(
+                    r#"{{"outputs":[{{"name":"{name}","datatype":"FP32","shape":[1,3],"data":[0,1,0]}}]}}"#
+                ),
+                None,
+            )
+        };
+        assert_eq!(f.verdicts(&reply("scores")).unwrap(), ["LABEL_1"]);
+        assert_eq!(
+            f.verdicts(&reply("other")).unwrap_err(),
+            "no output 'scores'; the server sent: other [1, 3] FP32"
+        );
+        assert_eq!(
+            format(false)
+                .check(&Reply::new(r#"{"outputs":[]}"#, None), 1)
+                .unwrap_err(),
+            "no output 'logits'; the server sent no outputs"
+        );
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod hf;
 pub mod kserve;
+mod kserve_names;
 pub mod labels;
 pub mod pretokenized;
 pub mod vectors;
