@@ -86,6 +86,7 @@ fn live_setup(url: &str, pace: Pace) -> EngineSetup {
         plan: RunPlan {
             batch_size: 1,
             concurrency: 2,
+            concurrency_given: true,
             warmup: 2,
             stop: StopAt::Never,
             sweep_batch: false,
