@@ -244,10 +244,11 @@ fn second(s: &Snapshot, width: usize) -> Line<'static> {
         behind + 6,
     );
     // What goes first is what a reader misses least; the state and the concurrency cap keep
-    // their words, and an endpoint falling behind keeps its figures longest (in flight is
-    // then the cap anyway).
+    // their words (a default cap's "(default)" outlasts the long forms of the time and the
+    // phase), and an endpoint falling behind keeps its figures longest (in flight is then the
+    // cap anyway).
     let order = [
-        pace, conc, elapsed, phase, pace, in_flight, pace, behind, behind, behind, batch,
+        pace, elapsed, phase, conc, pace, in_flight, pace, behind, behind, behind, batch,
     ];
     fit(vec![Span::raw(" ")], &fields, &order, width)
 }

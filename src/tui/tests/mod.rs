@@ -389,6 +389,12 @@ fn panel_header_when_the_endpoint_falls_behind() {
         text.contains("running · OVERLOADED: lag 900 ms · 1:23") && text.contains("conc 1024 "),
         "{text}"
     );
+    // Keeping up, the default is said at 100 columns.
+    let mut snap = (*a.snap).clone();
+    snap.schedule = None;
+    let a = App::new(fixtures::info(), Arc::new(snap));
+    let text = format!("{}", render(100, 2, &a, panels::header::render).backend());
+    assert!(text.contains("· conc 1024 (default) ·"), "{text}");
 }
 
 /// A host waiting for the common start of several (`--start-at`) counts down to it.
