@@ -36,10 +36,11 @@ pub(super) fn hosts(a: &RunArgs) -> Result<Hosts, AppError> {
                 "a capacity search (or --until-stable) decides on what one host measured: run it from one host",
             ));
         }
+        let cap = [a.concurrency_cap()];
         let (caps, cap_flag) = if a.sweep_concurrency {
             (&a.concurrency_levels[..], "--concurrency-levels")
         } else {
-            (std::slice::from_ref(&a.concurrency), "--concurrency")
+            (&cap[..], "--concurrency")
         };
         if let Some(c) = caps.iter().find(|&&c| (c as u64) < hosts) {
             return Err(usage(

@@ -143,7 +143,7 @@ fn notes(r: &RunArgs, m: &ArgMatches) -> Vec<String> {
     if given("concurrency_levels") && !r.sweep_concurrency {
         notes.push(format!(
             "note: --concurrency-levels is used by --sweep-concurrency (and the live screen's key s); this run keeps --concurrency {}",
-            r.concurrency
+            r.concurrency_cap()
         ));
     }
     // The capacity search offers rates, at this burstiness.

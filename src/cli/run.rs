@@ -96,9 +96,11 @@ pub struct RunArgs {
     #[arg(long, num_args = 1.., default_values_t = [1usize, 8, 32], value_parser = batch, help_heading = "Workload")]
     pub batch_sizes: Vec<usize>,
     /// Most requests in flight at once (with --sweep-concurrency alone: refused, the sweep
-    /// runs each of --concurrency-levels).
-    #[arg(short = 'c', long, default_value_t = 1, value_parser = concurrency, help_heading = "Workload")]
-    pub concurrency: usize,
+    /// runs each of --concurrency-levels). Default: 1 in a closed loop (--request-rate inf);
+    /// 1024 in an open loop (a finite rate, a capacity search's probes), so a rate is not
+    /// capped at one connection. A given value holds at every pace.
+    #[arg(short = 'c', long, value_parser = concurrency, help_heading = "Workload")]
+    pub concurrency: Option<usize>,
     /// Run one phase per --concurrency-levels entry.
     #[arg(long, help_heading = "Workload")]
     pub sweep_concurrency: bool,
@@ -211,6 +213,15 @@ pub struct RunArgs {
     /// Flags given that this run does not use, one "note:" line each (set by `app`).
     #[arg(skip)]
     pub notes: Vec<String>,
+}
+
+impl RunArgs {
+    /// The cap at the starting pace: `--concurrency`, or the default for the loop the
+    /// run starts in (`plan::default_cap`).
+    pub fn concurrency_cap(&self) -> usize {
+        self.concurrency
+            .unwrap_or_else(|| encbench_core::plan::default_cap(self.request_rate.0))
+    }
 }
 
 /// What every HTTP request to a target carries, and how an embedder's replies are read.

@@ -85,10 +85,16 @@ pub(super) fn fields(s: &Snapshot) -> Vec<Field> {
         let (answered, total) = s.accuracy_progress;
         out.push(field(6, format!("accuracy {answered}/{total}")));
     }
-    if let Some(t) = s
-        .schedule
-        .and_then(|q| text::behind(q.offered_per_s, c.req_per_s, q.backlog, q.lag, q.overloaded))
-    {
+    if let Some(t) = s.schedule.and_then(|q| {
+        let backlog = q.backlog_words();
+        text::behind(
+            q.offered_per_s,
+            c.req_per_s,
+            &backlog,
+            q.behind_by(),
+            q.overloaded,
+        )
+    }) {
         out.push(field(2, t));
     }
     out

@@ -86,6 +86,7 @@ fn live_setup(url: &str, pace: Pace) -> EngineSetup {
         plan: RunPlan {
             batch_size: 1,
             concurrency: 2,
+            concurrency_given: true,
             warmup: 2,
             stop: StopAt::Never,
             sweep_batch: false,
@@ -364,4 +365,96 @@ async fn an_ignored_sweep_does_not_cut_the_throughput_interval() {
         "{} req/s from 4 workers of 10 ms",
         p.req_per_s
     );
+}
+
+/// Without a cap given, the cap follows the pace: the rate key leaving closed loop opens the
+/// loop at 1024 (a cap of 1 under a rate measured one connection), coming back closes it at
+/// 1, and a capacity search started with `f` probes at 1024 after a ceiling closed loop at
+/// 32 (one connection would measure one connection, not the server). A cap
+/// the operator sets holds from then on, at every pace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cap_nobody_gave_follows_the_pace_and_one_set_holds() {
+    use encbench::engine::SearchSetup;
+    use encbench::plan::{OPEN_LOOP_CAP, ProbeRule, SEARCH_CEILING_CAP};
+    let _turn = crate::common::load();
+    let server = four_workers(2.0).await;
+    let mut setup = live_setup(
+        &server.url(),
+        Pace {
+            rate_per_s: None,
+            burstiness: 1.0,
+        },
+    );
+    (setup.plan.concurrency, setup.plan.concurrency_given) = (1, false);
+    setup.accuracy = None;
+    setup.slo = encbench::slo::Slo {
+        objectives: vec!["p99=1s".parse().unwrap()],
+    };
+    setup.search = Some(SearchSetup {
+        precision: 0.5,
+        probe: ProbeRule {
+            min_requests: 30,
+            stability: 0.5,
+            max: Duration::from_secs(2),
+            throughput_only: false,
+        },
+        at_start: false,
+    });
+    let engine = Engine::start(setup);
+    let s = wait_for(&engine, "closed loop", |s| s.current.ok >= 5).await;
+    assert_eq!((s.concurrency, s.concurrency_default), (1, true));
+
+    engine.send(Command::ToggleRateInf);
+    let s = wait_for(&engine, "open loop", |s| s.pace.rate_per_s.is_some()).await;
+    assert_eq!(s.concurrency, OPEN_LOOP_CAP);
+    assert!(
+        events(&s)
+            .iter()
+            .any(|e| e.ends_with("concurrency 1 -> 1024")),
+        "{:?}",
+        events(&s)
+    );
+    engine.send(Command::ToggleRateInf);
+    let s = wait_for(&engine, "closed again", |s| s.pace.rate_per_s.is_none()).await;
+    assert_eq!(s.concurrency, 1);
+
+    engine.send(Command::FindCapacity);
+    let s = wait_for(&engine, "a probe", |s| {
+        s.phase
+            .as_ref()
+            .is_some_and(|p| p.kind == PhaseKind::Capacity)
+            && s.pace.rate_per_s.is_some()
+    })
+    .await;
+    assert_eq!(s.phase.as_ref().unwrap().concurrency, OPEN_LOOP_CAP);
+    let ceiling = s.phases.iter().find(|p| p.kind == PhaseKind::Capacity);
+    assert_eq!(
+        ceiling.map(|p| (p.request_rate, p.concurrency)),
+        Some((None, SEARCH_CEILING_CAP))
+    );
+    engine.send(Command::Stop);
+    let report = engine.finish().await;
+    assert_eq!(
+        report.capacity.first().map(|c| c.concurrency),
+        Some(OPEN_LOOP_CAP)
+    );
+
+    // Set once, the cap holds when the loop opens.
+    let mut setup = live_setup(
+        &server.url(),
+        Pace {
+            rate_per_s: None,
+            burstiness: 1.0,
+        },
+    );
+    (setup.plan.concurrency, setup.plan.concurrency_given) = (1, false);
+    setup.accuracy = None;
+    let engine = Engine::start(setup);
+    wait_for(&engine, "closed loop", |s| s.current.ok >= 5).await;
+    engine.send(Command::SetConcurrency(3));
+    engine.send(Command::ToggleRateInf);
+    let s = wait_for(&engine, "open loop", |s| s.pace.rate_per_s.is_some()).await;
+    assert_eq!((s.concurrency, s.concurrency_default), (3, false));
+    engine.send(Command::Stop);
+    engine.finish().await;
 }

@@ -421,6 +421,7 @@ fn every_field_of_a_runs_config_is_described_and_valid() {
         sweep_batch: true,
         batch_sizes: vec![1, 8],
         concurrency: 4,
+        concurrency_default: true,
         sweep_concurrency: false,
         concurrency_levels: vec![1, 4],
         request_rate: Some(50.0),

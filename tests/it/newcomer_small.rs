@@ -118,7 +118,9 @@ fn a_merged_exports_rate_is_the_hosts_rates_added() {
     );
     // Beside the rate the hosts offered together, the cap each ran under and their count.
     assert!(
-        text.contains("req/s in all, Poisson, concurrency cap 1 per host × 2 hosts"),
+        text.contains(
+            "req/s in all, Poisson, concurrency cap 1024 per host × 2 hosts (the open loop's default)"
+        ),
         "{text}"
     );
 }

@@ -1,7 +1,7 @@
 //! What a phase could do and what it was asked to do: closed-loop throughput that cannot
 //! exceed the server, and open-loop runs that say how far behind the schedule they fell.
 
-use crate::common::{Serve, assert_phase_accounted, f, run_export, timed};
+use crate::common::{Serve, assert_phase_accounted, f, run_export, run_export_env, timed};
 
 /// 8 workers × 100 ms complete at most 80 requests a second. A closed loop at concurrency 8
 /// keeps them all busy; with the warmup the size of the concurrency every slot runs in step
@@ -194,4 +194,109 @@ fn a_short_open_loop_over_capacity_reads_no_more_than_the_server_can_do() {
         // Below it by the warmup still queued ahead (3 of n + 3 requests' time at -n 8).
         assert!(rps >= 60.0, "-n {n}: {rps} req/s");
     }
+}
+
+/// Without `--concurrency` a rate gets no practical cap, as `AIPerf` and `vllm bench serve`
+/// put none on one: at the seed's cap of 1, 50 req/s fell 2.3 s behind a server that could
+/// do more (114 unsent). 4 workers of 20 ms do 200 a second: 50 a second is sent in full, on
+/// time, and the export says the cap was 1024 and the default. A cap given holds, also 1;
+/// a closed loop keeps the default of 1.
+#[test]
+fn a_rate_without_concurrency_has_no_practical_cap_and_a_server_that_keeps_up_is_not_overloaded() {
+    let _t = timed();
+    let s = Serve::fixed(20, 4, &[]);
+    let (out, e) = run_export(
+        &s.url,
+        &["--request-rate", "50", "-z", "5s", "--no-accuracy"],
+    );
+    let p = &e["phases"][0];
+    assert_phase_accounted(p);
+    assert_eq!(
+        (
+            &e["config"]["concurrency"],
+            &e["config"]["concurrency_default"]
+        ),
+        (&serde_json::json!(1024), &serde_json::json!(true))
+    );
+    assert_eq!(p["concurrency"], 1024, "{p}");
+    assert_eq!(
+        (&p["unsent"], &p["overloaded"]),
+        (&0.into(), &false.into()),
+        "{p}"
+    );
+    assert!(
+        f(&p["max_lag_ms"]) < 100.0 && f(&p["queue_lag_ms"]) < 100.0,
+        "{p}"
+    );
+    assert!((f(&p["sent"]) / 250.0 - 1.0).abs() < 0.05, "{p}");
+    // Far more than one latency's worth of requests: a rate, not `n<c`.
+    assert_eq!(p["rate_not_meaningful"], false, "{p}");
+    assert!(
+        out.stdout
+            .contains("concurrency cap 1024 (the open loop's default)"),
+        "{}",
+        out.stdout
+    );
+
+    for (args, cap, default) in [
+        (
+            &["--request-rate", "50", "--concurrency", "1"][..],
+            1,
+            false,
+        ),
+        (&[][..], 1, true),
+    ] {
+        let mut all = vec!["-n", "20", "--no-accuracy"];
+        all.extend_from_slice(args);
+        let (_, e) = run_export(&s.url, &all);
+        assert_eq!(e["phases"][0]["concurrency"], cap, "{args:?}");
+        assert_eq!(e["config"]["concurrency_default"], default, "{args:?}");
+    }
+}
+
+/// Under the default cap a server that cannot keep up leaves the client's schedule on time
+/// (nothing unsent, no lag) and queues the backlog itself: one worker of 100 ms does 10 a
+/// second of the 50 offered. In flight grows as completions fall behind sends, and that
+/// marks the phase overloaded, in the progress line as it runs and in the export. The
+/// timeout bounds the drain (and sheds the backlog, which must not hide it).
+#[test]
+fn a_backlog_queued_at_the_server_marks_the_phase_overloaded() {
+    let _t = timed();
+    let s = Serve::fixed(100, 1, &[]);
+    let (out, e) = run_export_env(
+        &[
+            "--url",
+            &s.url,
+            "--request-rate",
+            "50",
+            "-z",
+            "6s",
+            "--timeout",
+            "2s",
+            "--no-accuracy",
+        ],
+        &[],
+    );
+    let p = &e["phases"][0];
+    assert_phase_accounted(p);
+    eprintln!("{p}");
+    assert_eq!(
+        (&p["concurrency"], &p["unsent"]),
+        (&1024.into(), &0.into()),
+        "{p}"
+    );
+    assert!(
+        f(&p["max_lag_ms"]) < 100.0,
+        "the client kept its schedule: {p}"
+    );
+    assert_eq!(p["overloaded"], true, "{p}");
+    assert!(f(&p["queue_lag_ms"]) > 1000.0, "{p}");
+    // The progress line every 5 s of a log, while the phase runs.
+    let said = out
+        .stderr
+        .lines()
+        .find(|l| l.contains("OVERLOADED"))
+        .unwrap_or_else(|| panic!("no progress line says so:\n{}", out.stderr));
+    assert!(said.contains("at the server"), "{said}");
+    assert!(out.stdout.contains("◀ overloaded"), "{}", out.stdout);
 }

@@ -23,7 +23,13 @@ use crate::slo::{Objective, Slo};
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchPlan {
     pub batch_sizes: Vec<usize>,
+    /// The probes' cap.
     pub concurrency: usize,
+    /// The ceiling's cap: the probes' when `--concurrency` was given, else
+    /// `plan::SEARCH_CEILING_CAP`: the probes' default of 1024 slots would put a thousand
+    /// requests in the server's queue at once, each waiting for all before it, and one slot
+    /// would measure one connection rather than the server.
+    pub ceiling_concurrency: usize,
     /// Stop when the highest rate that met and the lowest that did not are within this
     /// share of each other (0.05: 5 %).
     pub precision: f64,
@@ -156,7 +162,7 @@ impl Search {
                 if r.ok == 0 || r.req_per_s <= 0.0 {
                     c.verdict = format!(
                         "no capacity: the closed loop at concurrency {} completed nothing ok",
-                        c.concurrency
+                        self.plan.ceiling_concurrency
                     );
                     self.finish(true);
                     return;
@@ -491,6 +497,7 @@ mod tests {
         SearchPlan {
             batch_sizes,
             concurrency: 8,
+            ceiling_concurrency: 8,
             precision: 0.05,
             stability: 0.1,
             probe: crate::plan::ProbeRule {

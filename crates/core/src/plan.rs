@@ -4,6 +4,28 @@
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
+/// The concurrency cap of an open-loop phase when `--concurrency` was not given: no
+/// practical cap, as `AIPerf` and `vllm bench serve` put none on a rate. A cap of 1 under a
+/// rate measured one connection, and a server that could keep up fell behind the client's
+/// schedule instead. With no cap a server that cannot keep up builds its backlog in its own
+/// queue, which the queue lag shows (see `stats::queue_lag`).
+pub const OPEN_LOOP_CAP: usize = 1024;
+/// The concurrency cap of a closed loop when `--concurrency` was not given: a closed loop
+/// sends as fast as its slots come free, so its cap is its load.
+pub const CLOSED_LOOP_CAP: usize = 1;
+/// A capacity search's ceiling (a closed loop) when no cap was given: enough in flight to
+/// fill a server of up to this many slots, without queueing a thousand requests behind each
+/// other as the open loop's cap would (past any timeout on a slow server).
+pub const SEARCH_CEILING_CAP: usize = 32;
+
+/// The cap a phase at `rate_per_s` (`None`: a closed loop) gets when none was given.
+pub fn default_cap(rate_per_s: Option<f64>) -> usize {
+    match rate_per_s {
+        Some(_) => OPEN_LOOP_CAP,
+        None => CLOSED_LOOP_CAP,
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PhaseKind {
@@ -69,7 +91,11 @@ pub struct PhaseSpec {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunPlan {
     pub batch_size: usize,
+    /// The cap at the run's starting pace: `--concurrency`, or `default_cap` without it.
     pub concurrency: usize,
+    /// `--concurrency` was given: it holds at every pace. Without it the cap follows the
+    /// pace (`default_cap`), also when the live screen or a capacity search changes it.
+    pub concurrency_given: bool,
     pub warmup: u64,
     pub stop: StopAt,
     pub sweep_batch: bool,
@@ -170,6 +196,7 @@ mod tests {
         RunPlan {
             batch_size: 2,
             concurrency: 3,
+            concurrency_given: true,
             warmup: 5,
             stop: StopAt::Count(50),
             sweep_batch: false,

@@ -229,7 +229,11 @@ pub struct ScheduleOutcome {
     pub offered_per_s: f64,
     /// The longest a due request waited to be sent (the schedule lag), at a send or at the end.
     pub max_lag: Duration,
-    /// The lag kept growing: at the end it was over 100 ms and over 5 % of the phase.
+    /// The server's queue beyond what the latency measured explains, at the end (see
+    /// `queue_lag`): where the backlog builds under a cap the server never reaches.
+    pub queue_lag: Duration,
+    /// The lag or the queue lag kept growing: at the end the larger was over 100 ms and over
+    /// 5 % of the phase.
     pub overloaded: bool,
 }
 
@@ -238,6 +242,31 @@ pub struct ScheduleOutcome {
 /// not has a lag that grows with it.
 pub fn overloaded(lag: Duration, span: Duration) -> bool {
     lag > Duration::from_millis(100) && lag.as_secs_f64() > 0.05 * span.as_secs_f64()
+}
+
+/// How far the server's queue is behind, in seconds of the offered rate: the requests sent
+/// and not completed (`waiting`: in flight, and those the client gave up on at its timeout)
+/// beyond what Little's law allows for the latency measured (`waiting` over `rate_per_s`,
+/// less `mean_latency`), or zero while that excess is within what random arrivals give
+/// (three standard deviations of a Poisson count, plus one request).
+///
+/// Under a cap the server never reaches, a server that cannot keep up leaves the client's
+/// schedule on time and queues the backlog itself: in flight grows as completions fall
+/// behind sends. One that keeps up has, on average, the offered rate times the mean latency
+/// in flight (Little's law), whatever its latency; one that does not has that many plus the
+/// sends it did not complete, a number that grows with the phase while the mean latency of
+/// what did complete grows half as fast. So the excess, like the schedule lag, stays bounded
+/// when the server keeps up and grows with the phase when it does not (`overloaded`).
+pub fn queue_lag(waiting: u64, rate_per_s: f64, mean_latency: Duration) -> Duration {
+    if rate_per_s <= 0.0 || !rate_per_s.is_finite() {
+        return Duration::ZERO;
+    }
+    let expected = rate_per_s * mean_latency.as_secs_f64();
+    let excess = waiting as f64 - expected;
+    if excess <= 3.0 * expected.sqrt() + 1.0 {
+        return Duration::ZERO;
+    }
+    Duration::from_secs_f64(excess / rate_per_s)
 }
 
 impl Default for PhaseRecorder {

@@ -49,20 +49,31 @@ pub fn lag(d: Duration) -> String {
     }
 }
 
+/// An open loop's backlog: requests due and not sent ("backlog 512"), requests queued at the
+/// server beyond what its latency explains ("backlog 45 at the server"), or both ("backlog
+/// 557, 45 at the server").
+pub fn backlog(unsent: u64, queued: u64) -> String {
+    match (unsent, queued) {
+        (u, 0) => format!("backlog {u}"),
+        (0, q) => format!("backlog {q} at the server"),
+        (u, q) => format!("backlog {}, {q} at the server", u + q),
+    }
+}
+
 /// How far an open loop is behind its schedule, or `None` when it keeps up (less than 100 ms
 /// behind): "OVERLOADED:
-/// offered 200.0, achieved 98.1 req/s, backlog 512, lag 2.6 s".
+/// offered 200.0, achieved 98.1 req/s, backlog 512, lag 2.6 s". `backlog` as `backlog` words it.
 pub fn behind(
     offered: f64,
     achieved: f64,
-    backlog: u64,
+    backlog: &str,
     lag_by: Duration,
     overloaded: bool,
 ) -> Option<String> {
     // A request or two due a few milliseconds ago is every open loop's normal state.
     (lag_by >= Duration::from_millis(100) || overloaded).then(|| {
         format!(
-            "{}: offered {}, achieved {} req/s, backlog {backlog}, lag {}",
+            "{}: offered {}, achieved {} req/s, {backlog}, lag {}",
             if overloaded { "OVERLOADED" } else { "behind" },
             rate(Some(offered)),
             rate(Some(achieved)),

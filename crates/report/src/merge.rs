@@ -108,6 +108,14 @@ fn sum_hist(
     Ok(h)
 }
 
+/// The larger of two lags, either of which may be absent.
+fn worst(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(f64::max(a, b)),
+        (a, b) => a.or(b),
+    }
+}
+
 fn merge_phase(sources: &[(String, Export)], i: usize) -> Result<PhaseResult, String> {
     let latency = sum_hist(sources, i, "histogram_hdr_b64", |p| {
         Some(&p.histogram_hdr_b64)
@@ -122,7 +130,7 @@ fn merge_phase(sources: &[(String, Export)], i: usize) -> Result<PhaseResult, St
     let (mut errors, mut variants) = (BTreeMap::new(), BTreeMap::new());
     let (mut n, mut ok, mut sent, mut rps, mut sps, mut dur) = (0, 0, 0, 0.0, 0.0, 0.0f64);
     // The hosts' schedules add up like their throughputs; behind is the worst of them.
-    let (mut unsent, mut offered, mut lag) = (0, None::<f64>, None::<f64>);
+    let (mut unsent, mut offered, mut lag, mut queue_lag) = (0, None::<f64>, None, None);
     // Each host's rate was its own; together they offered the sum (one closed loop: all).
     let mut request_rate = m.request_rate.map(|_| 0.0);
     for (src, e) in sources {
@@ -151,10 +159,8 @@ fn merge_phase(sources: &[(String, Export)], i: usize) -> Result<PhaseResult, St
             rate(&mut sum, o, "offered_per_s")?;
             offered = Some(sum);
         }
-        lag = match (lag, p.max_lag_ms) {
-            (Some(a), Some(b)) => Some(f64::max(a, b)),
-            (a, b) => a.or(b),
-        };
+        lag = worst(lag, p.max_lag_ms);
+        queue_lag = worst(queue_lag, p.queue_lag_ms);
         rate(&mut rps, p.req_per_s, "req_per_s")?;
         rate(&mut sps, p.samples_per_s, "samples_per_s")?;
         dur = dur.max(p.duration_s);
@@ -178,6 +184,7 @@ fn merge_phase(sources: &[(String, Export)], i: usize) -> Result<PhaseResult, St
     m.request_rate = request_rate.map(round3);
     m.offered_per_s = offered.map(round3);
     m.max_lag_ms = lag;
+    m.queue_lag_ms = queue_lag;
     m.overloaded = sources.iter().any(|(_, e)| e.phases[i].overloaded);
     m.ok = ok;
     m.errors = errors;

@@ -64,6 +64,13 @@ pub fn heading(e: &Export) -> Vec<String> {
             hosts,
         ),
         Some(first) if paces.iter().all(|p| p == first) => match same(&concs) {
+            // No --concurrency: an open loop's cap of 1024 was not asked for, and says so.
+            Some(conc) if first.rate_per_s.is_some() && c["concurrency_default"] == true => {
+                format!(
+                    "{} (the open loop's default)",
+                    text::pace_at(first, conc, hosts)
+                )
+            }
             Some(c) => text::pace_at(first, c, hosts),
             None => format!("{}, concurrency per phase", text::pace(first)),
         },
@@ -174,6 +181,7 @@ const DISPATCH: Col = Col("dispatch p50/p99 ms", |p| pair(&p.dispatch_delay_ms))
 const OFFERED: Col = Col("offered/s", |p| num(p.offered_per_s, 1));
 const UNSENT: Col = Col("unsent", |p| p.unsent.to_string());
 const MAX_LAG: Col = Col("max lag ms", |p| num(p.max_lag_ms, 1));
+const QUEUE_LAG: Col = Col("queue lag ms", |p| num(p.queue_lag_ms, 1));
 
 fn pace_of(p: &PhaseResult) -> Pace {
     Pace {
@@ -194,15 +202,19 @@ fn schedule_table(phases: &[PhaseResult]) -> Option<Table> {
     }
     let mut t = phase_table(
         "Open-loop schedule (unsent: due before the phase ended, never given a slot)",
-        &[KIND, BATCH, CONC, PACE, OFFERED, REQ, UNSENT, MAX_LAG],
+        &[
+            KIND, BATCH, CONC, PACE, OFFERED, REQ, UNSENT, MAX_LAG, QUEUE_LAG,
+        ],
         &open,
         |p| p.overloaded.then_some("overloaded"),
     );
     if open.iter().any(|p| p.overloaded) {
         t.notes.push(
-            "overloaded: the endpoint did not keep up with the offered rate and the lag kept \
-             growing; the unsent requests would each have waited at least the lag, so the \
-             latency percentiles understate what clients at this rate would see"
+            "overloaded: the endpoint did not keep up with the offered rate and the lag (due \
+             requests not yet sent) or the queue lag (requests queued at the server beyond \
+             what its latency explains) kept growing; the unsent requests would each have \
+             waited at least the lag, so the latency percentiles understate what clients at \
+             this rate would see"
                 .into(),
         );
     }

@@ -39,11 +39,13 @@ pub(super) async fn address(a: &RunArgs) -> Result<(Address, Option<RunningServe
 
 /// What `setup` needs of the command line.
 pub(super) fn target_settings(a: &RunArgs, address: Address) -> TargetSettings {
+    // Without --concurrency the live screen and a capacity search may go open loop, at
+    // `OPEN_LOOP_CAP`; the pools only keep idle connections up to this, they hold none.
     let max_concurrency = a
         .concurrency_levels
         .iter()
         .copied()
-        .chain([a.concurrency])
+        .chain([a.concurrency.unwrap_or(encbench_core::plan::OPEN_LOOP_CAP)])
         .max()
         .unwrap_or(1);
     TargetSettings {
@@ -106,7 +108,8 @@ pub(super) fn run_config(a: &RunArgs, p: &PreparedTarget, hosts: &Hosts) -> RunC
         batch_size: a.batch_size,
         sweep_batch: a.sweep_batch,
         batch_sizes: a.batch_sizes.clone(),
-        concurrency: a.concurrency,
+        concurrency: a.concurrency_cap(),
+        concurrency_default: a.concurrency.is_none(),
         sweep_concurrency: a.sweep_concurrency,
         concurrency_levels: a.concurrency_levels.clone(),
         request_rate: a.request_rate.0,
@@ -189,7 +192,8 @@ pub(super) fn engine_setup(
 fn plan(a: &RunArgs, live: bool) -> RunPlan {
     RunPlan {
         batch_size: a.batch_size,
-        concurrency: a.concurrency,
+        concurrency: a.concurrency_cap(),
+        concurrency_given: a.concurrency.is_some(),
         warmup: a.warmup,
         stop: match a.duration {
             Some(d) => StopAt::Duration(Duration::from_secs_f64(d)),

@@ -122,6 +122,40 @@ fn arrivals_short(burstiness: f64) -> String {
     }
 }
 
+/// How far behind an open loop is, in four wordings from the fullest; `None` when it keeps up.
+fn behind_field(s: &Snapshot) -> Option<Field> {
+    let q = s.schedule?;
+    let achieved = s.current.req_per_s;
+    let backlog = q.backlog_words();
+    let full = text::behind(
+        q.offered_per_s,
+        achieved,
+        &backlog,
+        q.behind_by(),
+        q.overloaded,
+    )?;
+    let word = if q.overloaded { "OVERLOADED" } else { "behind" };
+    let lag = text::lag(q.behind_by());
+    let style = if q.overloaded {
+        Style::default().fg(Color::Red).add_modifier(Modifier::BOLD)
+    } else {
+        Style::default().fg(Color::Yellow)
+    };
+    Some(field(
+        vec![
+            full,
+            format!(
+                "{word}: {} of {} req/s, {backlog}, lag {lag}",
+                text::rate(Some(achieved)),
+                text::rate(Some(q.offered_per_s)),
+            ),
+            format!("{word}: lag {lag}, {backlog}"),
+            format!("{word}: lag {lag}"),
+        ],
+        style,
+    ))
+}
+
 /// State, how far behind the schedule, elapsed, phase, pace, concurrency, batch, in flight.
 fn second(s: &Snapshot, width: usize) -> Line<'static> {
     let state_style = match s.state {
@@ -138,33 +172,7 @@ fn second(s: &Snapshot, width: usize) -> Line<'static> {
         None => s.state.label().into(),
     };
     let mut fields = vec![field(vec![state], state_style)];
-    if let Some(q) = s.schedule {
-        let achieved = s.current.req_per_s;
-        if let Some(full) = text::behind(q.offered_per_s, achieved, q.backlog, q.lag, q.overloaded)
-        {
-            let word = if q.overloaded { "OVERLOADED" } else { "behind" };
-            let lag = text::lag(q.lag);
-            let style = if q.overloaded {
-                Style::default().fg(Color::Red).add_modifier(Modifier::BOLD)
-            } else {
-                Style::default().fg(Color::Yellow)
-            };
-            fields.push(field(
-                vec![
-                    full,
-                    format!(
-                        "{word}: {} of {} req/s, backlog {}, lag {lag}",
-                        text::rate(Some(achieved)),
-                        text::rate(Some(q.offered_per_s)),
-                        q.backlog
-                    ),
-                    format!("{word}: lag {lag}, backlog {}", q.backlog),
-                    format!("{word}: lag {lag}"),
-                ],
-                style,
-            ));
-        }
-    }
+    fields.extend(behind_field(s));
     let behind = fields.len() - 1;
     let secs = s.elapsed.as_secs();
     let compact = if secs < 3600 {
@@ -210,7 +218,13 @@ fn second(s: &Snapshot, width: usize) -> Line<'static> {
         vec![text::pace(pace), medium, short, shortest],
         plain,
     ));
-    fields.push(field(vec![format!("conc {}", s.concurrency)], plain));
+    // The open loop's default cap is said as such: 1024 is not a cap anyone asked for.
+    let conc = format!("conc {}", s.concurrency);
+    if s.concurrency_default && s.pace.rate_per_s.is_some() {
+        fields.push(field(vec![format!("{conc} (default)"), conc], plain));
+    } else {
+        fields.push(field(vec![conc], plain));
+    }
     // Left out last, and only beside an endpoint falling behind: the sweep panel and the
     // tables name the batch too.
     fields.push(field(
@@ -221,13 +235,20 @@ fn second(s: &Snapshot, width: usize) -> Line<'static> {
         vec![format!("in flight {}", s.in_flight), String::new()],
         plain,
     ));
-    let (elapsed, phase, pace, batch, in_flight) =
-        (behind + 1, behind + 2, behind + 3, behind + 5, behind + 6);
+    let (elapsed, phase, pace, conc, batch, in_flight) = (
+        behind + 1,
+        behind + 2,
+        behind + 3,
+        behind + 4,
+        behind + 5,
+        behind + 6,
+    );
     // What goes first is what a reader misses least; the state and the concurrency cap keep
-    // their words, and an endpoint falling behind keeps its figures longest (in flight is
-    // then the cap anyway).
+    // their words (a default cap's "(default)" outlasts the long forms of the time and the
+    // phase), and an endpoint falling behind keeps its figures longest (in flight is then the
+    // cap anyway).
     let order = [
-        pace, elapsed, phase, pace, in_flight, pace, behind, behind, behind, batch,
+        pace, elapsed, phase, conc, pace, in_flight, pace, behind, behind, behind, batch,
     ];
     fit(vec![Span::raw(" ")], &fields, &order, width)
 }

@@ -336,6 +336,8 @@ fn overloaded() -> encbench_load::engine::Snapshot {
         offered_per_s: 74.6,
         backlog: 512,
         lag: std::time::Duration::from_millis(2600),
+        queued: 0,
+        queue_lag: std::time::Duration::ZERO,
         overloaded: true,
     });
     snap.current.req_per_s = 38.2;
@@ -362,6 +364,37 @@ fn panel_header_when_the_endpoint_falls_behind() {
         text.contains("running · OVERLOADED: lag 2.6 s, backlog 512 · 1:23") && !text.contains('…'),
         "{text}"
     );
+
+    // Under the open loop's default cap the backlog is at the server, and the cap says it
+    // was not asked for.
+    let mut snap = overloaded();
+    snap.schedule = Some(encbench_load::engine::ScheduleStatus {
+        backlog: 0,
+        lag: std::time::Duration::from_millis(3),
+        queued: 45,
+        queue_lag: std::time::Duration::from_millis(900),
+        ..snap.schedule.unwrap()
+    });
+    (snap.concurrency, snap.concurrency_default) = (1024, true);
+    let a = App::new(fixtures::info(), Arc::new(snap));
+    let text = format!("{}", render(200, 2, &a, panels::header::render).backend());
+    assert!(
+        text.contains(
+            "OVERLOADED: offered 74.6, achieved 38.2 req/s, backlog 45 at the server, lag 900 ms"
+        ) && text.contains("conc 1024 (default)"),
+        "{text}"
+    );
+    let text = format!("{}", render(100, 2, &a, panels::header::render).backend());
+    assert!(
+        text.contains("running · OVERLOADED: lag 900 ms · 1:23") && text.contains("conc 1024 "),
+        "{text}"
+    );
+    // Keeping up, the default is said at 100 columns.
+    let mut snap = (*a.snap).clone();
+    snap.schedule = None;
+    let a = App::new(fixtures::info(), Arc::new(snap));
+    let text = format!("{}", render(100, 2, &a, panels::header::render).backend());
+    assert!(text.contains("· conc 1024 (default) ·"), "{text}");
 }
 
 /// A host waiting for the common start of several (`--start-at`) counts down to it.

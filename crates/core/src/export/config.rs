@@ -15,7 +15,11 @@ pub struct RunConfig {
     pub batch_size: usize,
     pub sweep_batch: bool,
     pub batch_sizes: Vec<usize>,
+    /// The cap at the starting pace, given or not.
     pub concurrency: usize,
+    /// No `--concurrency` was given: the cap is the default for the pace (1 in a closed
+    /// loop, `plan::OPEN_LOOP_CAP` in an open one) and follows it.
+    pub concurrency_default: bool,
     pub sweep_concurrency: bool,
     pub concurrency_levels: Vec<usize>,
     /// `None`: a closed loop.

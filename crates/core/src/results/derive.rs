@@ -27,7 +27,19 @@ pub fn derive(phases: &mut [PhaseResult], price_per_hour: Option<f64>) {
         let cost = price_per_hour.and_then(|price| cost_per_million(price, p.samples_per_s));
         phases[i].batch_efficiency = eff;
         phases[i].cost_per_1m_usd = cost;
-        phases[i].rate_not_meaningful = phases[i].n < phases[i].concurrency as u64;
+        phases[i].rate_not_meaningful = phases[i].n < most_in_flight(&phases[i]);
+    }
+}
+
+/// The most requests a phase can have had in flight at once: its cap, and in an open loop
+/// no more than its schedule puts in flight over a latency (Little's law), which under the
+/// open loop's default cap of 1024 is far fewer. A phase with fewer measured requests may
+/// have had them all in flight at once: its rate is one latency's worth.
+fn most_in_flight(p: &PhaseResult) -> u64 {
+    let cap = p.concurrency as u64;
+    match p.offered_per_s {
+        Some(offered) => cap.min((offered * p.latency_ms.mean / 1000.0).ceil() as u64),
+        None => cap,
     }
 }
 
@@ -59,5 +71,24 @@ mod tests {
         assert!((batch_efficiency(408.6, 55.2, 8).unwrap() - 0.925).abs() < 0.001);
         assert!((batch_efficiency(1280.8, 55.2, 32).unwrap() - 0.725).abs() < 0.001);
         assert_eq!(batch_efficiency(1.0, 0.0, 8), None);
+    }
+
+    #[test]
+    fn an_open_loop_under_the_default_cap_has_a_rate_once_it_outlasts_a_latency() {
+        use crate::fixtures::phase_row;
+        // 100 requests at 50/s of 20 ms: one in flight at a time, whatever the cap.
+        let mut open = phase_row(PhaseKind::Batch, 1, 1024, 50.0, 20.0, 25.0, None);
+        open.offered_per_s = Some(50.0);
+        open.latency_ms.mean = 20.0;
+        let mut closed = open.clone();
+        closed.offered_per_s = None;
+        // 100 requests at 1000/s of 200 ms: 200 in flight, all of them at once.
+        let mut burst = open.clone();
+        burst.offered_per_s = Some(1000.0);
+        burst.latency_ms.mean = 200.0;
+        let mut phases = vec![open, closed, burst];
+        derive(&mut phases, None);
+        let flags: Vec<bool> = phases.iter().map(|p| p.rate_not_meaningful).collect();
+        assert_eq!(flags, [false, true, true]);
     }
 }

@@ -86,11 +86,15 @@ pub struct PhaseResult {
     /// Open loop: measured requests due per second (sent plus unsent); `None` closed loop.
     #[serde(default)]
     pub offered_per_s: Option<f64>,
-    /// Open loop: the schedule lag kept growing (see `stats::ScheduleOutcome`).
+    /// Open loop: the schedule lag or the server's queue lag kept growing (see
+    /// `stats::ScheduleOutcome`).
     #[serde(default)]
     pub overloaded: bool,
     #[serde(default)]
     pub max_lag_ms: Option<f64>,
+    /// Open loop: the server's queue lag at the phase's end (see `stats::queue_lag`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_lag_ms: Option<f64>,
     pub samples_per_s: f64,
     /// Fewer measured requests than the concurrency cap: every request may have been in
     /// flight at once, so req/s (and samples/s, cost) is one latency's worth, not a rate.
@@ -203,6 +207,9 @@ impl PhaseResult {
             max_lag_ms: rec
                 .schedule
                 .map(|s| round3(s.max_lag.as_secs_f64() * 1000.0)),
+            queue_lag_ms: rec
+                .schedule
+                .map(|s| round3(s.queue_lag.as_secs_f64() * 1000.0)),
             samples_per_s: rec.samples_per_s(),
             rate_not_meaningful: false,
             slo_met: None,

@@ -197,6 +197,7 @@ fn engine_for(entry: &Entry, a: &Settings, step: Step, index: usize) -> Engine {
         plan: RunPlan {
             batch_size: step.batch_size,
             concurrency: step.concurrency,
+            concurrency_given: true,
             warmup: a.warmup,
             stop: StopAt::Count(a.n),
             sweep_batch: step.kind != PhaseKind::Concurrency,

@@ -331,7 +331,10 @@ impl<'a> PhaseRun<'a> {
         }
         .unwrap_or_else(Instant::now);
         let measure_start = self.progress.measure_start();
-        let outcome = (self.schedule).close(&spec, shared.sent.count(), ended, measure_start);
+        // Before the drain: what is still in flight at the end is the server's backlog.
+        let queue_lag = shared.queue_lag(&shared.lock(), Instant::now());
+        let outcome =
+            (self.schedule).close(&spec, shared.sent.count(), ended, measure_start, queue_lag);
         let pipeline_end = (!self.schedule.ever_open)
             .then(|| self.progress.pipeline_end())
             .flatten();

@@ -1,5 +1,6 @@
 //! When a phase that runs until stable ends (capacity probes, `--until-stable`), and why:
-//! stable, its time bound, its most requests, or a schedule falling ever further behind.
+//! stable, its time bound, its most requests, or a schedule or a queue falling ever further
+//! behind.
 
 use super::closed::Progress;
 use super::shared::Shared;
@@ -44,16 +45,18 @@ impl ProbeWatch {
         }
         if now >= self.next_check {
             self.next_check = now + STABLE_CHECK_EVERY;
-            // A schedule falling ever further behind will not become stable: it fails now.
-            if let Some(due) = shared.due()
-                && overloaded(
-                    now.saturating_duration_since(due),
-                    now.saturating_duration_since(start),
-                )
-            {
-                return Err("overloaded");
-            }
+            // A schedule (or the server's queue) falling ever further behind will not become
+            // stable: it fails now.
             let live = shared.lock();
+            if let Some(due) = shared.due() {
+                let lag = now.saturating_duration_since(due);
+                if overloaded(
+                    lag.max(shared.queue_lag(&live, now)),
+                    now.saturating_duration_since(start),
+                ) {
+                    return Err("overloaded");
+                }
+            }
             if let Some(p) = live.recorder.probe.as_ref() {
                 if p.full() {
                     return Err("max_requests");

@@ -12,7 +12,7 @@ use super::shared::Shared;
 use super::snapshot::RunState;
 use super::steer::PhaseEnd;
 use encbench_core::capacity::Search;
-use encbench_core::plan::{PhaseKind, PhaseSpec, RunPlan, SweepKind};
+use encbench_core::plan::{CLOSED_LOOP_CAP, PhaseKind, PhaseSpec, RunPlan, SweepKind};
 use encbench_core::results::RunReport;
 use encbench_core::slo::Slo;
 use encbench_core::verdicts::AccuracyReport;
@@ -210,6 +210,8 @@ impl Phases {
             live.timeline
                 .event(Instant::now(), "sweep runs closed loop");
             match kind {
+                // A cap nobody gave is the closed loop's, not the open loop's 1024 slots.
+                SweepKind::Batch if !live.concurrency_given => CLOSED_LOOP_CAP,
                 SweepKind::Batch => live.concurrency,
                 SweepKind::Concurrency => live.batch_size,
             }

@@ -113,13 +113,15 @@ impl Schedule {
     }
 
     /// What the schedule asked for and did not get, at the phase's end (`ended`), and where
-    /// its measured span ends; `None` in a closed loop.
+    /// its measured span ends; `None` in a closed loop. `queue_lag` is the server's at the
+    /// end (see `Shared::queue_lag`).
     pub(super) fn close(
         &mut self,
         spec: &PhaseSpec,
         sent: u64,
         ended: Instant,
         measure_start: Option<Instant>,
+        queue_lag: Duration,
     ) -> Option<(ScheduleOutcome, Instant)> {
         let a = self.arrivals.as_mut()?;
         let left = match spec.stop {
@@ -148,7 +150,8 @@ impl Schedule {
                 offered as f64 / span.as_secs_f64()
             },
             max_lag: self.max_lag.max(lag),
-            overloaded: overloaded(lag, span),
+            queue_lag,
+            overloaded: overloaded(lag.max(queue_lag), span),
         };
         Some((outcome, span_end))
     }

@@ -4,7 +4,9 @@
 use super::settings::SearchSetup;
 use super::shared::Shared;
 use encbench_core::capacity::{Search, SearchPlan, Step};
-use encbench_core::plan::{PhaseKind, PhaseSpec, ProbeRule, RunPlan, StopAt};
+use encbench_core::plan::{
+    OPEN_LOOP_CAP, PhaseKind, PhaseSpec, ProbeRule, RunPlan, SEARCH_CEILING_CAP, StopAt,
+};
 use encbench_core::slo::Slo;
 use encbench_core::text;
 use std::time::Instant;
@@ -25,11 +27,22 @@ pub(super) fn start_search(
     } else {
         vec![live.batch_size.max(1)]
     };
-    let concurrency = live.concurrency;
+    // Without a cap given, the probes are open loops at the open loop's default, and the
+    // ceiling a closed loop that fills the server (`plan::SEARCH_CEILING_CAP`).
+    let (concurrency, ceiling_concurrency) = if live.concurrency_given {
+        (live.concurrency, live.concurrency)
+    } else {
+        (OPEN_LOOP_CAP, SEARCH_CEILING_CAP)
+    };
+    let ceiling = if ceiling_concurrency == concurrency {
+        String::new()
+    } else {
+        format!(" (ceiling closed loop at {ceiling_concurrency})")
+    };
     live.timeline.event(
         Instant::now(),
         format!(
-            "capacity search: {} at concurrency {concurrency}, batch {batch_sizes:?}",
+            "capacity search: {} at concurrency {concurrency}{ceiling}, batch {batch_sizes:?}",
             slo.describe(),
         ),
     );
@@ -37,6 +50,7 @@ pub(super) fn start_search(
         SearchPlan {
             batch_sizes,
             concurrency,
+            ceiling_concurrency,
             precision: setup.precision,
             stability: setup.probe.stability,
             probe: setup.probe,
@@ -54,12 +68,12 @@ pub(super) fn probe_phase(
     step: Step,
 ) -> PhaseSpec {
     let mut live = shared.lock();
-    let (batch_size, rate) = match step {
-        Step::Ceiling { batch_size } => (batch_size, None),
+    let (batch_size, rate, concurrency) = match step {
+        Step::Ceiling { batch_size } => (batch_size, None, search.plan().ceiling_concurrency),
         Step::Probe {
             batch_size,
             rate_per_s,
-        } => (batch_size, Some(rate_per_s)),
+        } => (batch_size, Some(rate_per_s), search.plan().concurrency),
     };
     live.pace.rate_per_s = rate;
     live.timeline.event(
@@ -73,7 +87,7 @@ pub(super) fn probe_phase(
     PhaseSpec {
         kind: PhaseKind::Capacity,
         batch_size,
-        concurrency: search.plan().concurrency,
+        concurrency,
         warmup: plan.warmup,
         stop: StopAt::Stable(ProbeRule {
             throughput_only: rate.is_none(),

@@ -13,10 +13,11 @@ use encbench_core::results::capacity::Capacity;
 use encbench_core::server_metrics::{Reading, ServerMetrics};
 use encbench_core::slo::Slo;
 use encbench_core::stats::{
-    Completion, LatencySummary, PhaseRecorder, Timeline, overloaded, view_histogram,
+    Completion, LatencySummary, PhaseRecorder, Timeline, overloaded, queue_lag, view_histogram,
 };
 use encbench_core::verdicts::AccuracyReport;
 use encbench_wire::accuracy;
+use encbench_wire::client::ErrorKind;
 use hdrhistogram::Histogram;
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,6 +32,9 @@ pub(super) struct Live {
     pub(super) state: RunState,
     pub(super) pace: Pace,
     pub(super) concurrency: usize,
+    /// `--concurrency` was given, or the operator set the cap: without, it follows the pace
+    /// (`plan::default_cap`).
+    pub(super) concurrency_given: bool,
     pub(super) batch_size: usize,
     pub(super) phase: Option<PhaseView>,
     /// Bumped at every phase start and reset; completions of an older generation are only
@@ -91,6 +95,7 @@ impl Shared {
                 state: RunState::Starting,
                 pace: setup.pace,
                 concurrency: setup.plan.concurrency,
+                concurrency_given: setup.plan.concurrency_given,
                 batch_size: setup.plan.batch_size,
                 phase: None,
                 generation: 0,
@@ -168,6 +173,26 @@ impl Shared {
         }
     }
 
+    /// The server's queue lag now (see `stats::queue_lag`), in an open loop; before anything
+    /// completed, every request has been in flight since the phase began, which is its
+    /// latency so far. Measured requests that timed out count as still waiting.
+    pub(super) fn queue_lag(&self, live: &Live, now: Instant) -> Duration {
+        let Some(rate) = self.hosts.pace(live.pace).rate_per_s else {
+            return Duration::ZERO;
+        };
+        let scheduled = &live.recorder.scheduled;
+        let mean = if scheduled.is_empty() {
+            now.saturating_duration_since(live.phase_started)
+        } else {
+            Duration::from_secs_f64(scheduled.mean() / 1e6)
+        };
+        // A request that timed out was not completed either: the client stopped waiting for
+        // it, and a server that sheds its backlog by timeouts is as far behind.
+        let timed_out = live.recorder.errors.get(&ErrorKind::Timeout.key());
+        let waiting = self.limiter.in_flight() as u64 + timed_out.copied().unwrap_or(0);
+        queue_lag(waiting, rate, mean)
+    }
+
     pub(super) fn event(&self, text: impl Into<String>) {
         self.lock().timeline.event(Instant::now(), text);
     }
@@ -201,6 +226,7 @@ impl Shared {
         let schedule = match (host_pace.rate_per_s, self.due()) {
             (Some(rate), Some(due)) if live.state == RunState::Running => {
                 let lag = now.saturating_duration_since(due);
+                let queue_lag = self.queue_lag(&live, now);
                 Some(ScheduleStatus {
                     offered_per_s: rate,
                     backlog: if lag.is_zero() {
@@ -209,7 +235,12 @@ impl Shared {
                         1 + (lag.as_secs_f64() * rate) as u64
                     },
                     lag,
-                    overloaded: overloaded(lag, now.saturating_duration_since(live.phase_started)),
+                    queued: (queue_lag.as_secs_f64() * rate).round() as u64,
+                    queue_lag,
+                    overloaded: overloaded(
+                        lag.max(queue_lag),
+                        now.saturating_duration_since(live.phase_started),
+                    ),
                 })
             }
             _ => None,
@@ -235,6 +266,7 @@ impl Shared {
             target: self.target_name.clone(),
             pace: live.pace,
             concurrency: live.concurrency,
+            concurrency_default: !live.concurrency_given,
             batch_size: live.batch_size,
             in_flight: self.limiter.in_flight(),
             schedule,

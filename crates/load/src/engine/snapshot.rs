@@ -95,8 +95,25 @@ pub struct ScheduleStatus {
     pub backlog: u64,
     /// Now minus the intended send time of the oldest request not yet sent.
     pub lag: Duration,
-    /// The lag is over 100 ms and over 5 % of the phase so far: the endpoint is not keeping up.
+    /// Requests in flight beyond what the latency measured explains: the backlog queued at
+    /// the server (see `stats::queue_lag`), and how long it takes at the offered rate.
+    pub queued: u64,
+    pub queue_lag: Duration,
+    /// The lag or the queue lag is over 100 ms and over 5 % of the phase so far: the
+    /// endpoint is not keeping up.
     pub overloaded: bool,
+}
+
+impl ScheduleStatus {
+    /// How far behind, wherever the backlog is: the larger of the two lags.
+    pub fn behind_by(&self) -> Duration {
+        self.lag.max(self.queue_lag)
+    }
+
+    /// The backlog in words (see `text::backlog`).
+    pub fn backlog_words(&self) -> String {
+        encbench_core::text::backlog(self.backlog, self.queued)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -106,6 +123,8 @@ pub struct Snapshot {
     pub target: String,
     pub pace: Pace,
     pub concurrency: usize,
+    /// The cap is the default for the pace (`plan::default_cap`), not one that was given.
+    pub concurrency_default: bool,
     pub batch_size: usize,
     pub in_flight: usize,
     /// Open loop only.

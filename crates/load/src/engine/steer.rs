@@ -13,7 +13,7 @@ use super::ctx::Ctx;
 use super::shared::Shared;
 use super::snapshot::RunState;
 use encbench_core::arrival::Pace;
-use encbench_core::plan::{PhaseKind, PhaseSpec, StopAt, SweepKind};
+use encbench_core::plan::{PhaseKind, PhaseSpec, StopAt, SweepKind, default_cap};
 use encbench_core::stats::PhaseRecorder;
 use encbench_core::text;
 use std::time::Instant;
@@ -52,18 +52,24 @@ pub(super) struct Settings {
 }
 
 /// The settings `command` would leave, if it changes any (a no-op changes nothing and is not
-/// logged: holding a key at a floor is not an event).
+/// logged: holding a key at a floor is not an event). A cap nobody gave follows the rate
+/// between closed and open loop (`plan::default_cap`).
 pub(super) fn change_of(shared: &Shared, now: Settings, command: &Command) -> Option<Settings> {
     let next = match resolve(shared, &now.pace, command.clone()) {
-        Command::SetRate(r) => Settings {
-            pace: Pace {
+        Command::SetRate(r) => {
+            let pace = Pace {
                 rate_per_s: r,
                 ..now.pace
             }
             .clamped()
-            .0,
-            ..now
-        },
+            .0;
+            let concurrency = if shared.lock().concurrency_given {
+                now.concurrency
+            } else {
+                default_cap(pace.rate_per_s)
+            };
+            Settings { pace, concurrency }
+        }
         Command::SetBurstiness(b) => Settings {
             pace: Pace {
                 burstiness: b,
@@ -170,6 +176,8 @@ fn change(ctx: &Ctx, spec: &PhaseSpec, command: &Command, pace: &mut Pace) -> Fl
     log_clamp(shared, command, next);
     let what = describe(now, next);
     let mut live = shared.lock();
+    // A cap the operator set holds from now on, at every pace.
+    live.concurrency_given |= matches!(command, Command::SetConcurrency(_));
     if spec.kind != PhaseKind::Live
         && let Some(after) = live.after_sweep.as_mut()
     {

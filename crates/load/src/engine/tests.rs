@@ -53,6 +53,7 @@ async fn a_panicking_request_is_counted_and_the_phase_completes() {
         plan: RunPlan {
             batch_size: 1,
             concurrency: 2,
+            concurrency_given: true,
             warmup: 0,
             stop: StopAt::Count(30),
             sweep_batch: false,
