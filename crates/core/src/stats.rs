@@ -76,7 +76,8 @@ pub struct Completion {
     pub batch_size: usize,
     /// `None` on success, else the error kind's key.
     pub error: Option<String>,
-    /// With an error: the server's own words, where it said any.
+    /// With an error: the start of what the server said with it, raw (shown only through
+    /// `text::server_words`).
     pub said: Option<String>,
     /// The production variant that served it, where the target says.
     pub variant: Option<String>,
@@ -336,10 +337,11 @@ impl PhaseRecorder {
             }
             Some(kind) => {
                 *self.errors.entry(kind.clone()).or_default() += 1;
-                if let Some(words) = &c.said {
-                    self.said
-                        .entry(kind.clone())
-                        .or_insert_with(|| words.clone());
+                // The first of a kind only: its words are made once, not per failure.
+                if !self.said.contains_key(kind)
+                    && let Some(words) = c.said.as_deref().and_then(crate::text::server_words)
+                {
+                    self.said.insert(kind.clone(), words);
                 }
             }
         }

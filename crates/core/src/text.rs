@@ -181,6 +181,22 @@ pub fn truncate(s: &str, max_chars: usize) -> String {
     }
 }
 
+/// How much of what a server said is kept: enough for a validation message, not a page.
+pub const WORDS_CHARS: usize = 200;
+
+/// Text a server sent, ready to show and store in one line: JSON as compact as it goes (most
+/// servers indent theirs, and more of the reason then fits), whitespace runs as one space,
+/// scrubbed (secrets, URL passwords, control characters), cut to `WORDS_CHARS`. `None` when
+/// it said nothing.
+pub fn server_words(text: &str) -> Option<String> {
+    let compact = serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .map(|v| v.to_string());
+    let text = compact.as_deref().unwrap_or(text);
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!one_line.is_empty()).then(|| truncate(&crate::scrub::text(&one_line), WORDS_CHARS))
+}
+
 /// Counts by name in one line: `ModelError(500) 10, ThrottlingException 3`.
 pub fn counts(by_name: &BTreeMap<String, u64>) -> String {
     by_name
@@ -238,6 +254,27 @@ mod tests {
         assert_eq!(truncate("abcdef", 4), "abc…");
         assert_eq!(truncate("abcd", 4), "abcd");
         assert_eq!(truncate("ééééé", 3), "éé…");
+    }
+
+    #[test]
+    fn a_servers_words_come_in_one_line_compact_escaped_and_cut() {
+        assert_eq!(
+            server_words("{\n  \"detail\": [\n    {\"msg\": \"bad\"}\n  ]\n}").as_deref(),
+            Some(r#"{"detail":[{"msg":"bad"}]}"#)
+        );
+        assert_eq!(
+            server_words("not\n\tjson  at all").as_deref(),
+            Some("not json at all")
+        );
+        assert_eq!(
+            server_words("red\u{1b}[31m").as_deref(),
+            Some("red\\u{1b}[31m")
+        );
+        assert_eq!(server_words(" \n "), None);
+        assert_eq!(
+            server_words(&"x".repeat(500)).unwrap().chars().count(),
+            WORDS_CHARS
+        );
     }
 
     #[test]

@@ -50,7 +50,10 @@ async fn probe(target: &dyn Target, body: &Prepared, p: &ColdStartProbe, seen: &
             }
             Err(failure) => {
                 *seen.failures.entry(failure.kind.key()).or_default() += 1;
-                let said = failure.said.map(|s| format!(" ({s})")).unwrap_or_default();
+                let said = failure
+                    .words()
+                    .map(|s| format!(" ({s})"))
+                    .unwrap_or_default();
                 encbench_core::failure::say(format_args!(
                     "attempt {}: {} after {:.1} s{said}",
                     seen.attempts,

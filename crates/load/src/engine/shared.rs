@@ -138,11 +138,13 @@ impl Shared {
 
     pub(super) fn record(&self, c: &Completion, generation: u64) {
         let mut live = self.lock();
-        if let (Some(kind), Some(words)) = (&c.error, &c.said)
-            && live.kinds_said.insert(kind.clone())
+        // Once a run per kind, as it happens: why the server refused is what a user needs
+        // first, not at the end of the run. Checked before the words are made.
+        if let (Some(kind), Some(said)) = (&c.error, &c.said)
+            && !live.kinds_said.contains(kind)
+            && let Some(words) = encbench_core::text::server_words(said)
         {
-            // Once a run per kind, as it happens: why the server refused is what a user
-            // needs first, not at the end of the run.
+            live.kinds_said.insert(kind.clone());
             live.notices
                 .push(format!("{kind}: the server said {words}"));
         }

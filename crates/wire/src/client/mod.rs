@@ -75,11 +75,14 @@ impl ErrorKind {
     }
 }
 
-/// A request that failed: its kind, and the server's own words where it said any (the start
-/// of its reply body: "Input should be a valid string" says more than `HTTP 422`).
+/// A request that failed: its kind, and the start of what the server said with it (its reply
+/// body: "Input should be a valid string" says more than `HTTP 422`). Kept raw, as cheap to
+/// carry as a slice: only the first of a kind is made fit to show (`words`), off the path
+/// every failed request takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
     pub kind: ErrorKind,
+    /// Unscrubbed and unescaped: show only through `words`.
     pub said: Option<String>,
 }
 
@@ -92,41 +95,34 @@ impl From<ErrorKind> for Failure {
 impl std::fmt::Display for Failure {
     /// `HTTP 422: {"detail": "Input should be a valid string"}`: the kind, then the words.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.said {
-            Some(said) => write!(f, "{}: {said}", self.kind.key()),
+        match self.words() {
+            Some(words) => write!(f, "{}: {words}", self.kind.key()),
             None => f.write_str(&self.kind.key()),
         }
     }
 }
 
 impl Failure {
-    /// `kind`, with the reply `body` as the server's words.
+    /// `kind`, with the start of the reply `body` as what the server said.
     pub fn with_body(kind: ErrorKind, body: &[u8]) -> Failure {
+        let start = &body[..body.len().min(SAID_BYTES)];
         Failure {
             kind,
-            said: words(&String::from_utf8_lossy(
-                &body[..body.len().min(4 * WORDS_CHARS)],
-            )),
+            said: (!start.is_empty()).then(|| String::from_utf8_lossy(start).into_owned()),
         }
+    }
+
+    /// What the server said, ready to show and store.
+    pub fn words(&self) -> Option<String> {
+        self.said
+            .as_deref()
+            .and_then(encbench_core::text::server_words)
     }
 }
 
-/// How much of what a server said is kept: enough for a validation message, not a page.
-pub const WORDS_CHARS: usize = 200;
-
-/// Text a server sent, ready to show and store in one line: whitespace runs as one space,
-/// scrubbed (secrets, URL passwords, control characters), cut to `WORDS_CHARS`. `None` when
-/// it said nothing.
-pub fn words(text: &str) -> Option<String> {
-    // JSON as compact as it goes (most servers indent theirs): more of the reason fits.
-    let compact = serde_json::from_str::<serde_json::Value>(text)
-        .ok()
-        .map(|v| v.to_string());
-    let text = compact.as_deref().unwrap_or(text);
-    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    (!one_line.is_empty())
-        .then(|| encbench_core::text::truncate(&encbench_core::scrub::text(&one_line), WORDS_CHARS))
-}
+/// How much of a reply body a failure carries: room for a pretty-printed reason to come
+/// down to `text::WORDS_CHARS` once compacted.
+const SAID_BYTES: usize = 4 * encbench_core::text::WORDS_CHARS;
 
 /// A target could not be used at all (before the run starts).
 #[derive(Debug, thiserror::Error)]

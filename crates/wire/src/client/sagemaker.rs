@@ -308,11 +308,7 @@ impl Target for SageMakerTarget {
                         | ErrorKind::BadResponse
                         | ErrorKind::TooLarge
                 );
-                let said = if transport {
-                    None
-                } else {
-                    super::words(&reason)
-                };
+                let said = (!transport).then_some(reason);
                 Failure { kind, said }
             })
         })
