@@ -41,6 +41,7 @@ fn simulate(secs: u64) -> (Snapshot, Duration) {
             said: None,
             variant: None,
             tokenize: None,
+            server_time: None,
             measured: true,
         };
         timeline.record(&c, true);
@@ -76,6 +77,7 @@ fn simulate(secs: u64) -> (Snapshot, Duration) {
             samples_per_s: recorder.samples_per_s(),
             slo: None,
             server: None,
+            server_time: None,
         },
         recent_latency: timeline.recent(),
         run_latency: run,

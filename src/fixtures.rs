@@ -174,6 +174,7 @@ pub fn snapshot() -> Snapshot {
             samples_per_s: 49.8,
             slo: None,
             server: None,
+            server_time: None,
         },
         recent_latency: recent,
         run_latency: run,

@@ -49,7 +49,7 @@ fn settings(a: &CompareArgs) -> Settings {
             at_start: true,
         }),
         pooling: a.http.pooling,
-        vllm_api: a.vllm_api,
+        api: a.api,
         headers: a.http.headers.clone(),
         bearer_token_env: a.http.bearer_token_env.clone(),
     }
@@ -131,6 +131,9 @@ async fn prepare(s: &Settings, specs: &[spec::TargetSpec]) -> Result<Vec<Entry>,
         let prepared = setup::prepare(&spec::target_settings(s, t))
             .await
             .map_err(named)?;
+        if let Some(found) = &prepared.found {
+            encbench_core::failure::say(format_args!("{}: {}", t.name, found.line()));
+        }
         let metrics = t.metrics_url.as_deref().map(|u| {
             encbench_wire::client::metrics::Scraper::new(u, t.model.as_deref(), vec![])
                 .map(std::sync::Arc::new)

@@ -46,6 +46,9 @@ pub fn config(a: &ServeArgs) -> Result<(ServeConfig, TokenCounter), AppError> {
             ids_type: a.v2_ids_datatype,
             declared: !a.v2_no_metadata,
         },
+        only: a.only,
+        model_kind: a.model_kind,
+        served_model: a.served_model_name.clone(),
     };
     Ok((cfg, tokenizer))
 }

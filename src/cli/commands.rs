@@ -10,8 +10,7 @@ use super::values::{
 use clap::Args;
 use encbench_core::export::CompareOrder;
 use encbench_report::ReportFormat;
-use encbench_wire::payload::PayloadFormat;
-use encbench_wire::payload::vllm::VllmApi;
+use encbench_wire::payload::{Api, PayloadFormat};
 use std::path::PathBuf;
 
 #[derive(Args, Debug, Clone)]
@@ -68,15 +67,16 @@ pub struct CompareArgs {
     /// target through all phases in turn (sequential).
     #[arg(long, value_enum, default_value_t = CompareOrder::Interleaved)]
     pub order: CompareOrder,
-    /// Default payload format of targets that do not name one.
-    #[arg(long, value_enum, env = "ENCBENCH_ENGINE", default_value_t = PayloadFormat::Hf)]
-    pub engine: PayloadFormat,
-    /// Default model name (triton, vllm) of targets that do not name one.
+    /// Default API family of targets that do not name one (default: found from each URL
+    /// target's server, hf for SageMaker endpoints).
+    #[arg(long, value_enum, env = "ENCBENCH_ENGINE")]
+    pub engine: Option<PayloadFormat>,
+    /// Default model name (triton, the JSON APIs) of targets that do not name one.
     #[arg(long, env = "ENCBENCH_MODEL")]
     pub model: Option<String>,
-    /// vLLM targets: which pooling API to call.
-    #[arg(long, value_enum, default_value_t = VllmApi::Classify)]
-    pub vllm_api: VllmApi,
+    /// Default task of targets whose family has a route per task (vllm, tei, infinity).
+    #[arg(long, visible_alias = "vllm-api", value_enum)]
+    pub api: Option<Api>,
     /// Default instance type (price) of targets that do not name one.
     #[arg(long, env = "ENCBENCH_INSTANCE_TYPE")]
     pub instance_type: Option<String>,
@@ -317,6 +317,19 @@ pub struct ServeArgs {
     /// empty inputs and outputs, and no /config (404).
     #[arg(long, help_heading = "KServe v2")]
     pub v2_no_metadata: bool,
+    /// Answer only this family's routes, as its server does (its metadata, errors and 404s):
+    /// hf, triton, kserve, vllm, openai, tei, infinity, jina. Without it every family's
+    /// invocation routes answer, and only /ping of the discovery routes.
+    #[arg(long, value_enum, value_name = "FAMILY", help_heading = "API families")]
+    pub only: Option<encbench_serve::Family>,
+    /// With --only: the kind of model the server serves (default: embedding for openai,
+    /// tei and infinity, reranker for jina, classifier otherwise).
+    #[arg(long, value_enum, requires = "only", help_heading = "API families")]
+    pub model_kind: Option<encbench_serve::ModelKind>,
+    /// The model the server lists (GET /v1/models, /models, /info, /v2/models) and names in
+    /// its replies.
+    #[arg(long, default_value = "encbench-reference", value_parser = tensor_name, help_heading = "API families")]
+    pub served_model_name: String,
 }
 
 fn tensor_name(s: &str) -> Result<String, String> {

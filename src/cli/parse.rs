@@ -165,16 +165,16 @@ fn notes(r: &RunArgs, m: &ArgMatches) -> Vec<String> {
         ("token_type_ids_name", "--token-type-ids-name"),
         ("output_name", "--output-name"),
     ];
-    if r.pretokenize && (r.engine == PayloadFormat::Hf || r.text_input.is_some()) {
+    if r.pretokenize && (r.engine == Some(PayloadFormat::Hf) || r.text_input.is_some()) {
         notes.push(
             "note: --pretokenize applies to token ids tokenized on the client (--engine triton without --text-input, or vllm); this run sends text".into(),
         );
     }
-    if r.engine != PayloadFormat::Triton {
+    if let Some(engine) = r.engine.filter(|e| *e != PayloadFormat::Triton) {
         for (_, flag) in triton_only.into_iter().filter(|(id, _)| given(id)) {
             notes.push(format!(
                 "note: {flag} applies to --engine triton; it has no effect with --engine {}",
-                r.engine.name()
+                engine.name()
             ));
         }
     }

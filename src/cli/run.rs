@@ -5,11 +5,10 @@
 
 use super::values::{
     Rate, batch, concurrency, count, efficiency, objective, parse_burstiness, parse_rate, positive,
-    positive_secs, screen_setting, share, threads, tokens, warmup_count, window_secs,
+    positive_secs, route, screen_setting, share, threads, tokens, warmup_count, window_secs,
 };
 use clap::Args;
-use encbench_wire::payload::vllm::VllmApi;
-use encbench_wire::payload::{PayloadFormat, Pooling};
+use encbench_wire::payload::{Api, PayloadFormat, Pooling};
 use std::path::PathBuf;
 
 #[derive(Args, Debug, Clone)]
@@ -19,8 +18,9 @@ pub struct RunArgs {
     /// [env: ENCBENCH_ENDPOINT, read when the command line names no target]
     #[arg(long, conflicts_with_all = ["demo", "url"], help_heading = "Target")]
     pub endpoint: Option<String>,
-    /// Server speaking the SageMaker container contract (GET /ping, POST /invocations),
-    /// such as http://localhost:8080; a Triton or vLLM server with --engine
+    /// A server on a URL, such as http://localhost:8080: its API (TEI, KServe v2, vLLM,
+    /// Infinity, an OpenAI-compatible one, the SageMaker container contract) is found from
+    /// its metadata routes unless --engine names it
     /// [env: ENCBENCH_URL, read when the command line names no target]
     #[arg(long, conflicts_with = "demo", help_heading = "Target")]
     pub url: Option<String>,
@@ -28,14 +28,16 @@ pub struct RunArgs {
     pub sagemaker: SageMakerArgs,
     #[command(flatten)]
     pub http: HttpArgs,
-    /// Model name (triton: the KServe model; vllm: the served model).
+    /// Model name (triton: the KServe model; the JSON APIs: the served model). Default: the
+    /// server's only model, where it lists its models.
     #[arg(long, env = "ENCBENCH_MODEL", help_heading = "Target")]
     pub model: Option<String>,
     /// Triton: send tensors with the binary tensor extension instead of JSON.
     #[arg(long, help_heading = "Target")]
     pub binary: bool,
-    /// Triton and vLLM engines: tokenize each phase's inputs before the phase starts, so
-    /// the client's tokenization is not in the latency (the server's capacity alone).
+    /// Engines that send token ids (triton, vllm, and openai or tei when the server takes
+    /// ids): tokenize each phase's inputs before the phase starts, so the client's
+    /// tokenization is not in the latency (the server's capacity alone).
     #[arg(long, help_heading = "Target")]
     pub pretokenize: bool,
     /// Triton: send raw text as one BYTES tensor of this name (a model that tokenizes on
@@ -57,13 +59,25 @@ pub struct RunArgs {
     /// first output of the first reply).
     #[arg(long, help_heading = "Target")]
     pub output_name: Option<String>,
-    /// vLLM: which pooling API to call.
-    #[arg(long, value_enum, default_value_t = VllmApi::Classify, help_heading = "Target")]
-    pub vllm_api: VllmApi,
-    /// Payload format: hf (SageMaker and Hugging Face containers), triton (KServe v2),
-    /// vllm (its pooling APIs).
-    #[arg(long, value_enum, env = "ENCBENCH_ENGINE", default_value_t = PayloadFormat::Hf, help_heading = "Target")]
-    pub engine: PayloadFormat,
+    /// The API family: hf (SageMaker and Hugging Face containers), triton (KServe v2, also
+    /// named kserve), vllm, openai (/v1/embeddings), tei (text-embeddings-inference),
+    /// infinity, jina (the Jina/Cohere /v1/rerank). Default: found from the server at
+    /// --url (said before the load), hf for --endpoint and --demo.
+    #[arg(long, value_enum, env = "ENCBENCH_ENGINE", help_heading = "Target")]
+    pub engine: Option<PayloadFormat>,
+    /// The task, for families with a route per task (vllm, tei, infinity): embed, classify,
+    /// rerank, score (vllm) or pooling (vllm). Default: what the server says of its model,
+    /// else classify for vllm and embed for the others.
+    #[arg(long, visible_alias = "vllm-api", value_enum, help_heading = "Target")]
+    pub api: Option<Api>,
+    /// The invocation's route instead of the family's (/embeddings, /v1/rerank), as on a
+    /// gateway or a server started with a prefix.
+    #[arg(long, value_name = "ROUTE", value_parser = route, help_heading = "Target")]
+    pub path: Option<String>,
+    /// The route that answers once the model can serve, instead of the family's (/ping,
+    /// /health, /v2/models/M/ready).
+    #[arg(long, value_name = "ROUTE", value_parser = route, help_heading = "Target")]
+    pub ready_path: Option<String>,
     /// Start the built-in reference endpoint on 127.0.0.1 and run against it.
     #[arg(long, help_heading = "Target")]
     pub demo: bool,

@@ -240,3 +240,8 @@ impl clap::builder::TypedValueParser for HeaderParser {
         encbench_wire::client::headers::parse_header(s).map_err(|why| refused(&why))
     }
 }
+
+/// `--path`, `--ready-path`: a route from `/`, in one line.
+pub fn route(s: &str) -> Result<String, String> {
+    encbench_load::setup::check_route(s)
+}

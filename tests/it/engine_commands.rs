@@ -101,6 +101,7 @@ fn live_setup(url: &str, pace: Pace) -> EngineSetup {
             samples: shipped_samples(),
             labels: LabelMap::default(),
             retrieval: vec![],
+            load_input: None,
         }),
         price_per_hour: Some(1.408),
         window_s: 10,

@@ -402,7 +402,18 @@ fn every_field_of_a_runs_config_is_described_and_valid() {
     let config = RunConfig {
         target: TargetConfig {
             url: some("http://127.0.0.1:8080"),
-            engine: "triton".into(),
+            engine: "tei".into(),
+            api: some("rerank"),
+            path: some("/rerank"),
+            model: some("BAAI/bge-reranker-base"),
+            detected: Some(encbench::export::Detected {
+                engine: "tei".into(),
+                server: "TEI 1.9.3".into(),
+                model: some("BAAI/bge-reranker-base"),
+                kind: some("reranker"),
+                max_client_batch: Some(32),
+                tried: vec!["GET /info 200".into()],
+            }),
             demo: false,
             endpoint: some("nli-ep"),
             region: some("us-east-1"),

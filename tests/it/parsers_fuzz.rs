@@ -10,11 +10,13 @@ use encbench::client::Target;
 use encbench::input::Shape;
 use encbench::input::{Input, parse_samples, parse_texts};
 use encbench::payload::hf::hf_labels;
+use encbench::payload::items::Items;
+use encbench::payload::json_api::ApiFormat;
 use encbench::payload::kserve::{
     Declared, GivenNames, KServeFormat, OutputName, TensorNames, output_f32,
 };
-use encbench::payload::vllm::{VllmApi, VllmFormat};
 use encbench::payload::{Format, HfFormat, Reply};
+use encbench::payload::{PayloadFormat, Pooling};
 use encbench::server_metrics::stats::ServerStats;
 use encbench::tokenize::TokenCounter;
 use proptest::prelude::*;
@@ -111,20 +113,25 @@ fn formats() -> &'static Vec<Box<dyn Format>> {
             })),
             kserve(false),
             kserve(true),
-            Box::new(VllmFormat {
-                model: "m".into(),
-                api: VllmApi::Classify,
-                encoder: tok.encoder(512).unwrap(),
-                pad_to_max: false,
-            }),
-            Box::new(VllmFormat {
-                model: "m".into(),
-                api: VllmApi::Embeddings,
-                encoder: tok.encoder(512).unwrap(),
-                pad_to_max: false,
-            }),
         ]
+        .into_iter()
+        .chain(json_apis(&tok))
+        .collect()
     })
+}
+
+/// Every route of every JSON API family.
+fn json_apis(tok: &TokenCounter) -> Vec<Box<dyn Format>> {
+    use clap::ValueEnum;
+    let mut out: Vec<Box<dyn Format>> = vec![];
+    for family in PayloadFormat::value_variants() {
+        for api in family.apis() {
+            let items = Items::new(tok.encoder(512).unwrap(), false);
+            let f = ApiFormat::new(*family, *api, Some("m".into()), items, Pooling::Mean).unwrap();
+            out.push(Box::new(f));
+        }
+    }
+    out
 }
 
 proptest! {
@@ -424,6 +431,7 @@ proptest! {
             labels: encbench::payload::LabelMap::default(),
             // A reply of vectors takes the check down the retrieval path.
             retrieval: encbench::input::shipped_retrieval(),
+            load_input: None,
         };
         let target = Answers(body.into());
         for f in formats() {
@@ -452,6 +460,7 @@ fn a_one_dimensional_vector_reply_is_checked_as_retrieval() {
         samples: encbench::input::shipped_samples(),
         labels: encbench::payload::LabelMap::default(),
         retrieval: encbench::input::shipped_retrieval(),
+        load_input: None,
     };
     let r = rt.block_on(encbench::accuracy::check(
         &Answers(bytes::Bytes::from_static(b"[[0]]")),

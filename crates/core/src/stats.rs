@@ -83,6 +83,8 @@ pub struct Completion {
     pub variant: Option<String>,
     /// Client-side tokenization time, inside the latency (formats that tokenize).
     pub tokenize: Option<Duration>,
+    /// What the reply's headers said of the server's time (TEI's `x-queue-time`, ...).
+    pub server_time: Option<crate::server_metrics::headers::ServerTime>,
     /// Warmup requests are counted in the timeline but never in phase results.
     pub measured: bool,
 }
@@ -95,6 +97,8 @@ pub struct PhaseRecorder {
     pub dispatch_delay: Histogram<u64>,
     /// Client-side tokenization, for formats that tokenize (empty otherwise).
     pub tokenize: Histogram<u64>,
+    /// The server's time from its replies' headers, once a reply has carried them.
+    pub server_time: Option<Box<crate::server_metrics::headers::ServerTimeRecorder>>,
     /// Measured requests sent, counted by the dispatcher; at the end of a phase every one of
     /// them is in `ok` or `errors` (see `count_abandoned`).
     pub sent: u64,
@@ -277,6 +281,7 @@ impl Default for PhaseRecorder {
             service: phase_histogram(),
             dispatch_delay: phase_histogram(),
             tokenize: phase_histogram(),
+            server_time: None,
             sent: 0,
             ok: 0,
             errors: BTreeMap::new(),
@@ -330,6 +335,9 @@ impl PhaseRecorder {
                     .saturating_record(us(c.sent.saturating_duration_since(c.intended)));
                 if let Some(t) = c.tokenize {
                     self.tokenize.saturating_record(us(t));
+                }
+                if let Some(t) = &c.server_time {
+                    self.server_time.get_or_insert_default().record(t);
                 }
                 if let Some(v) = &c.variant {
                     *self.variants.entry(v.clone()).or_default() += 1;
@@ -650,6 +658,7 @@ mod tests {
             said: None,
             variant: None,
             tokenize: None,
+            server_time: None,
             measured: true,
         }
     }

@@ -189,12 +189,50 @@ pub const WORDS_CHARS: usize = 200;
 /// scrubbed (secrets, URL passwords, control characters), cut to `WORDS_CHARS`. `None` when
 /// it said nothing.
 pub fn server_words(text: &str) -> Option<String> {
-    let compact = serde_json::from_str::<serde_json::Value>(text)
-        .ok()
-        .map(|v| v.to_string());
+    let compact = compact_json(text);
     let text = compact.as_deref().unwrap_or(text);
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     (!one_line.is_empty()).then(|| truncate(&crate::scrub::text(&one_line), WORDS_CHARS))
+}
+
+/// What a 404 or 405 on the invocation route means, and what to do: the words users need
+/// where the status alone would send them after labels or payloads.
+pub fn no_route(route: &str) -> String {
+    format!(
+        "{route} is not a route of this server: name its API with --engine (hf, triton, vllm, \
+         openai, tei, infinity, jina), its model with --model, or the route with --path"
+    )
+}
+
+/// Whether an error kind says the route does not exist.
+pub fn is_no_route(kind: &str) -> bool {
+    matches!(kind, "HTTP 404" | "HTTP 405")
+}
+
+/// JSON without the whitespace between its tokens, its keys in the server's order (`FastAPI`
+/// puts `msg` before the `input` it refused, and the reason must come first); `None` when
+/// `text` is not JSON.
+fn compact_json(text: &str) -> Option<String> {
+    serde_json::from_str::<serde::de::IgnoredAny>(text).ok()?;
+    let mut out = String::with_capacity(text.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for c in text.chars() {
+        if in_string {
+            out.push(c);
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+        } else if c == '"' {
+            in_string = true;
+            out.push(c);
+        } else if !c.is_whitespace() {
+            out.push(c);
+        }
+    }
+    Some(out)
 }
 
 /// Counts by name in one line: `ModelError(500) 10, ThrottlingException 3`.
@@ -261,6 +299,16 @@ mod tests {
         assert_eq!(
             server_words("{\n  \"detail\": [\n    {\"msg\": \"bad\"}\n  ]\n}").as_deref(),
             Some(r#"{"detail":[{"msg":"bad"}]}"#)
+        );
+        // The server's order, not the alphabet's: the reason before the input it refused.
+        assert_eq!(
+            server_words(r#"{"msg": "Input should be a valid string", "input": [1, 2]}"#)
+                .as_deref(),
+            Some(r#"{"msg":"Input should be a valid string","input":[1,2]}"#)
+        );
+        assert_eq!(
+            server_words(r#"{"a": "x \" y\\", "b" : 1}"#).as_deref(),
+            Some(r#"{"a":"x \" y\\","b":1}"#)
         );
         assert_eq!(
             server_words("not\n\tjson  at all").as_deref(),

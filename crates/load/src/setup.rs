@@ -3,17 +3,19 @@
 //! client, all loaded and checked before anything is sent. A plain run and each target of
 //! `compare` are prepared the same way.
 
-use encbench_core::export::TargetConfig;
+use encbench_core::export::{Detected, TargetConfig};
 use encbench_core::input::{Input, Shape, batch_inputs, load_samples, load_texts, shipped_samples};
 use encbench_core::pricing::{instance_price, unpriced};
 use encbench_wire::accuracy::AccuracySetup;
 use encbench_wire::client::headers::ExtraHeaders;
 use encbench_wire::client::sagemaker::{MAX_BODY_BYTES, SageMakerConfig, SageMakerTarget};
-use encbench_wire::client::url::{self, UrlTarget};
+use encbench_wire::client::url::{self, Routes, UrlTarget};
 use encbench_wire::client::{Target, body, shown_url};
+use encbench_wire::discover::{self, Ask, Found};
+use encbench_wire::payload::items::Items;
+use encbench_wire::payload::json_api::ApiFormat;
 use encbench_wire::payload::kserve::{Declared, GivenNames, KServeFormat, TensorNames};
-use encbench_wire::payload::vllm::{VllmApi, VllmFormat};
-use encbench_wire::payload::{Format, HfFormat, LabelMap, PayloadFormat, Pooling};
+use encbench_wire::payload::{Api, Format, HfFormat, LabelMap, PayloadFormat, Pooling};
 use encbench_wire::tokenize::{self, TokenCounter};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -33,10 +35,17 @@ pub enum Address {
 /// The payload format and what it needs to know about the model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FormatSettings {
-    pub format: PayloadFormat,
-    /// The KServe model (triton) or the served model (vllm).
+    /// The API family (`--engine`); `None`: discovered from a URL, else hf.
+    pub format: Option<PayloadFormat>,
+    /// The KServe model (triton), or the served model of the JSON APIs.
     pub model: Option<String>,
-    pub vllm_api: VllmApi,
+    /// The task of a family with several routes (`--api`); `None`: as the server says, else
+    /// the family's default.
+    pub api: Option<Api>,
+    /// The invocation's route instead of the family's (`--path`), and the readiness route
+    /// (`--ready-path`).
+    pub path: Option<String>,
+    pub ready_path: Option<String>,
     /// KServe v2 binary tensor extension instead of JSON.
     pub binary: bool,
     /// Raw texts as one BYTES tensor of this name (a model that tokenizes on the server).
@@ -53,11 +62,13 @@ pub struct FormatSettings {
 }
 
 impl FormatSettings {
-    pub fn of(format: PayloadFormat) -> FormatSettings {
+    pub fn of(format: Option<PayloadFormat>) -> FormatSettings {
         FormatSettings {
             format,
             model: None,
-            vllm_api: VllmApi::Classify,
+            api: None,
+            path: None,
+            ready_path: None,
             binary: false,
             text_input: None,
             input_ids_name: None,
@@ -137,6 +148,8 @@ pub struct PreparedTarget {
     pub flag: &'static str,
     /// The target as the export's `config.target` records it.
     pub target_config: TargetConfig,
+    /// What discovery found at a URL given without `--engine`, to be said before the load.
+    pub found: Option<Found>,
 }
 
 pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
@@ -146,6 +159,73 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
     }
     let tokenizer =
         TokenCounter::load(s.tokenizer.as_deref()).map_err(|e| usage("--tokenizer", e))?;
+    check_max_len(s)?;
+    let texts: Vec<Input> = match &s.texts {
+        Some(p) => load_texts(p).map_err(|e| usage("--texts", e))?,
+        None => shipped_samples()
+            .iter()
+            .map(encbench_core::input::NliSample::input)
+            .collect(),
+    };
+    let mut accuracy = accuracy_setup(s)?;
+    let headers = extra_headers(s)?;
+    let price = price(s)?;
+    let natural_tokens =
+        texts.iter().map(|t| tokenizer.count(t) as f64).sum::<f64>() / texts.len() as f64;
+    let seed = s.seed.unwrap_or_else(rand::random);
+
+    let url = match &s.address {
+        Address::Demo(u) | Address::Url(u) => Some(u.clone()),
+        Address::SageMaker(_) => None,
+    };
+    let (resolved, found) = resolve(s, &headers).await?;
+    let format = build_format(
+        &s.format,
+        &resolved,
+        &tokenizer,
+        s.shape,
+        url.as_deref(),
+        &headers,
+    )
+    .await?;
+    let routes = routes(s, format.as_ref(), found.as_ref())?;
+    // A pair goes in another form than the check's plain text (vLLM sends it as ids): the
+    // check sends the load's first input too, so a server that refuses that form says so
+    // before the load.
+    if let Some(a) = accuracy.as_mut()
+        && format.form().is_some()
+        && texts[0].parts().1.is_some()
+    {
+        a.load_input = Some(texts[0].clone());
+    }
+    let (target, shown, flag) = client(s, &texts, format.as_ref(), &routes, &headers).await?;
+    let found = found.filter(|_| s.format.format.is_none());
+    let config = target_config(
+        s,
+        &shown,
+        &headers,
+        &resolved,
+        url.is_some().then(|| routes.invoke.clone()),
+        found.as_ref().map(|f| f.record.clone()),
+    );
+    Ok(PreparedTarget {
+        texts,
+        accuracy,
+        price,
+        natural_tokens,
+        seed,
+        shape: s.shape,
+        format,
+        target,
+        shown,
+        flag,
+        target_config: config,
+        found,
+    })
+}
+
+/// `--max-len` within the tokenizer's model length.
+fn check_max_len(s: &TargetSettings) -> Result<(), SetupError> {
     if let Some((limit, said)) = tokenize::model_max_length(s.tokenizer.as_deref())
         && s.shape.max_len > limit
     {
@@ -162,79 +242,197 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
             ),
         ));
     }
-    let texts: Vec<Input> = match &s.texts {
-        Some(p) => load_texts(p).map_err(|e| usage("--texts", e))?,
-        None => shipped_samples()
-            .iter()
-            .map(encbench_core::input::NliSample::input)
-            .collect(),
-    };
-    let accuracy = match &s.accuracy {
-        None => None,
-        Some((path, labels)) => {
-            let samples =
-                load_samples(path.as_deref()).map_err(|e| usage("--accuracy-samples", e))?;
-            if labels.iter().all(|l| l.trim().is_empty()) {
-                return Err(usage("--labels", "needs at least one class name"));
-            }
-            Some(AccuracySetup {
-                samples: samples.nli,
-                labels: LabelMap::new(labels),
-                retrieval: samples.retrieval,
-            })
-        }
-    };
-    let headers = extra_headers(s)?;
-    let price = price(s)?;
-    let natural_tokens =
-        texts.iter().map(|t| tokenizer.count(t) as f64).sum::<f64>() / texts.len() as f64;
-    let seed = s.seed.unwrap_or_else(rand::random);
+    Ok(())
+}
 
-    let url = match &s.address {
-        Address::Demo(u) | Address::Url(u) => Some(u.clone()),
-        Address::SageMaker(_) => None,
+/// The known answers and class names, or `None` with the check skipped.
+fn accuracy_setup(s: &TargetSettings) -> Result<Option<AccuracySetup>, SetupError> {
+    let Some((path, labels)) = &s.accuracy else {
+        return Ok(None);
     };
-    let format = build_format(&s.format, &tokenizer, s.shape, url.as_deref(), &headers).await?;
-    let (target, shown, flag): (Arc<dyn Target>, String, &str) = match (&s.address, &url) {
-        (Address::SageMaker(cfg), _) => {
+    let samples = load_samples(path.as_deref()).map_err(|e| usage("--accuracy-samples", e))?;
+    if labels.iter().all(|l| l.trim().is_empty()) {
+        return Err(usage("--labels", "needs at least one class name"));
+    }
+    Ok(Some(AccuracySetup {
+        samples: samples.nli,
+        labels: LabelMap::new(labels),
+        retrieval: samples.retrieval,
+        load_input: None,
+    }))
+}
+
+/// The family, task and model, from the flags and what the server says of itself.
+async fn resolve(
+    s: &TargetSettings,
+    headers: &ExtraHeaders,
+) -> Result<(Resolved, Option<Found>), SetupError> {
+    let found = find_family(s, headers).await?;
+    let family = s
+        .format
+        .format
+        .or(found.as_ref().map(|f| f.family))
+        .unwrap_or(PayloadFormat::Hf);
+    let api = resolve_api(family, s.format.api, found.as_ref())?;
+    check_client_batch(s, found.as_ref())?;
+    let model = s
+        .format
+        .model
+        .clone()
+        .or(found.as_ref().and_then(|f| f.model.clone()));
+    Ok((Resolved { family, api, model }, found))
+}
+
+/// The client for the target, once its bodies are known to fit: the target, how it is
+/// shown, and the flag that names it.
+async fn client(
+    s: &TargetSettings,
+    texts: &[Input],
+    format: &dyn Format,
+    routes: &Routes,
+    headers: &ExtraHeaders,
+) -> Result<(Arc<dyn Target>, String, &'static str), SetupError> {
+    Ok(match &s.address {
+        Address::SageMaker(cfg) => {
             let limit = BodyLimit {
                 bytes: MAX_BODY_BYTES,
                 whose: "SageMaker's 6 MiB limit",
             };
-            check_body_limit(s, &texts, format.as_ref(), limit)?;
+            check_body_limit(s, texts, format, limit)?;
             let probe = format.prepare(&[&texts[0]]);
             let t = SageMakerTarget::new(cfg.clone(), s.max_concurrency, s.timeout, probe).await;
             let shown = t.describe();
             (Arc::new(t), shown, "--endpoint")
         }
-        (_, Some(url)) => {
+        Address::Demo(url) | Address::Url(url) => {
             let limit = BodyLimit {
                 bytes: url::MAX_BODY_BYTES,
                 whose: "the 64 MiB limit of a --url target",
             };
-            check_body_limit(s, &texts, format.as_ref(), limit)?;
-            let t = UrlTarget::new(url, format.as_ref(), s.max_concurrency, s.timeout)
+            check_body_limit(s, texts, format, limit)?;
+            let t = UrlTarget::routed(url, routes.clone(), s.max_concurrency, s.timeout)
                 .with_ready_timeout(s.ready_timeout)
-                .with_headers(&headers);
+                .with_headers(headers);
             let shown = t.describe();
             (Arc::new(t), shown, "--url")
         }
-        (_, None) => unreachable!("only a SageMaker address has no URL"),
-    };
-    let config = target_config(s, &shown, &headers);
-    Ok(PreparedTarget {
-        texts,
-        accuracy,
-        price,
-        natural_tokens,
-        seed,
-        shape: s.shape,
-        format,
-        target,
-        shown,
-        flag,
-        target_config: config,
     })
+}
+
+/// What the server at a URL is: discovered when `--engine` was not given, else what the
+/// family's own metadata says of what the flags leave open. A server that does not answer
+/// at all is left to the readiness check, which says so for every family alike.
+async fn find_family(
+    s: &TargetSettings,
+    headers: &ExtraHeaders,
+) -> Result<Option<Found>, SetupError> {
+    let Address::Url(url) = &s.address else {
+        return Ok(None);
+    };
+    let ask = Ask {
+        url,
+        headers,
+        wait: s.ready_timeout.min(Duration::from_secs(5)),
+        model: s.format.model.as_deref(),
+        api: s.format.api,
+    };
+    let answer = match s.format.format {
+        None => discover::discover(&ask).await.map(Some),
+        Some(family) => discover::metadata(family, &ask).await,
+    };
+    match answer {
+        Ok(found) => Ok(found),
+        Err(e) if e.unreachable => Ok(None),
+        Err(e) => Err(usage(e.flag, e.message)),
+    }
+}
+
+/// The task: `--api`, else what the server said, else the family's default; one the family
+/// has a route for.
+fn resolve_api(
+    family: PayloadFormat,
+    given: Option<Api>,
+    found: Option<&Found>,
+) -> Result<Option<Api>, SetupError> {
+    if family.apis().is_empty() {
+        return match given {
+            Some(api) => Err(usage("--api", family.check_api(api).unwrap_err())),
+            None => Ok(None),
+        };
+    }
+    let api = given
+        .or(found.and_then(|f| f.api))
+        .or(family.default_api())
+        .expect("a family with routes has a default");
+    family.check_api(api).map_err(|e| usage("--api", e))?;
+    Ok(Some(api))
+}
+
+/// A batch over the server's own limit (TEI's `max_client_batch_size`) would fail every
+/// request: refused before anything is sent.
+fn check_client_batch(s: &TargetSettings, found: Option<&Found>) -> Result<(), SetupError> {
+    let Some(limit) = found.and_then(|f| f.record.max_client_batch) else {
+        return Ok(());
+    };
+    for &b in std::iter::once(&s.batch_size).chain(&s.sweep_batch_sizes) {
+        if b > limit {
+            let flag = if b == s.batch_size {
+                "--batch-size"
+            } else {
+                "--batch-sizes"
+            };
+            return Err(usage(
+                flag,
+                format!(
+                    "{b} is over the server's max client batch size of {limit} (its metadata says so): give at most {limit}"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The target's routes: the family's (behind the prefix its server was found with), or the
+/// user's. A SageMaker endpoint has one route, its invocations.
+fn routes(
+    s: &TargetSettings,
+    format: &dyn Format,
+    found: Option<&Found>,
+) -> Result<Routes, SetupError> {
+    if matches!(s.address, Address::SageMaker(_)) {
+        for (flag, given) in [
+            ("--path", &s.format.path),
+            ("--ready-path", &s.format.ready_path),
+        ] {
+            if given.is_some() {
+                return Err(usage(
+                    flag,
+                    "applies to URL targets: a SageMaker endpoint's route is its invocations",
+                ));
+            }
+        }
+    }
+    let mut routes = Routes::of(format);
+    if let Some(prefix) = found.map(|f| f.prefix).filter(|p| !p.is_empty()) {
+        routes.invoke = format!("{prefix}{}", routes.invoke);
+    }
+    Ok(routes.with(s.format.path.as_deref(), s.format.ready_path.as_deref()))
+}
+
+/// A route as `--path` and `--ready-path` take it: a path from `/`, in one line, that no
+/// server could read as two requests.
+pub fn check_route(route: &str) -> Result<String, String> {
+    let shown = || encbench_core::scrub::text(route);
+    if !route.starts_with('/') {
+        return Err(format!("'{}' must start with /", shown()));
+    }
+    if route.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!(
+            "'{}' holds a space or a control character",
+            shown()
+        ));
+    }
+    Ok(route.to_string())
 }
 
 /// The user's headers, the Bearer token read from its variable. SageMaker requests are
@@ -269,7 +467,14 @@ fn extra_headers(s: &TargetSettings) -> Result<ExtraHeaders, SetupError> {
 }
 
 /// `config.target` of the export: where the requests went, never credentials.
-fn target_config(s: &TargetSettings, shown: &str, headers: &ExtraHeaders) -> TargetConfig {
+fn target_config(
+    s: &TargetSettings,
+    shown: &str,
+    headers: &ExtraHeaders,
+    r: &Resolved,
+    path: Option<String>,
+    detected: Option<Detected>,
+) -> TargetConfig {
     let sm = match &s.address {
         Address::SageMaker(cfg) => Some(cfg),
         _ => None,
@@ -277,7 +482,11 @@ fn target_config(s: &TargetSettings, shown: &str, headers: &ExtraHeaders) -> Tar
     let field = |f: fn(&SageMakerConfig) -> &Option<String>| sm.and_then(|c| f(c).clone());
     TargetConfig {
         url: sm.is_none().then(|| shown.to_string()),
-        engine: s.format.format.name().to_string(),
+        engine: r.family.name().to_string(),
+        api: r.api.map(|a| a.name().to_string()),
+        path,
+        model: r.model.clone().filter(|_| r.family != PayloadFormat::Hf),
+        detected,
         demo: matches!(s.address, Address::Demo(_)),
         endpoint: sm.map(|c| c.endpoint.clone()),
         region: field(|c| &c.region),
@@ -291,41 +500,41 @@ fn target_config(s: &TargetSettings, shown: &str, headers: &ExtraHeaders) -> Tar
     }
 }
 
+/// The family, task and model a target's requests are built for, from the flags and what
+/// the server said.
+struct Resolved {
+    family: PayloadFormat,
+    api: Option<Api>,
+    model: Option<String>,
+}
+
 /// The payload format, with KServe v2 tensor names from the flags, else from what the server
 /// declares (metadata, then `/config`), else BERT's inputs and the first reply's output.
 async fn build_format(
     f: &FormatSettings,
+    r: &Resolved,
     tokenizer: &TokenCounter,
     shape: Shape,
     url: Option<&str>,
     headers: &ExtraHeaders,
 ) -> Result<Arc<dyn Format>, SetupError> {
-    let model = || {
-        f.model.clone().ok_or_else(|| {
-            usage(
-                "--model",
-                format!("required with --engine {}", f.format.name()),
-            )
-        })
-    };
     let encoder = || {
         tokenizer
             .encoder(shape.max_len)
             .map_err(|e| usage("--tokenizer", e))
     };
-    let format: Arc<dyn Format> = match f.format {
-        PayloadFormat::Hf => Arc::new(HfFormat {
+    let format: Arc<dyn Format> = match (r.family, r.api) {
+        (PayloadFormat::Hf, _) => Arc::new(HfFormat {
             shape,
             pooling: f.pooling,
         }),
-        PayloadFormat::Vllm => Arc::new(VllmFormat {
-            model: model()?,
-            api: f.vllm_api,
-            encoder: encoder()?,
-            pad_to_max: shape.pad_to_max,
-        }),
-        PayloadFormat::Triton => {
-            let model = model()?;
+        (PayloadFormat::Triton, _) => {
+            let model = r.model.clone().ok_or_else(|| {
+                usage(
+                    "--model",
+                    "required with --engine triton: the KServe model to load",
+                )
+            })?;
             let given = GivenNames {
                 input_ids: f.input_ids_name.clone(),
                 attention_mask: f.attention_mask_name.clone(),
@@ -346,6 +555,14 @@ async fn build_format(
                 text_input: f.text_input.clone(),
                 pooling: f.pooling,
             })
+        }
+        (family, api) => {
+            let api = api.expect("resolve_api gives the JSON families a task");
+            let items = Items::new(encoder()?, shape.pad_to_max);
+            Arc::new(
+                ApiFormat::new(family, api, r.model.clone(), items, f.pooling)
+                    .map_err(|e| usage("--api", e))?,
+            )
         }
     };
     Ok(if f.pretokenize && format.tokenizes() {

@@ -174,6 +174,7 @@ pub fn tables(e: &Export) -> Vec<Table> {
         out.push(verdicts_table(cmp));
     }
     out.extend(super::server::per_target_table(&e.phases));
+    out.extend(super::server::headers_table(&e.phases, true));
     if !cmp.vector_agreement.is_empty() {
         out.push(agreement_table(cmp));
     }

@@ -124,6 +124,7 @@ pub fn tables(e: &Export) -> Vec<Table> {
         errors_table(&e.phases),
         server_table(&e.phases),
         super::server::breakdown_table(&e.phases),
+        super::server::headers_table(&e.phases, false),
         super::server::named_table(&e.phases),
         super::server::cloudwatch_table(&e.phases),
         variants_table(&e.phases),

@@ -176,3 +176,62 @@ pub(super) fn per_target_table(phases: &[PhaseResult]) -> Option<Table> {
     }
     Some(t)
 }
+
+/// The server's time per request as its replies' headers said it (TEI's `x-queue-time`,
+/// `x-inference-time`, `x-tokenization-time`), beside the client's latency; in `compare`
+/// with each phase's targets next to each other.
+pub(super) fn headers_table(phases: &[PhaseResult], per_target: bool) -> Option<Table> {
+    let mut rows: Vec<_> = phases
+        .iter()
+        .filter_map(|p| p.server_time_ms.as_ref().map(|t| (p, t)))
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    if per_target {
+        rows.sort_by_key(|(p, _)| (p.kind.name(), p.batch_size, p.concurrency));
+    }
+    let columns = [
+        "kind",
+        "batch",
+        "conc",
+        "client p50/p99",
+        "queue p50/p99",
+        "inference p50/p99",
+        "tokenization p50/p99",
+        "replies",
+    ];
+    let headers: Vec<&str> = per_target
+        .then_some("target")
+        .into_iter()
+        .chain(columns)
+        .collect();
+    let mut t = Table::new(
+        "Server time from its replies' headers (ms per request: x-queue-time, x-inference-time, x-tokenization-time)",
+        &headers,
+    );
+    let pair = |s: Option<encbench_core::stats::LatencySummary>| {
+        s.map_or("-".into(), |s| format!("{:.1}/{:.1}", s.p50, s.p99))
+    };
+    for (p, h) in rows {
+        let mut cells: Vec<String> = per_target
+            .then(|| p.target.clone().unwrap_or_default())
+            .into_iter()
+            .collect();
+        cells.extend([
+            p.kind.name().into(),
+            p.batch_size.to_string(),
+            p.concurrency.to_string(),
+            pair(Some(p.latency_ms)),
+            pair(h.queue),
+            pair(h.inference),
+            pair(h.tokenization),
+            h.replies.to_string(),
+        ]);
+        t.row(cells);
+    }
+    t.notes.push(
+        "as the server measured itself, in its own units (TEI: whole milliseconds, for a batch the mean over its inputs)".into(),
+    );
+    Some(t)
+}

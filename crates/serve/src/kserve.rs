@@ -53,6 +53,49 @@ fn error(status: StatusCode, message: impl Into<String>) -> Response {
     (status, axum::Json(json!({ "error": message.into() }))).into_response()
 }
 
+/// `GET /v2`: the server's name, version and protocol extensions, as Triton and KServe's
+/// ModelServer answer it.
+pub fn server_metadata(p: crate::families::Playing) -> Response {
+    let body = if p.is(crate::families::Family::Kserve) {
+        json!({ "name": "kserve", "version": "0.21.0", "extensions": ["model_repository_extension"] })
+    } else {
+        json!({ "name": "triton", "version": "2.51.0", "extensions": [
+            "classification", "model_repository", "model_configuration", "binary_tensor_data",
+            "parameters", "statistics",
+        ]})
+    };
+    axum::Json(body).into_response()
+}
+
+/// `GET /v2/health/ready`: Triton's empty 200 (400 while not ready), KServe's
+/// `{"ready": true}` (503 while not).
+pub fn health_ready(s: &Server, p: crate::families::Playing) -> Response {
+    let ready = s.started.elapsed() >= s.cfg.unhealthy_for;
+    let kserve = p.is(crate::families::Family::Kserve);
+    match (ready, kserve) {
+        (true, true) => axum::Json(json!({ "ready": true })).into_response(),
+        (false, true) => error(StatusCode::SERVICE_UNAVAILABLE, "server not ready"),
+        (true, false) => StatusCode::OK.into_response(),
+        (false, false) => StatusCode::BAD_REQUEST.into_response(),
+    }
+}
+
+pub fn health_live(p: crate::families::Playing) -> Response {
+    if p.is(crate::families::Family::Kserve) {
+        axum::Json(json!({ "live": true })).into_response()
+    } else {
+        StatusCode::OK.into_response()
+    }
+}
+
+/// Triton's `POST /v2/repository/index`: the served model, ready.
+pub fn repository_index(s: &Server) -> Response {
+    axum::Json(
+        json!([{ "name": s.cfg.served_model, "version": "1", "state": "READY", "reason": "" }]),
+    )
+    .into_response()
+}
+
 pub async fn ready(State(s): State<Arc<Server>>, Path(_model): Path<String>) -> Response {
     if s.started.elapsed() < s.cfg.unhealthy_for {
         StatusCode::SERVICE_UNAVAILABLE.into_response()

@@ -7,22 +7,24 @@
 //! tells tests what the server saw.
 
 mod arrivals;
+pub mod families;
 mod faults;
+mod json_apis;
 mod kserve;
 pub mod model;
+mod routes;
 mod sagemaker;
 mod sigv4;
-mod vllm;
 mod workers;
+pub use families::{Family, ModelKind};
 pub use kserve::V2Tensors;
 pub use workers::Queue;
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::get;
 use encbench_core::input::Input;
 use encbench_core::timing;
 use encbench_wire::tokenize::TokenCounter;
@@ -80,6 +82,13 @@ pub struct ServeConfig {
     pub require_headers: Vec<(String, String)>,
     /// The KServe v2 model's tensors as clients see them.
     pub v2: V2Tensors,
+    /// One family's routes alone (`--only`), as its server answers them; every family's
+    /// invocation routes otherwise.
+    pub only: Option<Family>,
+    /// What the one family's model is (`--model-kind`); the family's usual kind otherwise.
+    pub model_kind: Option<ModelKind>,
+    /// The model the server lists and names in replies (`--served-model-name`).
+    pub served_model: String,
 }
 
 /// `fixed` serves every request in the model's time (an M/D/c queue under Poisson load);
@@ -124,6 +133,9 @@ impl Default for ServeConfig {
             replicas: 1,
             require_headers: Vec::new(),
             v2: V2Tensors::default(),
+            only: None,
+            model_kind: None,
+            served_model: "encbench-reference".into(),
         }
     }
 }
@@ -167,8 +179,10 @@ struct Counters {
     routed: Mutex<BTreeMap<String, u64>>,
     /// The tensors of the last KServe v2 request: name, datatype, shape; and whether binary.
     last_tensors: Mutex<Value>,
-    /// Token counts of the inputs of the last vLLM request.
+    /// Token counts of the inputs of the last request of a JSON API (vLLM, TEI, ...).
     last_vllm: Mutex<Value>,
+    /// The timing headers TEI's routes sent, in milliseconds, for tests to compare.
+    tei_sent: json_apis::tei::SentTimes,
     kserve: Mutex<kserve::Stats>,
     arrival_gaps: arrivals::ArrivalGaps,
 }
@@ -358,31 +372,26 @@ pub async fn start(cfg: ServeConfig, tokenizer: TokenCounter) -> std::io::Result
         rng: Mutex::new(Xoshiro256PlusPlus::seed_from_u64(cfg.seed)),
         cfg,
     });
-    let inference = Router::new()
-        .route("/invocations", post(invocations))
-        .route("/endpoints/{name}/invocations", post(sagemaker::invoke))
-        .route("/v2/models/{model}/infer", post(kserve::infer))
-        .route("/classify", post(vllm::classify))
-        .route("/v1/embeddings", post(vllm::embeddings))
-        .route_layer(axum::middleware::from_fn_with_state(
-            server.clone(),
-            faults::wire_faults,
-        ));
-    let app = Router::new()
-        .route("/ping", get(ping))
-        .route("/v2/models/{model}/ready", get(kserve::ready))
-        .route("/v2/models/{model}", get(kserve::metadata))
-        .route("/v2/models/{model}/config", get(kserve::config))
-        .route("/v2/models/{model}/stats", get(kserve::stats))
-        .route("/health", get(vllm::health))
+    let playing = families::Playing {
+        only: server.cfg.only,
+        kind: server.cfg.model_kind,
+    };
+    let inference = routes::inference(playing).route_layer(axum::middleware::from_fn_with_state(
+        server.clone(),
+        faults::wire_faults,
+    ));
+    let mut app = routes::describing(playing)
         .merge(inference)
         .route_layer(axum::middleware::from_fn_with_state(
             server.clone(),
             require_headers,
         ))
         .route("/_encbench/counters", get(counters))
-        .route("/metrics", get(kserve::metrics))
-        .with_state(server);
+        .fallback(move || async move { routes::not_found(playing) });
+    if playing.only.is_none() || playing.is(Family::Triton) {
+        app = app.route("/metrics", get(kserve::metrics));
+    }
+    let app = app.with_state(server);
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     // Without TCP_NODELAY small responses wait on delayed ACKs (about 40 ms on Linux).
     let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
@@ -425,7 +434,7 @@ async fn require_headers(
     next.run(req).await
 }
 
-async fn ping(State(s): State<Arc<Server>>) -> Response {
+pub(crate) async fn ping(State(s): State<Arc<Server>>) -> Response {
     let status = if s.started.elapsed() < s.cfg.unhealthy_for {
         "Unhealthy"
     } else if s.replicas.iter().any(|w| w.loading()) {
@@ -478,7 +487,7 @@ fn parse_hf(body: &[u8]) -> Result<(Vec<Input>, Value), String> {
     Ok((inputs, v.get("parameters").cloned().unwrap_or(Value::Null)))
 }
 
-async fn invocations(State(s): State<Arc<Server>>, body: Bytes) -> Response {
+pub(crate) async fn invocations(State(s): State<Arc<Server>>, body: Bytes) -> Response {
     match s.infer(&body, true).await {
         Ok(out) => axum::Json(Value::Array(out)).into_response(),
         Err(Fault::Throttled(m)) => error(StatusCode::BAD_REQUEST, "ThrottlingException", m),
@@ -514,6 +523,7 @@ async fn counters(State(s): State<Arc<Server>>) -> Response {
         "routed": c.routed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone(),
         "last_tensors": c.last_tensors.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone(),
         "last_vllm": c.last_vllm.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone(),
+        "tei_sent": c.tei_sent.json(),
         "arrival_gaps": c.arrival_gaps.json(),
     }))
     .into_response()

@@ -134,6 +134,9 @@ pub const LABELS: [&str; 3] = ["entailment", "neutral", "contradiction"];
 /// sample's token ids at their start (a padded or repeated tail does not matter).
 pub struct Verdicts {
     known: HashMap<(String, String), usize>,
+    /// The same pairs sent as one text, premise and hypothesis joined by a space (routes
+    /// with no pair form): the simulated model reads the join as the pair.
+    known_joined: HashMap<String, usize>,
     known_ids: Vec<(Vec<i64>, usize)>,
     pub flip: bool,
     pub label_ids: bool,
@@ -143,6 +146,7 @@ impl Verdicts {
     pub fn new(flip: bool, label_ids: bool, tokenizer: &TokenCounter) -> Verdicts {
         let encoder = tokenizer.encoder(512).ok();
         let mut known = HashMap::new();
+        let mut known_joined = HashMap::new();
         let mut known_ids = Vec::new();
         for s in shipped_samples() {
             let Some(idx) = LABELS.iter().position(|l| *l == s.expected.to_lowercase()) else {
@@ -153,10 +157,12 @@ impl Verdicts {
                 ids.pop(); // the final [SEP]: servers that cannot pad get repeats before it
                 known_ids.push((ids, idx));
             }
+            known_joined.insert(format!("{} {}", s.premise, s.hypothesis), idx);
             known.insert((s.premise, s.hypothesis), idx);
         }
         Verdicts {
             known,
+            known_joined,
             known_ids,
             flip,
             label_ids,
@@ -188,7 +194,7 @@ impl Verdicts {
     pub fn class_of_text(&self, input: &Input) -> usize {
         let idx = match input.parts() {
             (a, Some(b)) => self.known.get(&(a.to_string(), b.to_string())).copied(),
-            _ => None,
+            (t, None) => self.known_joined.get(t).copied(),
         }
         .unwrap_or_else(|| stable_hash(input) % LABELS.len());
         self.shown(idx)
@@ -288,6 +294,18 @@ impl Embeddings {
                     .fold(0usize, |h, &x| h.wrapping_mul(31).wrapping_add(x as usize)),
             ),
         }
+    }
+}
+
+impl Embeddings {
+    /// A cross-encoder's relevance of `document` to `query`, in (0, 1): high for the
+    /// candidate a shipped query must find, low for the others (each a little apart, so
+    /// that an ordering is an ordering), and stable for anything else.
+    pub fn relevance(&self, query: &str, document: &str) -> f32 {
+        let (q, d) = (self.of_text(query), self.of_text(document));
+        let cos: f32 = q.iter().zip(&d).map(|(a, b)| a * b).sum();
+        let jitter = (stable_hash(&Input::pair(query, document)) % 1000) as f32 / 100_000.0;
+        0.05 + 0.9 * cos.max(0.0) + jitter
     }
 }
 

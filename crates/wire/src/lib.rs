@@ -5,12 +5,14 @@
 //! accuracy   the known-answer check: samples sent through a client, verdicts read
 //! client     where requests go: a URL (HTTP/1.1 pool, reqwest) or SageMaker (AWS SDK);
 //!            the server's metrics endpoint and CloudWatch
-//! payload    the wire formats (hf, triton, vllm): request bodies, replies, labels,
-//!            vectors and their pooling
+//! discover   which API family a server at a URL speaks, from its metadata routes
+//! payload    the API families (hf, triton, vllm, openai, tei, infinity, jina): request
+//!            bodies, replies, labels, vectors, rankings, and their routes
 //! tokenize   real token counts and client-side tokenization from a tokenizer.json
 //! ```
 
 pub mod accuracy;
 pub mod client;
+pub mod discover;
 pub mod payload;
 pub mod tokenize;

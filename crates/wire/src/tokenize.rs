@@ -91,7 +91,11 @@ impl TokenCounter {
             source_name: "tokenizer".into(),
             reason: e.to_string(),
         })?;
-        Ok(Encoder { tok, max_len })
+        Ok(Encoder {
+            tok,
+            untruncated: self.tok.clone(),
+            max_len,
+        })
     }
 
     /// Tokens including special tokens ([CLS] a [SEP] b [SEP]), untruncated.
@@ -116,6 +120,8 @@ pub struct Encoded {
 
 pub struct Encoder {
     tok: Tokenizer,
+    /// For counting what a server that tokenizes would see.
+    untruncated: Tokenizer,
     max_len: usize,
 }
 
@@ -182,6 +188,53 @@ impl Encoder {
         ids.push(last);
         ids
     }
+
+    /// Tokens of `text` (after `first`, as a pair's second sequence), special tokens included
+    /// and nothing truncated: what a server that tokenizes counts.
+    fn server_count(&self, first: Option<&str>, text: &str) -> usize {
+        let enc = match first {
+            Some(a) => self.untruncated.encode((a, text), true),
+            None => self.untruncated.encode(text, true),
+        };
+        enc.map_or(0, |e| e.len())
+    }
+
+    /// A text of exactly `max_len` tokens (with `first` before it, as a pair) for servers
+    /// that tokenize and cannot pad (TEI, Infinity, OpenAI-compatible ones): the text's own
+    /// words again and again, as many as fit, then single-token words to the length. Longer
+    /// texts are cut at a word. A server with another tokenizer counts a few tokens apart.
+    pub fn text_of_len(&self, first: Option<&str>, text: &str) -> String {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let words = if words.is_empty() { vec!["a"] } else { words };
+        let of = |k: usize| {
+            (0..k)
+                .map(|i| words[i % words.len()])
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let target = self.max_len;
+        // Every word is a token at least, so more than `target` words never fit.
+        let (mut lo, mut hi) = (1, target.max(1));
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            if self.server_count(first, &of(mid)) <= target {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        let mut out = of(lo);
+        let mut n = self.server_count(first, &out);
+        while n < target {
+            out.push_str(" a");
+            let next = self.server_count(first, &out);
+            if next <= n {
+                break;
+            }
+            n = next;
+        }
+        out
+    }
 }
 
 #[cfg(test)]
@@ -240,6 +293,19 @@ mod tests {
         assert_eq!(ids.len(), 512);
         assert_eq!(ids[0], 101, "[CLS]");
         assert_eq!(ids[511], 102, "[SEP]");
+    }
+
+    #[test]
+    fn texts_of_an_exact_length_for_servers_that_tokenize_but_cannot_pad() {
+        let t = TokenCounter::shipped();
+        let e = t.encoder(128).unwrap();
+        let text = e.text_of_len(None, "a short sentence, with punctuation!");
+        assert_eq!(t.count(&Input::Text(text.clone())), 128, "{text}");
+        let second = e.text_of_len(Some("the premise"), "the hypothesis");
+        assert_eq!(t.count(&Input::pair("the premise", &second)), 128);
+        let long = "word ".repeat(400);
+        assert_eq!(t.count(&Input::Text(e.text_of_len(None, &long))), 128);
+        assert_eq!(t.count(&Input::Text(e.text_of_len(None, "  "))), 128);
     }
 
     #[test]

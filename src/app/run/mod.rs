@@ -23,6 +23,10 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
     let hosts = super::hosts::hosts(&a)?;
     let (address, _demo_server) = settings::address(&a).await?;
     let p = setup::prepare(&settings::target_settings(&a, address)).await?;
+    // Before the screen opens, so it stays in the scrollback: what the server was taken for.
+    if let Some(found) = &p.found {
+        encbench_core::failure::say(format_args!("{}", found.line()));
+    }
     let config = serde_json::to_value(settings::run_config(&a, &p, &hosts))
         .expect("a run's config serializes");
     if let Err(e) = p.target.check_ready().await {

@@ -53,7 +53,9 @@ pub(super) fn target_settings(a: &RunArgs, address: Address) -> TargetSettings {
         format: FormatSettings {
             format: a.engine,
             model: a.model.clone(),
-            vllm_api: a.vllm_api,
+            api: a.api,
+            path: a.path.clone(),
+            ready_path: a.ready_path.clone(),
             binary: a.binary,
             text_input: a.text_input.clone(),
             input_ids_name: a.input_ids_name.clone(),

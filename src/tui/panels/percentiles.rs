@@ -147,6 +147,9 @@ fn lines(app: &App) -> Vec<(Keep, Line<'static>)> {
             ms(t.p99)
         )));
     }
+    if let Some(t) = &c.server_time {
+        more(Line::from(server_time_line(t)));
+    }
     if let Some([first, second]) = server_lines(app) {
         // Two short lines rather than one long one: whole at 80 columns.
         more(Line::from(first));
@@ -188,4 +191,18 @@ fn lines(app: &App) -> Vec<(Keep, Line<'static>)> {
         ));
     }
     lines
+}
+
+/// What the replies' headers said of the server's time: `server said: queue p50 3.0 · infer
+/// p50 20.0 · tokenize p50 0.00 ms`.
+fn server_time_line(t: &encbench_core::server_metrics::headers::ServerTimeSummary) -> String {
+    let parts: Vec<String> = [
+        ("queue", t.queue),
+        ("infer", t.inference),
+        ("tokenize", t.tokenization),
+    ]
+    .into_iter()
+    .filter_map(|(name, s)| Some(format!("{name} p50 {}", ms(s?.p50))))
+    .collect();
+    format!("server said: {} ms", parts.join(" · "))
 }

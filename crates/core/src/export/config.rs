@@ -70,8 +70,22 @@ pub struct RunConfig {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TargetConfig {
     pub url: Option<String>,
-    /// The payload format (`--engine`): hf, triton or vllm.
+    /// The API family (`--engine`, or what discovery found): hf, triton, vllm, openai, tei,
+    /// infinity or jina.
     pub engine: String,
+    /// The task of families with several routes (`--api`): embed, classify, rerank, score or
+    /// pooling.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api: Option<String>,
+    /// The invocation's route on a URL target (`--path`, or the family's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The model requests name (KServe's, or the served model of the JSON APIs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// What `--url` alone was found to be, and how.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detected: Option<Detected>,
     pub demo: bool,
     pub endpoint: Option<String>,
     pub region: Option<String>,
@@ -83,4 +97,25 @@ pub struct TargetConfig {
     pub target_variant: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub headers: Vec<String>,
+}
+
+/// What discovery found at a URL given without `--engine` (`config.target.detected`), and
+/// what a family's own metadata said of the model where `--engine` was given.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Detected {
+    /// The API family, as `--engine` names it.
+    pub engine: String,
+    /// The server as it names itself where it does: `TEI 1.9.3`, `triton 2.51.0`.
+    pub server: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// What kind of model it serves, where the server says: embedder, classifier, reranker.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// The most inputs a request may carry, where the server says (TEI's
+    /// `max_client_batch_size`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_client_batch: Option<usize>,
+    /// Each request discovery sent and its answer: `GET /info 404`.
+    pub tried: Vec<String>,
 }

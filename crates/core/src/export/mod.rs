@@ -5,7 +5,7 @@
 mod config;
 mod write;
 
-pub use config::{RunConfig, TargetConfig};
+pub use config::{Detected, RunConfig, TargetConfig};
 pub use write::{check_writable, write_atomic, write_text_atomic};
 
 use crate::results::{PhaseResult, RunReport};

@@ -67,6 +67,10 @@ pub struct PhaseResult {
     /// Client-side tokenization (triton, vllm), part of the latency above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokenize_ms: Option<LatencySummary>,
+    /// The server's time per request from its replies' headers (TEI's `x-queue-time`,
+    /// `x-inference-time`, `x-tokenization-time`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_time_ms: Option<crate::server_metrics::headers::ServerTimeSummary>,
     /// Server-side breakdown from KServe v2 statistics, diffed around the phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerBreakdown>,
@@ -195,6 +199,7 @@ impl PhaseResult {
             service_ms: LatencySummary::of(&rec.service),
             dispatch_delay_ms: LatencySummary::of(&rec.dispatch_delay),
             tokenize_ms: (!rec.tokenize.is_empty()).then(|| LatencySummary::of(&rec.tokenize)),
+            server_time_ms: rec.server_time.as_ref().map(|r| r.summary()),
             server: None,
             server_metrics: None,
             cloudwatch: None,

@@ -1,7 +1,8 @@
 //! The server's own account of a phase, beside the client's: its Prometheus metrics
 //! (`--metrics-url`, `--metric`) read before and after every phase and diffed, Triton's
 //! statistics API (`stats`), and (`cloudwatch`) what SageMaker published for the endpoint
-//! over the phase's window. Reading them from the server is `client`'s job.
+//! over the phase's window, and (`headers`) the time each reply's headers say the server
+//! spent on it. Reading them from the server is `client`'s job.
 //!
 //! Triton's `nv_inference_*` family is understood without being named: per successful
 //! request, the time in the queue and in compute (input + infer + output), and the batch
@@ -9,6 +10,7 @@
 //! counter, gauge, histogram or summary is reported when `--metric` names it.
 
 pub mod cloudwatch;
+pub mod headers;
 pub mod prometheus;
 pub mod stats;
 

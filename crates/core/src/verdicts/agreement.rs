@@ -85,6 +85,7 @@ mod tests {
             samples: vec![],
             output: None,
             note: None,
+            switched: None,
             vectors: v
                 .iter()
                 .map(|(t, v)| ((*t).to_string(), v.clone()))

@@ -16,6 +16,8 @@ pub enum Output {
     Labels,
     /// A vector per input, `dim` long.
     Vectors { dim: usize },
+    /// A relevance score per document of a query (a reranker).
+    Rankings,
 }
 
 impl std::fmt::Display for Output {
@@ -23,6 +25,7 @@ impl std::fmt::Display for Output {
         match self {
             Output::Labels => f.write_str("labels"),
             Output::Vectors { dim } => write!(f, "vectors ({dim}-d)"),
+            Output::Rankings => f.write_str("rankings"),
         }
     }
 }
@@ -56,6 +59,10 @@ pub struct AccuracyReport {
     /// Why the check could not judge (no samples of the kind the endpoint needs).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub note: Option<String>,
+    /// The server refused the body in its API's first form, took the other, and the run
+    /// sends that from then on: in words.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub switched: Option<String>,
     /// Each text's vector, for comparing deployments; kept out of the export (hundreds of
     /// numbers per text that only `compare` reads, while it runs).
     #[serde(skip)]
@@ -81,6 +88,7 @@ impl AccuracyReport {
             samples,
             output,
             note,
+            switched: None,
             vectors,
         }
     }

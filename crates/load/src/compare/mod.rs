@@ -34,7 +34,8 @@ pub struct Settings {
     pub pad_to_max: bool,
     pub max_len: usize,
     pub order: CompareOrder,
-    pub format: PayloadFormat,
+    /// `None`: each URL target's family is discovered (SageMaker targets take hf).
+    pub format: Option<PayloadFormat>,
     pub model: Option<String>,
     pub instance_type: Option<String>,
     pub texts: Option<PathBuf>,
@@ -54,7 +55,7 @@ pub struct Settings {
     pub slo: encbench_core::slo::Slo,
     pub search: Option<crate::engine::SearchSetup>,
     pub pooling: encbench_wire::payload::Pooling,
-    pub vllm_api: encbench_wire::payload::vllm::VllmApi,
+    pub api: Option<encbench_wire::payload::Api>,
     /// `--header` pairs and the Bearer token's variable, for every URL target.
     pub headers: Vec<(String, String)>,
     pub bearer_token_env: Option<String>,
@@ -229,9 +230,12 @@ fn engine_for(entry: &Entry, a: &Settings, step: Step, index: usize) -> Engine {
     })
 }
 
-async fn check_accuracy(p: &PreparedTarget) -> Option<AccuracyReport> {
+/// The check before a target's first phase may switch the form its bodies are sent in.
+async fn check_accuracy(p: &PreparedTarget, before_load: bool) -> Option<AccuracyReport> {
     let acc = p.accuracy.as_ref()?;
-    Some(accuracy::check(p.target.as_ref(), p.format.as_ref(), acc).await)
+    let progress = accuracy::Progress::default();
+    let target = p.target.as_ref();
+    Some(accuracy::check_counted(target, p.format.as_ref(), acc, &progress, before_load).await)
 }
 
 /// Runs the comparison, publishing a view for the front-end. `stop` turning true ends it
@@ -273,8 +277,13 @@ pub async fn run(
         let p = &entries[t].prepared;
         if s == 0 {
             set_row(t, &|r| r.state = RowState::CheckingAccuracy);
-            outcomes[t].before = check_accuracy(p).await;
+            outcomes[t].before = check_accuracy(p, true).await;
             let before = outcomes[t].before.clone();
+            if let Some(switched) = before.as_ref().and_then(|b| b.switched.as_ref()) {
+                outcomes[t]
+                    .notices
+                    .push(format!("{}: {switched}", entries[t].name));
+            }
             set_row(t, &|r| r.accuracy.clone_from(&before));
         }
         let step = steps[s];
@@ -300,7 +309,7 @@ pub async fn run(
         }
         if s + 1 == steps.len() {
             set_row(t, &|r| r.state = RowState::CheckingAccuracy);
-            outcomes[t].after = check_accuracy(p).await;
+            outcomes[t].after = check_accuracy(p, false).await;
             let after = outcomes[t].after.clone();
             set_row(t, &|r| {
                 r.accuracy.clone_from(&after);

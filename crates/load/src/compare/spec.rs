@@ -6,7 +6,7 @@ use crate::setup::{Address, FormatSettings, TargetSettings};
 use clap::ValueEnum;
 use encbench_core::input::Shape;
 use encbench_wire::client::sagemaker::SageMakerConfig;
-use encbench_wire::payload::PayloadFormat;
+use encbench_wire::payload::{Api, PayloadFormat};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct TargetSpec {
@@ -16,6 +16,10 @@ pub struct TargetSpec {
     pub url: Option<String>,
     pub endpoint: Option<String>,
     pub engine: Option<PayloadFormat>,
+    /// The task of a family with several routes, and the routes if not the family's.
+    pub api: Option<Api>,
+    pub path: Option<String>,
+    pub ready_path: Option<String>,
     pub model: Option<String>,
     pub container: Option<String>,
     pub component: Option<String>,
@@ -38,6 +42,9 @@ impl TargetSpec {
             url: None,
             endpoint: None,
             engine: None,
+            api: None,
+            path: None,
+            ready_path: None,
             model: None,
             container: None,
             component: None,
@@ -71,10 +78,24 @@ pub fn parse_target(s: &str) -> Result<TargetSpec, String> {
             "url" => t.url = Some(value),
             "endpoint" => t.endpoint = Some(value),
             "engine" => {
-                t.engine = Some(
-                    PayloadFormat::from_str(&value, true)
-                        .map_err(|_| format!("unknown engine '{value}' (hf, vllm, triton)"))?,
-                );
+                t.engine = Some(PayloadFormat::from_str(&value, true).map_err(|_| {
+                    format!(
+                        "unknown engine '{value}' (hf, triton, vllm, openai, tei, infinity, jina)"
+                    )
+                })?);
+            }
+            "api" => {
+                t.api = Some(Api::from_str(&value, true).map_err(|_| {
+                    format!("unknown api '{value}' (embed, classify, rerank, score, pooling)")
+                })?);
+            }
+            "path" | "ready-path" => {
+                let route = crate::setup::check_route(&value).map_err(|e| format!("{key}: {e}"))?;
+                if key.trim() == "path" {
+                    t.path = Some(route);
+                } else {
+                    t.ready_path = Some(route);
+                }
             }
             "model" => t.model = Some(value),
             "container" => t.container = Some(value),
@@ -91,9 +112,9 @@ pub fn parse_target(s: &str) -> Result<TargetSpec, String> {
             },
             other => {
                 return Err(format!(
-                    "unknown key '{other}' (name, url, endpoint, engine, model, container, \
-                     component, target-model, variant, endpoint-url, instance, price, tokenizer, \
-                     metrics-url)"
+                    "unknown key '{other}' (name, url, endpoint, engine, api, path, ready-path, \
+                     model, container, component, target-model, variant, endpoint-url, instance, \
+                     price, tokenizer, metrics-url)"
                 ));
             }
         }
@@ -242,8 +263,10 @@ pub fn target_settings(a: &Settings, t: &TargetSpec) -> TargetSettings {
         format: FormatSettings {
             model: t.model.clone().or(a.model.clone()),
             pooling: a.pooling,
-            vllm_api: a.vllm_api,
-            ..FormatSettings::of(t.engine.unwrap_or(a.format))
+            api: t.api.or(a.api),
+            path: t.path.clone(),
+            ready_path: t.ready_path.clone(),
+            ..FormatSettings::of(t.engine.or(a.format))
         },
         tokenizer: t.tokenizer.clone().or(a.tokenizer.clone()),
         shape: Shape {

@@ -86,14 +86,19 @@ impl Ctx {
             .as_ref()
             .expect("called only with accuracy samples");
         self.shared.lock().state = RunState::CheckingAccuracy;
+        // Before the load, a refused body may switch the form every phase is then built in.
         let r = accuracy::check_counted(
             self.target.as_ref(),
             self.format.as_ref(),
             a,
             &self.shared.accuracy_progress,
+            when == "before load",
         )
         .await;
         let mut live = self.shared.lock();
+        if let Some(switched) = &r.switched {
+            live.notices.push(switched.clone());
+        }
         live.timeline.event(
             Instant::now(),
             format!("accuracy {when} {}/{}", r.passed, r.total),
@@ -139,6 +144,7 @@ impl Ctx {
                 format.as_ref(),
                 &setup,
                 &done.0.accuracy_progress,
+                false,
             )
             .await;
             let mut live = done.0.lock();

@@ -5,6 +5,7 @@ use super::ctx::Ctx;
 use super::limiter::Permit;
 use super::shared::Shared;
 use encbench_core::input::{Input, batch_inputs};
+use encbench_core::server_metrics::headers::ServerTime;
 use encbench_core::stats::{CLIENT_PANIC, Completion};
 use encbench_wire::client::{ErrorKind, Failure, Target};
 use encbench_wire::payload::{Format, Prepared, prepared_ring};
@@ -94,8 +95,20 @@ impl Requester {
             }
         });
         guard.tokenize = prepared.tokenize;
-        guard.finish(done, result.map(|r| r.variant));
+        guard.finish(
+            done,
+            result.map(|r| Answered {
+                variant: r.variant,
+                server_time: r.server_time,
+            }),
+        );
     }
+}
+
+/// What a success carries into its record.
+struct Answered {
+    variant: Option<String>,
+    server_time: Option<ServerTime>,
 }
 
 /// A request between dispatch and its recorded completion. If its task unwinds (a panic in
@@ -113,17 +126,17 @@ struct Unfinished {
 }
 
 impl Unfinished {
-    fn finish(mut self, done: Instant, result: Result<Option<String>, Failure>) {
+    fn finish(mut self, done: Instant, result: Result<Answered, Failure>) {
         self.record(done, result);
     }
 
-    fn record(&mut self, done: Instant, result: Result<Option<String>, Failure>) {
+    fn record(&mut self, done: Instant, result: Result<Answered, Failure>) {
         let Some(permit) = self.permit.take() else {
             return;
         };
-        let (variant, error, said) = match result {
-            Ok(v) => (v, None, None),
-            Err(f) => (None, Some(f.kind.key()), f.said),
+        let (variant, server_time, error, said) = match result {
+            Ok(a) => (a.variant, a.server_time, None, None),
+            Err(f) => (None, None, Some(f.kind.key()), f.said),
         };
         let c = Completion {
             intended: self.intended,
@@ -134,6 +147,7 @@ impl Unfinished {
             said,
             variant,
             tokenize: self.tokenize,
+            server_time,
             measured: self.measured,
         };
         self.shared.record(&c, self.generation);

@@ -81,6 +81,8 @@ pub(super) struct Shared {
     pub(super) due: AtomicU64,
     pub(super) started: Instant,
     pub(super) target_name: String,
+    /// The invocation as errors name it (`POST /embed`), for the hint of a 404.
+    pub(super) route: Option<String>,
     pub(super) shape: Shape,
     pub(super) slo: Slo,
     /// The accuracy check under way: outside the lock, which a verdict must not wait for.
@@ -123,6 +125,7 @@ impl Shared {
             due: AtomicU64::new(0),
             started,
             target_name: setup.target.describe(),
+            route: setup.target.route(),
             shape: setup.shape,
             slo: setup.slo.clone(),
             accuracy_progress: accuracy::Progress::default(),
@@ -140,13 +143,29 @@ impl Shared {
         let mut live = self.lock();
         // Once a run per kind, as it happens: why the server refused is what a user needs
         // first, not at the end of the run. Checked before the words are made.
-        if let (Some(kind), Some(said)) = (&c.error, &c.said)
+        if let Some(kind) = &c.error
             && !live.kinds_said.contains(kind)
-            && let Some(words) = encbench_core::text::server_words(said)
         {
-            live.kinds_said.insert(kind.clone());
-            live.notices
-                .push(format!("{kind}: the server said {words}"));
+            let words = c
+                .said
+                .as_deref()
+                .and_then(encbench_core::text::server_words);
+            // A route that does not exist is said as such, words or not (TEI's 404 has none).
+            let no_route = self
+                .route
+                .as_deref()
+                .filter(|_| encbench_core::text::is_no_route(kind))
+                .map(encbench_core::text::no_route);
+            if words.is_some() || no_route.is_some() {
+                live.kinds_said.insert(kind.clone());
+            }
+            if let Some(words) = words {
+                live.notices
+                    .push(format!("{kind}: the server said {words}"));
+            }
+            if let Some(hint) = no_route {
+                live.notices.push(format!("{kind}: {hint}"));
+            }
         }
         let current = generation == live.generation;
         live.timeline.record(c, current);
@@ -217,6 +236,7 @@ impl Shared {
             samples_per_s: rec.samples_per_s(),
             slo: None,
             server: live.server_so_far.clone(),
+            server_time: rec.server_time.as_ref().map(|r| r.summary()),
         };
         let entries = &live.timeline.entries;
         let tail = entries[entries.len().saturating_sub(TAIL_POINTS)..].to_vec();

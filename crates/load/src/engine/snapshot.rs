@@ -78,6 +78,8 @@ pub struct LiveStats {
     /// `--metrics-url`: the server's figures since the phase began (refreshed about once a
     /// second).
     pub server: Option<encbench_core::server_metrics::ServerMetrics>,
+    /// The server's time per request from its replies' headers (TEI's `x-queue-time`, ...).
+    pub server_time: Option<encbench_core::server_metrics::headers::ServerTimeSummary>,
 }
 
 impl LiveStats {

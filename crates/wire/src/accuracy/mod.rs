@@ -1,13 +1,16 @@
 //! Proof that the deployment still gives the model's verdicts: known answers are sent
-//! before and after the load and each verdict is compared with the expected one. A
-//! classifier is checked on NLI pairs (the predicted label); an embedder, found out by its
-//! first answer being a vector, on retrieval items (the candidate nearest the query by
-//! cosine). The verdicts, and how deployments' verdicts and vectors compare, are `verdicts`.
+//! before and after the load and each verdict is compared with the expected one. One plain
+//! text goes first, and what the model answers it says which known answers fit: a
+//! classifier is checked on NLI pairs (the predicted label), an embedder on retrieval items
+//! (the candidate nearest the query by cosine), a reranker on the same items (the candidate
+//! it scores highest). The verdicts, and how deployments' verdicts and vectors compare, are
+//! `verdicts`.
 
-use crate::client::Target;
+use crate::client::{ErrorKind, Failure, Target};
 use crate::payload::{Answers, Format, LabelMap};
 use encbench_core::input::{Input, NliSample, RetrievalSample};
 use encbench_core::scrub;
+use encbench_core::text::{is_no_route, no_route};
 use encbench_core::verdicts::{AccuracyReport, Output, Verdict, cosine};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -18,6 +21,10 @@ pub struct AccuracySetup {
     pub labels: LabelMap,
     /// For an embedder.
     pub retrieval: Vec<RetrievalSample>,
+    /// The load's first input, sent once too where the format sends it in another form
+    /// than a plain text (a pair as token ids): a server that refuses that form is found
+    /// out before the load, not by every request of it.
+    pub load_input: Option<Input>,
 }
 
 /// How far a check under way has got: a check of a slow endpoint takes seconds, and a
@@ -51,26 +58,81 @@ impl Progress {
 enum One {
     Label(String),
     Vector(Vec<f32>),
+    /// A score per candidate, in the order sent.
+    Ranking(Vec<f32>),
 }
 
-/// One request of one input, shaped as the load is shaped (a padded load is checked padded),
-/// so the verdicts are the deployment's as it is being measured. A row of scores no wider
-/// than the class names is logits; a wider one is a vector.
+/// What one request of the check asks: an input's answer, or a query's candidates ranked.
+enum Question<'a> {
+    One(&'a Input),
+    Rank {
+        query: &'a str,
+        candidates: &'a [String],
+    },
+}
+
+impl Question<'_> {
+    /// The request's inputs: a ranking is a batch of (query, candidate) pairs.
+    fn inputs(&self) -> Vec<Input> {
+        match self {
+            Question::One(i) => vec![(*i).clone()],
+            Question::Rank { query, candidates } => {
+                candidates.iter().map(|c| Input::pair(query, c)).collect()
+            }
+        }
+    }
+}
+
+/// Why a question got no answer: the server refused it (with what it said), or its reply
+/// could not be read.
+enum Unanswered {
+    Refused(Failure),
+    Unread(String),
+}
+
+impl std::fmt::Display for Unanswered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unanswered::Refused(failure) => write!(f, "{failure}"),
+            Unanswered::Unread(why) => f.write_str(why),
+        }
+    }
+}
+
+/// A refusal of the body itself (400, 422): another form of the same inputs may pass.
+fn refused_the_body(u: &Unanswered) -> bool {
+    let Unanswered::Refused(f) = u else {
+        return false;
+    };
+    matches!(
+        f.kind,
+        ErrorKind::Http(400 | 422)
+            | ErrorKind::Validation
+            | ErrorKind::ModelError {
+                original_status: Some(400 | 422)
+            }
+    )
+}
+
+/// One request, shaped as the load is shaped (a padded load is checked padded), so the
+/// verdicts are the deployment's as it is being measured. A row of scores no wider than the
+/// class names is logits; a wider one is a vector.
 async fn ask(
     target: &dyn Target,
     format: &dyn Format,
     labels: &LabelMap,
-    input: &Input,
-) -> Result<One, String> {
+    question: &Question<'_>,
+) -> Result<One, Unanswered> {
+    let inputs = question.inputs();
+    let refs: Vec<&Input> = inputs.iter().collect();
     let reply = target
-        .invoke(&format.prepare(&[input]))
+        .invoke(&format.prepare(&refs))
         .await
-        .map_err(|failure| failure.to_string())?;
+        .map_err(Unanswered::Refused)?;
     // Labels and parse errors quote the server: scrubbed before they are kept.
-    let answers = format
-        .answers(&reply, &[input])
-        .map_err(|e| scrub::text(&e))?;
-    let none = || "response holds no verdict".to_string();
+    let unread = |e: String| Unanswered::Unread(scrub::text(&e));
+    let answers = format.answers(&reply, &refs).map_err(unread)?;
+    let none = || unread("response holds no verdict".to_string());
     match answers {
         Answers::Labels(l) => l
             .into_iter()
@@ -81,61 +143,146 @@ async fn ask(
         Answers::Scores(rows) => {
             let row = rows.into_iter().next().ok_or_else(none)?;
             if row.len() <= labels.names().len() {
-                let l = crate::payload::labels::argmax_label(row.iter().map(|&x| f64::from(x)))?;
+                let l = crate::payload::labels::argmax_label(row.iter().map(|&x| f64::from(x)))
+                    .map_err(unread)?;
                 Ok(One::Label(labels.normalize(&l)))
             } else {
                 Ok(One::Vector(row))
             }
         }
         Answers::Vectors(v) => v.into_iter().next().map(One::Vector).ok_or_else(none),
+        Answers::Ranking(scores) => Ok(One::Ranking(scores)),
     }
 }
 
-/// The check: its first answer says which kind of known answers the endpoint needs.
+/// A question, asked once more in the API's other form when the server refuses the body
+/// (Infinity takes strings only, a server without a tokenizer ids only): the answer, and
+/// what was switched, in words. `may_switch` is spent on the first refusal.
+async fn ask_or_switch(
+    target: &dyn Target,
+    format: &dyn Format,
+    labels: &LabelMap,
+    question: &Question<'_>,
+    may_switch: &mut bool,
+) -> (Result<One, Unanswered>, Option<String>) {
+    let first = ask(target, format, labels, question).await;
+    let refused = match &first {
+        Err(u) if *may_switch && refused_the_body(u) => u.to_string(),
+        _ => return (first, None),
+    };
+    *may_switch = false;
+    let (Some(was), Some(now)) = (format.form(), format.switch_form()) else {
+        return (first, None);
+    };
+    match ask(target, format, labels, question).await {
+        Ok(answer) => (
+            Ok(answer),
+            Some(format!(
+                "the server refused {} ({refused}): sending {} from now on",
+                was.name(),
+                now.name()
+            )),
+        ),
+        Err(_) => {
+            // Neither form passed: back to the documented one, and its refusal is the answer.
+            format.switch_form();
+            (first, None)
+        }
+    }
+}
+
+/// The check: a plain text (or, for a reranker, a query and its candidates) first, whose
+/// answer says which kind of known answers the endpoint needs.
 pub async fn check(
     target: &dyn Target,
     format: &dyn Format,
     setup: &AccuracySetup,
 ) -> AccuracyReport {
-    check_counted(target, format, setup, &Progress::default()).await
+    check_counted(target, format, setup, &Progress::default(), false).await
 }
 
-/// [`check`], counting its verdicts into `progress` as they come.
+/// [`check`], counting its verdicts into `progress` as they come; `may_switch` lets a
+/// refused body switch the format's form for the whole run (only before the load, whose
+/// bodies are then built in that form).
 pub async fn check_counted(
     target: &dyn Target,
     format: &dyn Format,
     setup: &AccuracySetup,
     progress: &Progress,
+    may_switch: bool,
 ) -> AccuracyReport {
-    // The probe is the first NLI sample when there are any; an embedder's count is set
-    // once its first answer shows it is one.
-    progress.start(if setup.samples.is_empty() {
+    let labels = &setup.labels;
+    progress.start(if setup.samples.is_empty() || format.ranks() {
         setup.retrieval.len()
     } else {
         setup.samples.len()
     });
-    let probe = match (setup.samples.first(), setup.retrieval.first()) {
-        (Some(s), _) => s.input(),
-        (None, Some(r)) => Input::Text(r.query.clone()),
-        (None, None) => return AccuracyReport::new(vec![], None, None, vec![]),
+    let probe_text;
+    let probe = match (
+        format.ranks(),
+        setup.retrieval.first(),
+        setup.samples.first(),
+    ) {
+        (true, Some(r), _) => Question::Rank {
+            query: &r.query,
+            candidates: &r.candidates,
+        },
+        (true, None, _) => {
+            return AccuracyReport::new(
+                vec![],
+                Some(Output::Rankings),
+                Some(need_retrieval("rankings")),
+                vec![],
+            );
+        }
+        (false, Some(r), _) => {
+            probe_text = Input::Text(r.query.clone());
+            Question::One(&probe_text)
+        }
+        (false, None, Some(s)) => {
+            probe_text = Input::Text(s.premise.clone());
+            Question::One(&probe_text)
+        }
+        (false, None, None) => return AccuracyReport::new(vec![], None, None, vec![]),
     };
-    let first = ask(target, format, &setup.labels, &probe).await;
+    let mut may_switch = may_switch;
+    let (first, mut switched) =
+        ask_or_switch(target, format, labels, &probe, &mut may_switch).await;
+    if let Some(input) = setup.load_input.as_ref().filter(|_| may_switch) {
+        let (_, s) = ask_or_switch(
+            target,
+            format,
+            labels,
+            &Question::One(input),
+            &mut may_switch,
+        )
+        .await;
+        switched = switched.or(s);
+    }
+    let no_route = match (&first, target.route()) {
+        (Err(Unanswered::Refused(f)), Some(route)) if is_no_route(&f.kind.key()) => {
+            Some(no_route(&route))
+        }
+        _ => None,
+    };
     let output = match &first {
         Ok(One::Label(_)) => Some(Output::Labels),
         Ok(One::Vector(v)) => Some(Output::Vectors { dim: v.len() }),
+        Ok(One::Ranking(_)) => Some(Output::Rankings),
         Err(_) => None,
     };
-    match output {
-        Some(Output::Vectors { dim }) if setup.retrieval.is_empty() => AccuracyReport::new(
+    let mut report = match (output, first) {
+        (Some(Output::Vectors { dim }), _) if setup.retrieval.is_empty() => AccuracyReport::new(
             vec![],
             output,
-            Some(format!(
-                "the endpoint answers vectors ({dim}-d): give retrieval samples \
-                 ({{\"query\", \"candidates\", \"expected\"}}) with --accuracy-samples"
-            )),
+            Some(need_retrieval(&format!("vectors ({dim}-d)"))),
             vec![],
         ),
-        Some(Output::Vectors { .. }) => retrieval(target, format, setup, output, progress).await,
+        (Some(Output::Vectors { .. }), Ok(One::Vector(v))) => {
+            let seen = vec![(setup.retrieval[0].query.clone(), Ok(v))];
+            retrieval(target, format, setup, output, seen, progress).await
+        }
+        (Some(Output::Rankings), first) => rankings(target, format, setup, first, progress).await,
         _ if setup.samples.is_empty() => AccuracyReport::new(
             vec![],
             output,
@@ -146,34 +293,42 @@ pub async fn check_counted(
             ),
             vec![],
         ),
-        // The probe was the first sample: its answer is that sample's verdict.
-        _ => nli(target, format, setup, output, first, progress).await,
-    }
+        // The probe was a plain text: its failure is each sample's until they say otherwise.
+        _ => nli(target, format, setup, output, progress).await,
+    };
+    report.switched = switched;
+    report.note = report.note.or(no_route);
+    report
 }
 
-/// One request per sample, sent one after another; the first sample's answer is given.
+/// The note of an endpoint whose answers need the retrieval items, and none were given.
+fn need_retrieval(answers: &str) -> String {
+    format!(
+        "the endpoint answers {answers}: give retrieval samples \
+         ({{\"query\", \"candidates\", \"expected\"}}) with --accuracy-samples"
+    )
+}
+
+/// One request per sample, sent one after another.
 async fn nli(
     target: &dyn Target,
     format: &dyn Format,
     setup: &AccuracySetup,
     output: Option<Output>,
-    first: Result<One, String>,
     progress: &Progress,
 ) -> AccuracyReport {
     progress.start(setup.samples.len());
     let labels = &setup.labels;
     let mut verdicts = Vec::with_capacity(setup.samples.len());
-    let mut first = Some(first);
     for s in &setup.samples {
         let expected = labels.normalize(&s.expected);
-        let answer = match first.take() {
-            Some(a) => a,
-            None => ask(target, format, labels, &s.input()).await,
-        };
-        let (predicted, error) = match answer {
+        let input = s.input();
+        let (predicted, error) = match ask(target, format, labels, &Question::One(&input)).await {
             Ok(One::Label(l)) => (Some(l), None),
-            Ok(One::Vector(_)) => (None, Some("answered a vector, not a label".into())),
-            Err(e) => (None, Some(e)),
+            Ok(One::Vector(_) | One::Ranking(_)) => {
+                (None, Some("answered a vector, not a label".into()))
+            }
+            Err(e) => (None, Some(e.to_string())),
         };
         // The samples file's text is sent as written but kept escaped: it is shown and
         // exported from here.
@@ -188,28 +343,100 @@ async fn nli(
         });
         progress.answered();
     }
-    AccuracyReport::new(verdicts, output, None, vec![])
+    let joined = format.joins_pairs().then(|| {
+        format!(
+            "{} {} takes single texts: each pair went as one, premise and hypothesis joined by a space, which a model trained on pairs may judge otherwise",
+            format.name(),
+            format.path()
+        )
+    });
+    AccuracyReport::new(verdicts, output, joined, vec![])
+}
+
+/// A reranker, checked on the retrieval items: each query with its candidates in one
+/// request, the verdict the candidate it scores highest. `first` is the first item's.
+async fn rankings(
+    target: &dyn Target,
+    format: &dyn Format,
+    setup: &AccuracySetup,
+    first: Result<One, Unanswered>,
+    progress: &Progress,
+) -> AccuracyReport {
+    progress.start(setup.retrieval.len());
+    let mut first = Some(first);
+    let mut verdicts = Vec::with_capacity(setup.retrieval.len());
+    for item in &setup.retrieval {
+        let answer = match first.take() {
+            Some(a) => a,
+            None => {
+                let q = Question::Rank {
+                    query: &item.query,
+                    candidates: &item.candidates,
+                };
+                ask(target, format, &setup.labels, &q).await
+            }
+        };
+        let (predicted, error) = match answer {
+            Ok(One::Ranking(scores)) => (
+                item.candidates
+                    .iter()
+                    .zip(&scores)
+                    .max_by(|a, b| a.1.total_cmp(b.1))
+                    .map(|(c, _)| c.clone()),
+                None,
+            ),
+            Ok(_) => (None, Some("answered no ranking".to_string())),
+            Err(e) => (None, Some(e.to_string())),
+        };
+        verdicts.push(retrieval_verdict(item, predicted.as_deref(), error));
+        progress.answered();
+    }
+    AccuracyReport::new(verdicts, Some(Output::Rankings), None, vec![])
+}
+
+/// A retrieval item's verdict: the candidate predicted nearest, or why none was.
+fn retrieval_verdict(
+    item: &RetrievalSample,
+    predicted: Option<&str>,
+    error: Option<String>,
+) -> Verdict {
+    let shown = |t: &str| scrub::controls(t).into_owned();
+    Verdict {
+        premise: shown(&item.query),
+        hypothesis: String::new(),
+        ok: predicted == Some(item.expected.as_str()),
+        expected: shown(&item.expected),
+        predicted: predicted.map(shown),
+        error: error.or_else(|| {
+            predicted
+                .is_none()
+                .then(|| "no candidate had a vector".into())
+        }),
+        candidates: item.candidates.iter().map(|c| shown(c)).collect(),
+    }
 }
 
 /// Each distinct text embedded once, alone; the verdict is the candidate nearest the query.
+/// `seen` holds the vectors already had (the probe's).
 async fn retrieval(
     target: &dyn Target,
     format: &dyn Format,
     setup: &AccuracySetup,
     output: Option<Output>,
+    mut seen: Vec<(String, Result<Vec<f32>, String>)>,
     progress: &Progress,
 ) -> AccuracyReport {
     progress.start(setup.retrieval.len());
-    let mut seen: Vec<(String, Result<Vec<f32>, String>)> = Vec::new();
     let mut verdicts = Vec::with_capacity(setup.retrieval.len());
     for item in &setup.retrieval {
         let mut vectors = Vec::with_capacity(item.candidates.len() + 1);
         for text in std::iter::once(&item.query).chain(&item.candidates) {
             if !seen.iter().any(|(t, _)| t == text) {
-                let v = match ask(target, format, &setup.labels, &Input::Text(text.clone())).await {
+                let input = Input::Text(text.clone());
+                let v = match ask(target, format, &setup.labels, &Question::One(&input)).await {
                     Ok(One::Vector(v)) => Ok(v),
-                    Ok(One::Label(_)) => Err("answered a label, not a vector".to_string()),
-                    Err(e) => Err(e),
+                    Ok(_) => Err("answered a label, not a vector".to_string()),
+                    Err(e) => Err(e.to_string()),
                 };
                 seen.push((text.clone(), v));
             }
@@ -230,21 +457,7 @@ async fn retrieval(
                 .max_by(|a, b| a.1.total_cmp(&b.1))
                 .map(|(c, _)| c.clone())
         });
-        let predicted = nearest.flatten();
-        let shown = |t: &str| scrub::controls(t).into_owned();
-        verdicts.push(Verdict {
-            premise: shown(&item.query),
-            hypothesis: String::new(),
-            ok: predicted.as_deref() == Some(item.expected.as_str()),
-            expected: shown(&item.expected),
-            predicted: predicted.as_deref().map(shown),
-            error: error.or_else(|| {
-                predicted
-                    .is_none()
-                    .then(|| "no candidate had a vector".into())
-            }),
-            candidates: item.candidates.iter().map(|c| shown(c)).collect(),
-        });
+        verdicts.push(retrieval_verdict(item, nearest.flatten().as_deref(), error));
         progress.answered();
     }
     let vectors = seen

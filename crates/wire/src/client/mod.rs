@@ -152,6 +152,12 @@ pub trait Target: Send + Sync {
         true
     }
 
+    /// The invocation as errors name it (`POST /embed`), for targets whose route can be
+    /// wrong.
+    fn route(&self) -> Option<String> {
+        None
+    }
+
     /// Server-side counters where the server offers them (KServe v2 stats): `Ok(None)`
     /// where it does not or did not answer, `Err` with why when it refused (401, 403).
     fn server_stats(&self) -> BoxFuture<'_, Result<Option<ServerStats>, String>> {

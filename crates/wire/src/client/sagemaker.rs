@@ -139,6 +139,8 @@ impl SageMakerTarget {
             variant: out.invoked_production_variant().map(scrub::text),
             json_len,
             body: Bytes::from(out.body.map(Blob::into_inner).unwrap_or_default()),
+            // The runtime API passes on none of the container's headers.
+            server_time: None,
         })
     }
 }

@@ -5,6 +5,7 @@ use super::h1::H1Pool;
 use super::headers::ExtraHeaders;
 use super::{BoxFuture, ErrorKind, Failure, Target, TargetError, shown_url};
 use crate::payload::{BodyKind, Format, Prepared, Reply};
+use encbench_core::server_metrics::headers::ServerTime;
 use encbench_core::server_metrics::stats::ServerStats;
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
@@ -16,6 +17,36 @@ const JSON: &str = "application/json";
 /// that would build a bigger one are refused before the run.
 pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 
+/// The routes a URL target uses: its format's, or those the user named (`--path`,
+/// `--ready-path`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Routes {
+    pub invoke: String,
+    /// `None`: the API has no readiness route, and any answer says the server is up.
+    pub ready: Option<String>,
+    pub stats: Option<String>,
+}
+
+impl Routes {
+    pub fn of(format: &dyn Format) -> Routes {
+        Routes {
+            invoke: format.path(),
+            ready: format.ready_path(),
+            stats: format.stats_path(),
+        }
+    }
+
+    /// These routes with the user's in place of the format's, where given.
+    #[must_use]
+    pub fn with(self, invoke: Option<&str>, ready: Option<&str>) -> Routes {
+        Routes {
+            invoke: invoke.map_or(self.invoke, str::to_owned),
+            ready: ready.map(str::to_owned).or(self.ready),
+            stats: self.stats,
+        }
+    }
+}
+
 pub struct UrlTarget {
     base: String,
     /// `base` as it may be shown: without a user or password in it.
@@ -25,7 +56,10 @@ pub struct UrlTarget {
     /// about 3 % of the client's CPU at 30k req/s. `None` keeps a bad URL's error for the
     /// first request, where it was reported before.
     invoke_parsed: Option<reqwest::Url>,
-    ready_url: String,
+    /// The invocation's path, as errors name it.
+    route: String,
+    /// `None`: any answer of the base URL says the server is up.
+    ready_url: Option<String>,
     stats_url: Option<String>,
     client: reqwest::Client,
     /// The request path for `http://` URLs; reqwest serves `https://`.
@@ -44,6 +78,11 @@ impl UrlTarget {
     /// The pool is sized to the concurrency cap so requests never queue inside the client
     /// (botocore's fixed pool of 10 does exactly that, and the wait is invisible).
     pub fn new(url: &str, format: &dyn Format, concurrency: usize, timeout: Duration) -> UrlTarget {
+        Self::routed(url, Routes::of(format), concurrency, timeout)
+    }
+
+    /// A target whose routes are given (`Routes::with`).
+    pub fn routed(url: &str, routes: Routes, concurrency: usize, timeout: Duration) -> UrlTarget {
         let connect_timeout = timeout.min(Duration::from_secs(10));
         let client = super::tls::reqwest_builder()
             .pool_max_idle_per_host(concurrency.max(1))
@@ -53,15 +92,16 @@ impl UrlTarget {
             .build()
             .expect("reqwest client with static settings");
         let base = url.trim_end_matches('/').to_string();
-        let invoke_url = format!("{base}{}", format.path());
+        let invoke_url = format!("{base}{}", routes.invoke);
         let target = UrlTarget {
             shown: shown_url(&base),
             h1: H1Pool::new(&invoke_url, concurrency, connect_timeout),
             timeout,
             invoke_parsed: reqwest::Url::parse(&invoke_url).ok(),
             invoke_url,
-            ready_url: format!("{base}{}", format.ready_path()),
-            stats_url: format.stats_path().map(|p| format!("{base}{p}")),
+            route: routes.invoke,
+            ready_url: routes.ready.map(|p| format!("{base}{p}")),
+            stats_url: routes.stats.map(|p| format!("{base}{p}")),
             base,
             client,
             ready_timeout: Duration::from_mins(1),
@@ -93,8 +133,9 @@ impl UrlTarget {
     /// the body are read: a readiness answer says what it has to say in its first bytes.
     async fn probe(&self, wait: Duration) -> Result<String, Result<Option<String>, String>> {
         let no_answer = || Err(Ok(None));
+        let url = self.ready_url.as_deref().unwrap_or(&self.base);
         let answer = async {
-            let resp = self.get(&self.ready_url).send().await?;
+            let resp = self.get(url).send().await?;
             let status = resp.status();
             let (body, _) = super::body::read_reqwest(resp, super::body::MAX_PROBE_BYTES).await?;
             Ok::<_, reqwest::Error>((status, body))
@@ -107,7 +148,11 @@ impl UrlTarget {
             Ok(Ok(answer)) => answer,
         };
         let body = String::from_utf8_lossy(&body);
-        let path = encbench_core::scrub::text(self.ready_url.trim_start_matches(&self.base));
+        // An API with no readiness route: whatever answers is up.
+        if self.ready_url.is_none() {
+            return Ok(String::new());
+        }
+        let path = encbench_core::scrub::text(url.trim_start_matches(&self.base));
         // Refused is not "not ready yet": waiting would not change the answer.
         if matches!(status.as_u16(), 401 | 403) {
             return Err(Err(format!(
@@ -207,6 +252,7 @@ impl UrlTarget {
             .and_then(|v| v.parse().ok());
         if answer.status.is_success() {
             Ok(Reply {
+                server_time: ServerTime::read(header),
                 body: answer.body,
                 variant: None,
                 json_len,
@@ -246,6 +292,7 @@ impl UrlTarget {
         };
         let error_type = header("x-amzn-errortype");
         let json_len = header("inference-header-content-length").and_then(|v| v.parse().ok());
+        let server_time = ServerTime::read(|name| resp.headers().get(name)?.to_str().ok());
         // Latency ends at the last byte, so the body is always read in full (up to the cap).
         let body = match super::body::read_reqwest(resp, super::body::MAX_REPLY_BYTES).await {
             Ok((_, true)) => return Err(ErrorKind::BadResponse.into()),
@@ -257,6 +304,7 @@ impl UrlTarget {
                 body,
                 variant: None,
                 json_len,
+                server_time,
             })
         } else {
             let kind = classify_status(status, error_type.as_deref(), &body);
@@ -356,6 +404,10 @@ impl Target for UrlTarget {
                 tokio::time::sleep(pause).await;
             }
         })
+    }
+
+    fn route(&self) -> Option<String> {
+        Some(format!("POST {}", encbench_core::scrub::text(&self.route)))
     }
 
     fn invoke<'a>(&'a self, req: &'a Prepared) -> BoxFuture<'a, Result<Reply, Failure>> {

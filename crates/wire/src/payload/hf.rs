@@ -163,8 +163,8 @@ impl Format for HfFormat {
         "/invocations".into()
     }
 
-    fn ready_path(&self) -> String {
-        "/ping".into()
+    fn ready_path(&self) -> Option<String> {
+        Some("/ping".into())
     }
 
     fn tokenizes(&self) -> bool {

@@ -124,9 +124,9 @@ impl Format for KServeFormat {
         format!("/v2/models/{}/infer", self.model)
     }
 
-    fn ready_path(&self) -> String {
+    fn ready_path(&self) -> Option<String> {
         // /v2/health/ready answers before the model is loaded; the model's own does not.
-        format!("/v2/models/{}/ready", self.model)
+        Some(format!("/v2/models/{}/ready", self.model))
     }
 
     fn stats_path(&self) -> Option<String> {

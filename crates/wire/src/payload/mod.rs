@@ -1,47 +1,31 @@
 //! The wire formats inputs are sent in, and the verdicts read back.
 //!
-//! A `Format` is one payload format (what `--engine` selects: hf, triton, vllm); where the
-//! request goes is the target's business. Formats that tokenize on the client prepare each
-//! request when it is sent, so tokenization time is part of the latency and is reported on
-//! its own.
+//! A `Format` is one payload format (what `--engine` and `--api` select: an API family and
+//! a route of it); where the request goes is the target's business. Formats that tokenize on
+//! the client prepare each request when it is sent, so tokenization time is part of the
+//! latency and is reported on its own.
 
+pub mod api;
 pub mod hf;
+pub mod items;
+pub mod json_api;
 pub mod kserve;
 mod kserve_names;
 pub mod labels;
 pub mod pretokenized;
+mod replies;
 pub mod vectors;
-pub mod vllm;
 
+pub use api::{Api, PayloadFormat};
 pub use hf::HfFormat;
+pub use items::Form;
 pub use labels::LabelMap;
 pub use vectors::{Answers, Pooling};
 
 use bytes::Bytes;
 use encbench_core::input::{Input, batch_inputs};
+use encbench_core::server_metrics::headers::ServerTime;
 use std::time::Duration;
-
-/// The payload formats `--engine` selects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PayloadFormat {
-    /// Hugging Face inference toolkit payloads: {"inputs": [...], "parameters": {...}}.
-    Hf,
-    /// KServe v2 tensors (Triton), tokenized on the client.
-    Triton,
-    /// vLLM pooling server: /classify or /v1/embeddings.
-    Vllm,
-}
-
-impl PayloadFormat {
-    pub fn name(self) -> &'static str {
-        match self {
-            PayloadFormat::Hf => "hf",
-            PayloadFormat::Triton => "triton",
-            PayloadFormat::Vllm => "vllm",
-        }
-    }
-}
 
 /// Most distinct bodies kept per phase: enough to vary inputs, bounded for huge text files.
 const MAX_BODIES: usize = 256;
@@ -90,6 +74,8 @@ pub struct Reply {
     pub variant: Option<String>,
     /// Length of the JSON header of a KServe v2 binary reply.
     pub json_len: Option<usize>,
+    /// The server's time on the request, where its headers say (TEI's `x-queue-time`, ...).
+    pub server_time: Option<ServerTime>,
 }
 
 impl Reply {
@@ -99,6 +85,7 @@ impl Reply {
             body: body.into(),
             variant: None,
             json_len,
+            server_time: None,
         }
     }
 }
@@ -108,8 +95,9 @@ pub trait Format: Send + Sync {
     fn name(&self) -> &'static str;
     /// Path of the invocation on a local server.
     fn path(&self) -> String;
-    /// Path that answers 200 once the model can serve.
-    fn ready_path(&self) -> String;
+    /// Path that answers 200 once the model can serve; `None` where the API has none (any
+    /// answer at all then says the server is up).
+    fn ready_path(&self) -> Option<String>;
     /// Path of server-side statistics (KServe v2), if the format has them.
     fn stats_path(&self) -> Option<String> {
         None
@@ -132,6 +120,25 @@ pub trait Format: Send + Sync {
     /// reply is a few dozen bytes per input, so reading its verdicts costs microseconds.
     fn check(&self, reply: &Reply, inputs: usize) -> Result<(), String> {
         check_verdict_count(self.verdicts(reply)?.len(), inputs)
+    }
+    /// Whether a request is one query with its documents (a batch of pairs that share their
+    /// first part), answered by a score per document.
+    fn ranks(&self) -> bool {
+        false
+    }
+    /// Whether a pair is sent as one text (its two parts joined by a space): the route has
+    /// no pair form, so a model trained on pairs reads it otherwise.
+    fn joins_pairs(&self) -> bool {
+        false
+    }
+    /// How inputs are sent, for formats whose API takes more than one form.
+    fn form(&self) -> Option<Form> {
+        None
+    }
+    /// Sends in the API's other form from now on (strings for token ids, or the reverse),
+    /// and says which; `None` where the API documents only one.
+    fn switch_form(&self) -> Option<Form> {
+        None
     }
 }
 

@@ -3,7 +3,7 @@
 //! server's capacity without the client's tokenization in it; the export and the header say
 //! so, and no phase reports a `tokenize_ms` it did not spend.
 
-use super::{Answers, Format, Prepared, Reply};
+use super::{Answers, Form, Format, Prepared, Reply};
 use encbench_core::input::Input;
 use std::sync::Arc;
 
@@ -18,7 +18,7 @@ impl Format for Pretokenized {
         self.0.path()
     }
 
-    fn ready_path(&self) -> String {
+    fn ready_path(&self) -> Option<String> {
         self.0.ready_path()
     }
 
@@ -49,5 +49,21 @@ impl Format for Pretokenized {
 
     fn check(&self, reply: &Reply, inputs: usize) -> Result<(), String> {
         self.0.check(reply, inputs)
+    }
+
+    fn ranks(&self) -> bool {
+        self.0.ranks()
+    }
+
+    fn joins_pairs(&self) -> bool {
+        self.0.joins_pairs()
+    }
+
+    fn form(&self) -> Option<Form> {
+        self.0.form()
+    }
+
+    fn switch_form(&self) -> Option<Form> {
+        self.0.switch_form()
     }
 }

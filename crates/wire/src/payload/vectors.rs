@@ -11,6 +11,8 @@ pub enum Answers {
     Scores(Vec<Vec<f32>>),
     /// A vector per input, from an embedding model.
     Vectors(Vec<Vec<f32>>),
+    /// A reranker's relevance score for each document of the request, in the order sent.
+    Ranking(Vec<f32>),
 }
 
 impl Answers {
@@ -18,6 +20,7 @@ impl Answers {
         match self {
             Answers::Labels(l) => l.len(),
             Answers::Scores(r) | Answers::Vectors(r) => r.len(),
+            Answers::Ranking(s) => s.len(),
         }
     }
 

@@ -1,0 +1,543 @@
+//! Which API a server at a URL speaks, found by a few cheap requests before any load: each
+//! family's own metadata route, in an order that cannot take one server for another. TEI's
+//! `/info` first (TEI also answers `/ping`), KServe v2's `/v2` (KServe also answers
+//! `/v1/models`, in a shape of its own), the OpenAI-style model list of vLLM and gateways,
+//! Infinity's `/models`, and last the SageMaker container contract's `/ping`, which vLLM
+//! and TEI answer too. docs/api-families.md has the answers each server gives.
+//!
+//! With `--engine` given, nothing is guessed: only that family's metadata is read, for what
+//! the flags leave open (the model, the task, the batch limit).
+
+use crate::client::headers::ExtraHeaders;
+use crate::client::{body, tls};
+use crate::payload::{Api, PayloadFormat};
+use encbench_core::export::Detected;
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+use std::time::Duration;
+
+/// What was found, and the record the export keeps of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    pub family: PayloadFormat,
+    /// The task, where the server says (TEI's model type, Infinity's capabilities, the vLLM
+    /// route that answered).
+    pub api: Option<Api>,
+    pub model: Option<String>,
+    /// Before every route of the family: Infinity started with `--url-prefix /v1`.
+    pub prefix: &'static str,
+    pub record: Detected,
+}
+
+impl Found {
+    /// The line said before the load: `found TEI 1.9.3: model BAAI/bge-reranker-base, a
+    /// reranker; max client batch 32`.
+    pub fn line(&self) -> String {
+        let r = &self.record;
+        let mut s = format!("found {} (--engine {})", r.server, r.engine);
+        let mut parts = vec![];
+        if let Some(m) = &r.model {
+            parts.push(format!("model {m}"));
+        }
+        if let Some(k) = &r.kind {
+            let article = if k.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                "an"
+            } else {
+                "a"
+            };
+            parts.push(format!("{article} {k}"));
+        }
+        if !parts.is_empty() {
+            s.push_str(": ");
+            s.push_str(&parts.join(", "));
+        }
+        if let Some(b) = r.max_client_batch {
+            let _ = write!(s, "; max client batch {b}");
+        }
+        encbench_core::scrub::text(&s)
+    }
+}
+
+/// Why nothing can be loaded: the flag to name, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub flag: &'static str,
+    pub message: String,
+    /// Nothing answered at all: the readiness check says so, as for any family.
+    pub unreachable: bool,
+}
+
+fn refused(flag: &'static str, message: impl Into<String>) -> Refused {
+    Refused {
+        flag,
+        message: message.into(),
+        unreachable: false,
+    }
+}
+
+/// The requests of one discovery, each said in `tried`.
+struct Probe {
+    client: reqwest::Client,
+    base: String,
+    tried: Vec<String>,
+}
+
+/// An answer: its status, and its body when it is JSON.
+struct Answer {
+    status: u16,
+    json: Option<Value>,
+}
+
+impl Answer {
+    fn ok_json(self) -> Option<Value> {
+        (200..300)
+            .contains(&self.status)
+            .then_some(self.json)
+            .flatten()
+    }
+}
+
+impl Probe {
+    async fn send(
+        &mut self,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Answer, Refused> {
+        let url = format!("{}{path}", self.base);
+        let req = match &body {
+            None => self.client.get(&url),
+            Some(b) => self.client.post(&url).json(b),
+        };
+        let resp = match req.send().await {
+            Ok(r) => r,
+            Err(e) if e.is_timeout() => {
+                self.tried.push(format!("{method} {path} no answer"));
+                return Ok(Answer {
+                    status: 0,
+                    json: None,
+                });
+            }
+            Err(e) => {
+                return Err(Refused {
+                    unreachable: true,
+                    ..refused(
+                        "--url",
+                        format!(
+                            "{}: endpoint unreachable ({})",
+                            encbench_core::scrub::url(&self.base),
+                            crate::client::url::short_reason(&e)
+                        ),
+                    )
+                });
+            }
+        };
+        let status = resp.status().as_u16();
+        self.tried.push(format!("{method} {path} {status}"));
+        if matches!(status, 401 | 403) {
+            return Err(refused(
+                "--url",
+                format!(
+                    "{}: {method} {path} answered {status}: the server wants credentials (--header, --bearer-token-env)",
+                    encbench_core::scrub::url(&self.base)
+                ),
+            ));
+        }
+        let json = match body::read_reqwest(resp, body::MAX_PROBE_BYTES).await {
+            Ok((b, false)) => serde_json::from_slice(&b).ok(),
+            _ => None,
+        };
+        Ok(Answer { status, json })
+    }
+
+    async fn get(&mut self, path: &str) -> Result<Answer, Refused> {
+        self.send("GET", path, None).await
+    }
+
+    async fn post(&mut self, path: &str, body: Value) -> Result<Answer, Refused> {
+        self.send("POST", path, Some(body)).await
+    }
+
+    fn found(
+        self,
+        family: PayloadFormat,
+        server: String,
+        model: Option<String>,
+        api: Option<Api>,
+    ) -> Found {
+        Found {
+            family,
+            api,
+            prefix: "",
+            record: Detected {
+                engine: family.name().into(),
+                server,
+                kind: api.map(|a| a.kind().to_string()),
+                model: model.clone(),
+                max_client_batch: None,
+                tried: self.tried,
+            },
+            model,
+        }
+    }
+}
+
+/// What a discovery may use: the user's headers, how long each request may take, and what
+/// the flags already say.
+pub struct Ask<'a> {
+    pub url: &'a str,
+    pub headers: &'a ExtraHeaders,
+    pub wait: Duration,
+    pub model: Option<&'a str>,
+    pub api: Option<Api>,
+}
+
+fn probe(ask: &Ask<'_>) -> Result<Probe, Refused> {
+    let client = tls::reqwest_builder()
+        .default_headers(ask.headers.map())
+        .timeout(ask.wait)
+        .connect_timeout(ask.wait)
+        .build()
+        .map_err(|e| refused("--url", format!("cannot build an HTTP client: {e}")))?;
+    Ok(Probe {
+        client,
+        base: ask.url.trim_end_matches('/').to_string(),
+        tried: vec![],
+    })
+}
+
+/// The family of the server at `ask.url`, its model and task where it says.
+pub async fn discover(ask: &Ask<'_>) -> Result<Found, Refused> {
+    let mut p = probe(ask)?;
+    if let Some(info) = p
+        .get("/info")
+        .await?
+        .ok_json()
+        .filter(|v| v.get("model_type").is_some())
+    {
+        return Ok(tei(p, &info, ask));
+    }
+    if let Some(meta) = p
+        .get("/v2")
+        .await?
+        .ok_json()
+        .filter(|v| v["name"].is_string())
+    {
+        let server = format!(
+            "KServe v2 ({} {})",
+            text(&meta["name"]),
+            text(&meta["version"])
+        );
+        return kserve(p, server.replace(" )", ")"), ask).await;
+    }
+    if let Some(list) = p
+        .get("/v1/models")
+        .await?
+        .ok_json()
+        .filter(|v| v["data"].is_array())
+    {
+        return match owner(&list).as_deref() {
+            Some("vllm") => vllm(p, &list, ask).await,
+            Some("infinity") => infinity(p, &list, ask, "/v1"),
+            _ => openai(p, &list, ask),
+        };
+    }
+    if let Some(list) = p.get("/models").await?.ok_json().filter(|v| {
+        owner(v).as_deref() == Some("infinity") || v["data"][0]["capabilities"].is_array()
+    }) {
+        return infinity(p, &list, ask, "");
+    }
+    if matches!(p.get("/v2/health/ready").await?.status, 200 | 400 | 503) {
+        return kserve(p, "a KServe v2 server".into(), ask).await;
+    }
+    if matches!(p.get("/ping").await?.status, 200..=299) {
+        let found = p.found(
+            PayloadFormat::Hf,
+            "the SageMaker container contract".into(),
+            None,
+            None,
+        );
+        return Ok(found);
+    }
+    Err(refused(
+        "--url",
+        format!(
+            "{}: no API this tool knows answered ({}): name it with --engine (hf, triton, vllm, openai, tei, infinity, jina), and its route with --path if it is not the family's",
+            encbench_core::scrub::url(&p.base),
+            p.tried.join(", ")
+        ),
+    ))
+}
+
+/// With `--engine` given: that family's metadata, for what the flags leave open. Nothing
+/// is guessed, and a server that does not answer is taken at the flags' word.
+pub async fn metadata(family: PayloadFormat, ask: &Ask<'_>) -> Result<Option<Found>, Refused> {
+    let mut p = probe(ask)?;
+    let found = match family {
+        PayloadFormat::Tei => p
+            .get("/info")
+            .await?
+            .ok_json()
+            .map(|info| tei(p, &info, ask)),
+        PayloadFormat::Triton if ask.model.is_none() => {
+            Some(kserve(p, "a KServe v2 server".into(), ask).await?)
+        }
+        PayloadFormat::Vllm | PayloadFormat::Openai if ask.model.is_none() => {
+            match p.get("/v1/models").await?.ok_json() {
+                Some(list) if family == PayloadFormat::Vllm => Some(vllm_named(p, &list, ask)?),
+                Some(list) => Some(openai(p, &list, ask)?),
+                None => None,
+            }
+        }
+        PayloadFormat::Infinity => match p.get("/models").await?.ok_json() {
+            Some(list) => Some(infinity(p, &list, ask, "")?),
+            None => None,
+        },
+        _ => None,
+    };
+    Ok(found)
+}
+
+fn text(v: &Value) -> String {
+    v.as_str()
+        .map(encbench_core::scrub::text)
+        .unwrap_or_default()
+}
+
+fn owner(list: &Value) -> Option<String> {
+    list["data"][0]["owned_by"].as_str().map(str::to_owned)
+}
+
+/// The model to load: the one `--model` names, else the server's only one.
+fn pick_model(
+    names: &[String],
+    given: Option<&str>,
+    listed_by: &str,
+) -> Result<Option<String>, Refused> {
+    if let Some(m) = given {
+        return Ok(Some(m.to_string()));
+    }
+    match names {
+        [] => Ok(None),
+        [one] => Ok(Some(one.clone())),
+        many => Err(refused(
+            "--model",
+            format!(
+                "the server serves {} models ({listed_by}: {}): name one with --model",
+                many.len(),
+                encbench_core::scrub::text(&many.join(", "))
+            ),
+        )),
+    }
+}
+
+fn ids(list: &Value) -> Vec<String> {
+    list["data"]
+        .as_array()
+        .map(|d| {
+            d.iter()
+                .filter_map(|m| m["id"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// TEI: `/info` says the model, its type and the batch limit.
+fn tei(p: Probe, info: &Value, ask: &Ask<'_>) -> Found {
+    let kind = info["model_type"]
+        .as_object()
+        .and_then(|o| o.keys().next().cloned())
+        .unwrap_or_default();
+    let api = ask.api.or(match kind.as_str() {
+        "classifier" => Some(Api::Classify),
+        "reranker" => Some(Api::Rerank),
+        "embedding" => Some(Api::Embed),
+        _ => None,
+    });
+    let server = format!("TEI {}", text(&info["version"]));
+    let model = Some(text(&info["model_id"])).filter(|m| !m.is_empty());
+    let mut found = p.found(PayloadFormat::Tei, server.trim().to_string(), model, api);
+    found.record.max_client_batch = info["max_client_batch_size"].as_u64().map(|n| n as usize);
+    found
+}
+
+/// KServe v2 (Triton, KServe's ModelServer): the model from `--model`, else the server's
+/// list (KServe's `GET /v2/models`, Triton's repository index).
+async fn kserve(mut p: Probe, server: String, ask: &Ask<'_>) -> Result<Found, Refused> {
+    let mut names: Vec<String> = vec![];
+    if ask.model.is_none() {
+        if let Some(list) = p.get("/v2/models").await?.ok_json() {
+            names = list["models"]
+                .as_array()
+                .map(|m| {
+                    m.iter()
+                        .filter_map(|n| n.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default();
+        }
+        if names.is_empty()
+            && let Some(index) = p
+                .post("/v2/repository/index", json!({ "ready": true }))
+                .await?
+                .ok_json()
+        {
+            names = index
+                .as_array()
+                .map(|m| {
+                    m.iter()
+                        .filter(|e| e["state"].as_str().is_none_or(|s| s == "READY"))
+                        .filter_map(|e| e["name"].as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default();
+        }
+    }
+    let model = pick_model(&names, ask.model, "its model list")?;
+    if model.is_none() {
+        return Err(refused(
+            "--model",
+            format!(
+                "{server} at {} lists no model ({}): name it with --model",
+                encbench_core::scrub::url(&p.base),
+                p.tried.join(", ")
+            ),
+        ));
+    }
+    Ok(p.found(PayloadFormat::Triton, server, model, None))
+}
+
+/// vLLM: the model from its list, the task from the first pooling route that answers one
+/// text (a classifier of one label is a cross-encoder: a reranker).
+async fn vllm(mut p: Probe, list: &Value, ask: &Ask<'_>) -> Result<Found, Refused> {
+    let model = pick_model(&ids(list), ask.model, "GET /v1/models")?;
+    let version = p.get("/version").await?.ok_json();
+    let api = match ask.api {
+        Some(api) => Some(api),
+        None => vllm_task(&mut p, model.as_deref()).await?,
+    };
+    let server = version.map_or("vLLM".into(), |v| {
+        format!("vLLM {}", text(&v["version"])).trim().to_string()
+    });
+    Ok(p.found(PayloadFormat::Vllm, server, model, api))
+}
+
+/// vLLM with `--engine vllm` given: only its model, from the list.
+fn vllm_named(p: Probe, list: &Value, ask: &Ask<'_>) -> Result<Found, Refused> {
+    let model = pick_model(&ids(list), ask.model, "GET /v1/models")?;
+    Ok(p.found(PayloadFormat::Vllm, "vLLM".into(), model, ask.api))
+}
+
+/// A pooling route answers when it gives data and no error: vLLM before 0.10.1 answers a
+/// task its model lacks with 200 and `"object": "error"`.
+fn answered(a: Answer, key: &str) -> Option<Value> {
+    a.ok_json()
+        .filter(|v| v["object"] != "error" && v.get(key).is_some())
+}
+
+async fn vllm_task(p: &mut Probe, model: Option<&str>) -> Result<Option<Api>, Refused> {
+    let probe = "encbench: which task does this model serve?";
+    let with_model = |mut v: Value| {
+        if let Some(m) = model {
+            v["model"] = json!(m);
+        }
+        v
+    };
+    if let Some(c) = answered(
+        p.post("/classify", with_model(json!({ "input": [probe] })))
+            .await?,
+        "data",
+    ) {
+        let classes = c["data"][0]["num_classes"]
+            .as_u64()
+            .or_else(|| c["data"][0]["probs"].as_array().map(|p| p.len() as u64));
+        return Ok(Some(if classes == Some(1) {
+            Api::Rerank
+        } else {
+            Api::Classify
+        }));
+    }
+    if answered(
+        p.post("/v1/embeddings", with_model(json!({ "input": [probe] })))
+            .await?,
+        "data",
+    )
+    .is_some()
+    {
+        return Ok(Some(Api::Embed));
+    }
+    let rerank = with_model(json!({ "query": probe, "documents": [probe] }));
+    if answered(p.post("/rerank", rerank).await?, "results").is_some() {
+        return Ok(Some(Api::Rerank));
+    }
+    Ok(None)
+}
+
+/// Infinity: the model from its list, the task from its capabilities (embed first).
+fn infinity(p: Probe, list: &Value, ask: &Ask<'_>, prefix: &'static str) -> Result<Found, Refused> {
+    let model = pick_model(&ids(list), ask.model, "GET /models")?;
+    let entry = list["data"]
+        .as_array()
+        .and_then(|d| d.iter().find(|m| m["id"].as_str() == model.as_deref()))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let can = |c: &str| {
+        entry["capabilities"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|x| x == c))
+    };
+    let api = ask.api.or_else(|| {
+        [
+            ("embed", Api::Embed),
+            ("classify", Api::Classify),
+            ("rerank", Api::Rerank),
+        ]
+        .into_iter()
+        .find(|(c, _)| can(c))
+        .map(|(_, a)| a)
+    });
+    let mut found = p.found(PayloadFormat::Infinity, "Infinity".into(), model, api);
+    found.prefix = prefix;
+    Ok(found)
+}
+
+/// An OpenAI-compatible server (a gateway, LiteLLM): embeddings of the listed model.
+fn openai(p: Probe, list: &Value, ask: &Ask<'_>) -> Result<Found, Refused> {
+    let model = pick_model(&ids(list), ask.model, "GET /v1/models")?;
+    let owner = owner(list)
+        .map(|o| format!(" (models owned by {})", encbench_core::scrub::text(&o)))
+        .unwrap_or_default();
+    let server = format!("an OpenAI-compatible server{owner}");
+    Ok(p.found(
+        PayloadFormat::Openai,
+        server,
+        model,
+        ask.api.or(Some(Api::Embed)),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_model_is_picked_only_where_there_is_no_doubt() {
+        let names = vec!["a".to_string(), "b".to_string()];
+        assert_eq!(
+            pick_model(&names[..1], None, "x").unwrap(),
+            Some("a".into())
+        );
+        assert_eq!(
+            pick_model(&names, Some("b"), "x").unwrap(),
+            Some("b".into())
+        );
+        assert_eq!(pick_model(&[], None, "x").unwrap(), None);
+        let e = pick_model(&names, None, "GET /v1/models").unwrap_err();
+        assert_eq!(e.flag, "--model");
+        assert!(
+            e.message.contains("2 models (GET /v1/models: a, b)"),
+            "{}",
+            e.message
+        );
+    }
+}

@@ -1,0 +1,326 @@
+//! The JSON API families (vLLM, OpenAI-compatible, TEI, Infinity, Jina/Cohere rerank): one
+//! format, whose route and body shape the family and the task choose (`api::Route`).
+
+use super::api::{Api, PayloadFormat, Route, Shape};
+use super::items::{Form, Items, PairForm};
+use super::replies;
+use super::{Answers, Format, Pooling, Prepared, Reply, check_verdict_count};
+use bytes::Bytes;
+use encbench_core::input::Input;
+use serde_json::{Value, json};
+use std::sync::Mutex;
+use std::time::Instant;
+
+pub struct ApiFormat {
+    pub family: PayloadFormat,
+    pub api: Api,
+    route: Route,
+    /// The served model, where the family's requests name one.
+    pub model: Option<String>,
+    pub items: Items,
+    pub pooling: Pooling,
+    /// Switched once, by the accuracy check, when the server refuses the first form.
+    form: Mutex<Form>,
+}
+
+impl ApiFormat {
+    /// The format of `family` for `api`, which must be one of its routes
+    /// (`PayloadFormat::check_api`).
+    pub fn new(
+        family: PayloadFormat,
+        api: Api,
+        model: Option<String>,
+        items: Items,
+        pooling: Pooling,
+    ) -> Result<ApiFormat, String> {
+        let route = family.check_api(api)?;
+        Ok(ApiFormat {
+            family,
+            api,
+            route,
+            model,
+            items,
+            pooling,
+            form: Mutex::new(default_form(family, api)),
+        })
+    }
+
+    fn current_form(&self) -> Form {
+        *self
+            .form
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn pair_form(&self) -> PairForm {
+        match self.route.shape {
+            Shape::TeiPredict => PairForm::List,
+            _ => PairForm::Joined,
+        }
+    }
+
+    /// The items of `inputs` as a JSON list, and whether the client tokenized them.
+    fn list(&self, inputs: &[&Input]) -> Vec<Value> {
+        let (form, pairs) = (self.current_form(), self.pair_form());
+        inputs
+            .iter()
+            .map(|i| self.items.item(form, pairs, i))
+            .collect()
+    }
+
+    fn body(&self, inputs: &[&Input]) -> Value {
+        let model = self.model.as_deref();
+        let with_model = |mut v: Value| {
+            if let Some(m) = model {
+                v["model"] = json!(m);
+            }
+            v
+        };
+        match self.route.shape {
+            Shape::OpenAiEmbeddings => {
+                with_model(json!({ "input": self.list(inputs), "encoding_format": "float" }))
+            }
+            Shape::VllmClassify | Shape::VllmPooling | Shape::InfinityClassify => {
+                with_model(json!({ "input": self.list(inputs) }))
+            }
+            Shape::TeiEmbed => json!({ "inputs": self.list(inputs) }),
+            // A batch of one text is one more list deep: `["a", "b"]` would be one pair.
+            Shape::TeiPredict => {
+                let nested: Vec<Value> = self
+                    .list(inputs)
+                    .into_iter()
+                    .map(|v| if v.is_array() { v } else { json!([v]) })
+                    .collect();
+                json!({ "inputs": nested })
+            }
+            Shape::TeiRerank => {
+                let (query, texts) = self.items.ranking(inputs);
+                json!({ "query": query, "texts": texts, "raw_scores": false, "return_text": false })
+            }
+            Shape::VllmScore => {
+                let (query, documents) = self.items.ranking(inputs);
+                with_model(json!({ "text_1": query, "text_2": documents }))
+            }
+            Shape::CohereRerank => {
+                let (query, documents) = self.items.ranking(inputs);
+                let n = documents.len();
+                with_model(json!({ "query": query, "documents": documents, "top_n": n }))
+            }
+        }
+    }
+}
+
+/// What each family sends by default: strings where it takes strings; vLLM its mixed form
+/// (it has no pair form and cannot pad).
+fn default_form(family: PayloadFormat, api: Api) -> Form {
+    match (family, api) {
+        (PayloadFormat::Vllm, Api::Classify | Api::Embed | Api::Pooling) => Form::Mixed,
+        _ => Form::Strings,
+    }
+}
+
+/// The other form the server's API documents, to try once when the first is refused.
+fn alternate(family: PayloadFormat, shape: Shape, form: Form) -> Option<Form> {
+    let takes_ids = match family {
+        // Its /classify, /v1/embeddings and /pooling take strings and token ids alike.
+        PayloadFormat::Vllm => matches!(
+            shape,
+            Shape::VllmClassify | Shape::OpenAiEmbeddings | Shape::VllmPooling
+        ),
+        PayloadFormat::Openai => true,
+        PayloadFormat::Tei => shape == Shape::TeiEmbed,
+        _ => false,
+    };
+    match form {
+        _ if !takes_ids => None,
+        Form::Strings => Some(Form::Ids),
+        Form::Ids | Form::Mixed => Some(Form::Strings),
+    }
+}
+
+impl Format for ApiFormat {
+    fn name(&self) -> &'static str {
+        self.family.name()
+    }
+
+    fn path(&self) -> String {
+        self.route.path.to_string()
+    }
+
+    fn ready_path(&self) -> Option<String> {
+        self.family.ready_path().map(str::to_owned)
+    }
+
+    fn tokenizes(&self) -> bool {
+        self.current_form().tokenizes()
+    }
+
+    fn prepare(&self, inputs: &[&Input]) -> Prepared {
+        let started = Instant::now();
+        let body = self.body(inputs);
+        let tokenized = self.current_form().tokenizes().then(|| started.elapsed());
+        Prepared {
+            tokenize: tokenized,
+            ..Prepared::json(Bytes::from(
+                serde_json::to_vec(&body).expect("JSON values serialize"),
+            ))
+        }
+    }
+
+    fn verdicts(&self, reply: &Reply) -> Result<Vec<String>, String> {
+        match self.route.shape {
+            Shape::VllmClassify => replies::vllm_labels(&reply.body),
+            Shape::TeiPredict => replies::tei_labels(&reply.body),
+            Shape::InfinityClassify => replies::infinity_labels(&reply.body),
+            _ => Err(format!("{} answers no labels", self.route.path)),
+        }
+    }
+
+    fn answers(&self, reply: &Reply, inputs: &[&Input]) -> Result<Answers, String> {
+        let body = &reply.body;
+        match self.route.shape {
+            Shape::OpenAiEmbeddings => replies::openai_vectors(body).map(Answers::Vectors),
+            Shape::TeiEmbed => replies::tei_vectors(body).map(Answers::Vectors),
+            Shape::VllmPooling => {
+                replies::pooling_vectors(body, self.pooling).map(Answers::Vectors)
+            }
+            Shape::TeiRerank => replies::tei_scores(body, inputs.len()).map(Answers::Ranking),
+            Shape::VllmScore => replies::vllm_scores(body, inputs.len()).map(Answers::Ranking),
+            Shape::CohereRerank => replies::cohere_scores(body, inputs.len()).map(Answers::Ranking),
+            Shape::VllmClassify | Shape::TeiPredict | Shape::InfinityClassify => {
+                self.verdicts(reply).map(Answers::Labels)
+            }
+        }
+    }
+
+    /// A vector, a label or a score for every input: vectors counted, not read.
+    fn check(&self, reply: &Reply, inputs: usize) -> Result<(), String> {
+        let body = &reply.body;
+        let answered = match self.route.shape {
+            Shape::OpenAiEmbeddings => replies::openai_count(body)?,
+            Shape::TeiEmbed => replies::tei_count(body)?,
+            Shape::VllmPooling => replies::pooling_vectors(body, Pooling::Cls)?.len(),
+            Shape::TeiRerank => replies::tei_scores(body, inputs)?.len(),
+            Shape::VllmScore => replies::vllm_scores(body, inputs)?.len(),
+            Shape::CohereRerank => replies::cohere_scores(body, inputs)?.len(),
+            Shape::VllmClassify | Shape::TeiPredict | Shape::InfinityClassify => {
+                self.verdicts(reply)?.len()
+            }
+        };
+        check_verdict_count(answered, inputs)
+    }
+
+    fn ranks(&self) -> bool {
+        self.api.ranks()
+    }
+
+    fn joins_pairs(&self) -> bool {
+        self.current_form() == Form::Strings && self.pair_form() == PairForm::Joined
+    }
+
+    fn form(&self) -> Option<Form> {
+        Some(self.current_form())
+    }
+
+    fn switch_form(&self) -> Option<Form> {
+        let mut form = self
+            .form
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let next = alternate(self.family, self.route.shape, *form)?;
+        *form = next;
+        Some(next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokenize::TokenCounter;
+
+    fn format(family: PayloadFormat, api: Api, pad: bool) -> ApiFormat {
+        let items = Items::new(TokenCounter::shipped().encoder(512).unwrap(), pad);
+        ApiFormat::new(family, api, Some("m".into()), items, Pooling::Mean).unwrap()
+    }
+
+    fn body(f: &ApiFormat, inputs: &[&Input]) -> Value {
+        serde_json::from_slice(&f.prepare(inputs).body).unwrap()
+    }
+
+    #[test]
+    fn each_family_builds_its_documented_body() {
+        let pair = Input::pair("premise", "hypothesis");
+        let text = Input::Text("a text".into());
+        let tei = format(PayloadFormat::Tei, Api::Classify, false);
+        assert_eq!(
+            body(&tei, &[&pair, &text]),
+            json!({ "inputs": [["premise", "hypothesis"], ["a text"]] })
+        );
+        assert_eq!(tei.path(), "/predict");
+        let tei_embed = format(PayloadFormat::Tei, Api::Embed, false);
+        assert_eq!(body(&tei_embed, &[&text]), json!({ "inputs": ["a text"] }));
+        let openai = format(PayloadFormat::Openai, Api::Embed, false);
+        assert_eq!(
+            body(&openai, &[&text]),
+            json!({ "input": ["a text"], "encoding_format": "float", "model": "m" })
+        );
+        let jina = format(PayloadFormat::Jina, Api::Rerank, false);
+        assert_eq!(
+            body(&jina, &[&pair, &Input::pair("premise", "other")]),
+            json!({ "query": "premise", "documents": ["hypothesis", "other"], "top_n": 2, "model": "m" })
+        );
+        let score = format(PayloadFormat::Vllm, Api::Score, false);
+        assert_eq!(
+            body(&score, &[&pair]),
+            json!({ "text_1": "premise", "text_2": ["hypothesis"], "model": "m" })
+        );
+        let rerank = format(PayloadFormat::Tei, Api::Rerank, false);
+        assert_eq!(
+            body(&rerank, &[&pair]),
+            json!({ "query": "premise", "texts": ["hypothesis"], "raw_scores": false, "return_text": false })
+        );
+        // vLLM: pairs and padded inputs as ids, texts as strings.
+        let vllm = format(PayloadFormat::Vllm, Api::Classify, true);
+        let v = body(&vllm, &[&pair, &text]);
+        assert_eq!(v["input"][0].as_array().unwrap().len(), 512);
+        assert!(vllm.tokenizes());
+    }
+
+    #[test]
+    fn a_refused_form_gives_way_to_the_other_once_where_the_api_takes_both() {
+        let text = Input::Text("a text".into());
+        let openai = format(PayloadFormat::Openai, Api::Embed, false);
+        assert!(!openai.tokenizes());
+        assert_eq!(openai.switch_form(), Some(Form::Ids));
+        assert_eq!(
+            body(&openai, &[&text])["input"],
+            json!([[101, 1037, 3793, 102]])
+        );
+        assert!(openai.tokenizes());
+        let infinity = format(PayloadFormat::Infinity, Api::Embed, false);
+        assert_eq!(infinity.switch_form(), None, "Infinity takes strings only");
+        let vllm = format(PayloadFormat::Vllm, Api::Embed, false);
+        assert_eq!(vllm.switch_form(), Some(Form::Strings));
+    }
+
+    #[test]
+    fn replies_are_checked_for_an_answer_per_input() {
+        let r = |s: &str| Reply::new(s.to_string(), None);
+        let rerank = format(PayloadFormat::Jina, Api::Rerank, false);
+        let two = r(
+            r#"{"results":[{"index":1,"relevance_score":0.9},{"index":0,"relevance_score":0.1}]}"#,
+        );
+        assert!(rerank.check(&two, 2).is_ok());
+        assert!(rerank.check(&two, 3).is_err());
+        let a = Input::pair("q", "d1");
+        let b = Input::pair("q", "d2");
+        assert_eq!(
+            rerank.answers(&two, &[&a, &b]).unwrap(),
+            Answers::Ranking(vec![0.1, 0.9])
+        );
+        let tei = format(PayloadFormat::Tei, Api::Embed, false);
+        assert!(tei.check(&r("[[0.1],[0.2]]"), 2).is_ok());
+        assert!(tei.check(&r("[[0.1]]"), 2).is_err());
+        assert!(tei.check(&r("<html>"), 1).is_err());
+    }
+}
