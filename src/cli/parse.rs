@@ -5,7 +5,6 @@ use crate::cli::{Cli, RunArgs, Sub};
 use clap::error::ErrorKind;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
-use encbench_wire::payload::PayloadFormat;
 use std::ffi::OsString;
 
 /// What a run without a target prints: the ways to name one. Trying a default address
@@ -131,7 +130,7 @@ fn overridden(r: &RunArgs, m: &ArgMatches) -> Result<(), (u8, String)> {
 /// One line for each flag given on the command line that this run would not use, naming
 /// what uses it. Said only by a headless run: the live screen's keys use the sweep lists
 /// and change the rate, and a note before the screen opens would vanish under it.
-fn notes(r: &RunArgs, m: &ArgMatches) -> Vec<String> {
+fn notes(r: &mut RunArgs, m: &ArgMatches) -> Vec<String> {
     let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
     let mut notes = Vec::new();
     if given("batch_sizes") && !r.sweep_batch {
@@ -165,16 +164,28 @@ fn notes(r: &RunArgs, m: &ArgMatches) -> Vec<String> {
         ("token_type_ids_name", "--token-type-ids-name"),
         ("output_name", "--output-name"),
     ];
-    if r.pretokenize && (r.engine == Some(PayloadFormat::Hf) || r.text_input.is_some()) {
+    // Said once the family is known, which discovery may decide (`engine_notes`).
+    r.triton_flags = triton_only
+        .into_iter()
+        .filter(|(id, _)| given(id))
+        .map(|(_, flag)| flag.to_string())
+        .collect();
+    notes
+}
+
+/// The notes of flags that only some families use, once the run's family is known (given,
+/// or found at the URL).
+pub fn engine_notes(r: &RunArgs, engine: &str) -> Vec<String> {
+    let mut notes = Vec::new();
+    if r.pretokenize && (engine == "hf" || r.text_input.is_some()) {
         notes.push(
-            "note: --pretokenize applies to token ids tokenized on the client (--engine triton without --text-input, or vllm); this run sends text".into(),
+            "note: --pretokenize applies to token ids tokenized on the client (--engine triton without --text-input, vllm, or a server that takes ids); this run sends text".into(),
         );
     }
-    if let Some(engine) = r.engine.filter(|e| *e != PayloadFormat::Triton) {
-        for (_, flag) in triton_only.into_iter().filter(|(id, _)| given(id)) {
+    if engine != "triton" {
+        for flag in &r.triton_flags {
             notes.push(format!(
-                "note: {flag} applies to --engine triton; it has no effect with --engine {}",
-                engine.name()
+                "note: {flag} applies to --engine triton; it has no effect with --engine {engine}"
             ));
         }
     }

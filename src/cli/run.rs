@@ -227,6 +227,9 @@ pub struct RunArgs {
     /// Flags given that this run does not use, one "note:" line each (set by `app`).
     #[arg(skip)]
     pub notes: Vec<String>,
+    /// The triton engine's flags given, noted once the family is known.
+    #[arg(skip)]
+    pub triton_flags: Vec<String>,
 }
 
 impl RunArgs {

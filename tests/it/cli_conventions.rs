@@ -35,7 +35,7 @@ fn a_typo_gets_clap_s_suggestion_usage_line_and_pointer_to_help() {
         &["--demo", "--engine", "onnx"],
         &[
             "'onnx' for '--engine",
-            "[possible values: hf, triton, vllm]",
+            "[possible values: hf, triton, vllm, openai, tei, infinity, jina]",
         ],
     );
 }

@@ -257,14 +257,15 @@ fn co_hosting_schemes_route_through_the_sagemaker_runtime_api() {
         &env,
     );
     let routed = &get_json(&format!("{}/_encbench/counters", s.url))["routed"];
-    // Per target: warmup 1 + 4 measured at b=1, b=8 and c=2, plus 4 + 4 accuracy requests,
-    // plus the pre-flight probe.
+    // Per target: warmup 1 + 4 measured at b=1, b=8 and c=2, plus 5 + 5 accuracy requests
+    // (a plain text that says what the model answers, then the 4 samples), plus the
+    // pre-flight probe.
     for key in [
         "cpu-mc x-amzn-sagemaker-target-container-hostname=onnx-container",
         "shared-gpu x-amzn-sagemaker-inference-component=mdeberta-ic",
         "lmi-ep x-amzn-sagemaker-target-model=mdeberta.tar.gz",
     ] {
-        assert_eq!(routed[key], 3 * 5 + 8 + 1, "{key}: {routed}");
+        assert_eq!(routed[key], 3 * 5 + 10 + 1, "{key}: {routed}");
     }
     let names: Vec<&str> = e["compare"]["targets"]
         .as_array()

@@ -17,6 +17,7 @@ mod deploy;
 mod docs_commands;
 mod engine_commands;
 mod export_schema;
+mod families;
 mod faults;
 mod fresh_machine;
 mod hostile_files;

@@ -134,10 +134,11 @@ fn headless_progress_on_a_narrow_terminal_is_one_line_rewritten_in_place() {
         s.url
     );
     let tmux = tmux::Tmux::start("progress", width, 12, &command);
+    // What discovery found is said once, before the progress starts.
     let progress_rows = |screen: &str| {
         screen
             .lines()
-            .filter(|l| !l.trim().is_empty())
+            .filter(|l| !l.trim().is_empty() && !l.starts_with("found "))
             .map(str::to_owned)
             .collect::<Vec<_>>()
     };

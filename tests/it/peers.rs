@@ -260,9 +260,20 @@ fn moto_iam_mode_refuses_a_wrong_secret_as_an_auth_error() {
 fn hf_toolkit_accepts_batched_hf_payloads() {
     let _one = one_at_a_time();
     let smhf = Peer::start("smhf.sh", &[], &[("WORKERS", "1")]);
-    let (_, e) = run_export_env(
+    let (out, e) = run_export_env(
         &["--url", &smhf.url(), "--batch-size", "4", "-n", "20"],
         &[],
+    );
+    // Found by its /ping: neither TEI's /info nor KServe's /v2 nor a model list answered.
+    assert!(
+        stderr(&out).contains("found the SageMaker container contract (--engine hf)"),
+        "{}",
+        stderr(&out)
+    );
+    let tried = e["config"]["target"]["detected"]["tried"].to_string();
+    assert!(
+        tried.contains("GET /ping 200") && tried.contains("GET /info 404"),
+        "{tried}"
     );
     let p = &e["phases"][0];
     assert_eq!(p["ok"], 20, "{p}");

@@ -64,11 +64,9 @@ fn the_real_model_behind_the_hf_toolkit_and_triton() {
     let _one = one_at_a_time();
     let hf = Peer::start("smhf.sh", &[], MINILM);
     let triton = Peer::start("triton.sh", &[], MINILM);
-    let hf_target = format!("name=hf,url={},engine=hf", hf.url());
-    let triton_target = format!(
-        "name=triton,url={},engine=triton,model=minilm",
-        triton.url()
-    );
+    // No engine, no model: each target's family and model are found at its URL.
+    let hf_target = format!("name=hf,url={}", hf.url());
+    let triton_target = format!("name=triton,url={}", triton.url());
     let workload = [
         "--batch-sizes",
         "1",
@@ -86,6 +84,29 @@ fn the_real_model_behind_the_hf_toolkit_and_triton() {
     let mut same = workload.to_vec();
     same.extend(["--target", &hf_target, "--target", &triton_target]);
     let (text, e) = compare(&same);
+    let detected: Vec<(String, String, Value)> = e["compare"]["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let d = &t["target"]["detected"];
+            (
+                d["engine"].to_string(),
+                d["server"].to_string(),
+                d["model"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(detected[0].0, "\"hf\"", "{detected:?}");
+    assert_eq!(detected[1].0, "\"triton\"", "{detected:?}");
+    assert!(
+        detected[1].1.starts_with("\"KServe v2 (triton 2."),
+        "{detected:?}"
+    );
+    assert_eq!(
+        detected[1].2, "minilm",
+        "from the repository index: {detected:?}"
+    );
     for t in e["compare"]["targets"].as_array().unwrap() {
         let a = &t["accuracy"];
         assert_eq!(a["output"], json!({"kind": "vectors", "dim": 384}), "{t}");
@@ -254,19 +275,30 @@ fn real_triton_with_its_statistics_restricted() {
 
 /// KServe's own Python `ModelServer`, the real MiniLM behind a `kserve.Model` that declares no
 /// tensors (metadata with empty inputs and outputs, no `/config`) and names its output
-/// `sentence_embedding`: `--url`, `--engine triton` and `--model` alone load it and check
-/// it on the retrieval set, with no tensor-name flag.
+/// `sentence_embedding`: `--url` alone finds it (its `/v2`, its model list) and checks it on
+/// the retrieval set, with no engine, model or tensor-name flag.
 #[test]
 fn the_real_model_behind_kserves_own_model_server() {
     let _one = one_at_a_time();
     let kserve = Peer::start("kserve.sh", &[], &[]);
     let url = kserve.url();
-    let (_, e) = run_export_env(
-        &[
-            "--url", &url, "--engine", "triton", "--model", "minilm", "-n", "20",
-        ],
-        &[],
+    let (out, e) = run_export_env(&["--url", &url, "-n", "20"], &[]);
+    let detected = &e["config"]["target"]["detected"];
+    assert_eq!(detected["engine"], "triton", "{detected}");
+    assert_eq!(detected["model"], "minilm", "{detected}");
+    assert!(
+        detected["server"]
+            .as_str()
+            .unwrap()
+            .starts_with("KServe v2 (kserve 0.21"),
+        "{detected}"
     );
+    let err = crate::common::stderr(&out);
+    assert!(err.contains("found KServe v2 (kserve 0.21"), "{err}");
+    // It declares no output: the one read is said, once.
+    let learned =
+        "the server declares no output: reading 'sentence_embedding', the first of its first reply";
+    assert_eq!(err.matches(learned).count(), 1, "{err}");
     let p = &e["phases"][0];
     assert_eq!(
         (p["ok"].as_u64(), p["sent"].as_u64()),

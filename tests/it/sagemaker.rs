@@ -288,3 +288,36 @@ fn warmup_requests_get_the_warmup_timeout_through_the_sdk() {
         .sum();
     assert_eq!(all, 3, "the two warmup requests were allowed to finish");
 }
+
+/// TEI's SageMaker container takes TEI's payloads at its invocations, bound to its model's
+/// type: `--endpoint … --engine tei --api rerank` sends them, and a route its model does not
+/// serve comes back as SageMaker wraps a container's error, in TEI's words.
+#[test]
+fn teis_container_on_sagemaker_takes_teis_payloads() {
+    let s = serve(&[
+        "--base-ms",
+        "2",
+        "--only",
+        "tei",
+        "--model-kind",
+        "reranker",
+    ]);
+    let load = args()
+        .opt("--engine", "tei")
+        .opt("--api", "rerank")
+        .opt("--batch-size", 4)
+        .n(6);
+    let (_, e) = sdk_run(&s, "tei-ep", &load);
+    assert_eq!(e["config"]["target"]["engine"], "tei");
+    assert_eq!(e["phases"][0]["ok"], 6, "{}", e["phases"][0]);
+    assert_eq!(e["accuracy"]["output"]["kind"], "rankings");
+    assert_eq!(e["accuracy"]["passed"], 10);
+    let embed = args().opt("--engine", "tei").n(2).arg("--no-accuracy");
+    let (_, e) = sdk_run(&s, "tei-ep", &embed);
+    // Its invocations are the rerank route: an embed body does not deserialize there (axum's
+    // 422), which SageMaker wraps.
+    let p = &e["phases"][0];
+    assert_eq!(p["errors"]["ModelError(422)"], 2, "{p}");
+    let words = p["error_bodies"]["ModelError(422)"].as_str().unwrap();
+    assert!(words.contains("missing field `query`"), "{words}");
+}

@@ -232,22 +232,27 @@ fn vllm_embeddings_are_checked_on_the_retrieval_items() {
 }
 
 #[test]
-fn model_is_required_for_triton_and_vllm() {
-    for engine in ["triton", "vllm"] {
-        let out = common::run(&[
-            "--headless",
-            "--url",
-            "http://127.0.0.1:9",
-            "--engine",
-            engine,
-        ]);
-        assert_eq!(out.status.code(), Some(2));
-        assert!(
-            common::stderr(&out).contains("--model"),
-            "{}",
-            common::stderr(&out)
-        );
-    }
+fn a_kserve_model_is_named_or_read_from_the_servers_list() {
+    // Nothing lists a model: --model is named.
+    let out = common::run(&[
+        "--headless",
+        "--url",
+        "http://127.0.0.1:9",
+        "--engine",
+        "triton",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        common::stderr(&out).contains("--model: required with --engine triton"),
+        "{}",
+        common::stderr(&out)
+    );
+    // Triton's repository index lists one: it is taken, and said in the export.
+    let s = Serve::one_ms(&["--only", "triton", "--served-model-name", "nli"]);
+    let (_, e) = run_export(&s.url, &["--engine", "triton", "-n", "2"]);
+    assert_eq!(e["config"]["target"]["model"], "nli");
+    assert_eq!(e["config"]["target"]["path"], "/v2/models/nli/infer");
+    assert_eq!(e["phases"][0]["ok"], 2);
 }
 
 #[test]

@@ -332,7 +332,8 @@ async fn find_family(
     let ask = Ask {
         url,
         headers,
-        wait: s.ready_timeout.min(Duration::from_secs(5)),
+        // Metadata routes answer at once; the readiness check waits for a server that is slow.
+        wait: s.ready_timeout.min(Duration::from_secs(2)),
         model: s.format.model.as_deref(),
         api: s.format.api,
     };

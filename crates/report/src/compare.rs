@@ -20,12 +20,22 @@ pub fn heading(e: &Export) -> Vec<String> {
     } else {
         "inputs at natural length".into()
     };
+    let engines: Vec<&str> = c["target"]["engines"]
+        .as_array()
+        .map(|a| a.iter().filter_map(serde_json::Value::as_str).collect())
+        .filter(|a: &Vec<&str>| !a.is_empty())
+        .unwrap_or_else(|| vec![c["target"]["engine"].as_str().unwrap_or("?")]);
     let mut lines = vec![
         format!(
-            "encbench-tui {} — {} compared — engine {}",
+            "encbench-tui {} — {} compared — {} {}",
             e.tool_version,
             encbench_core::text::count(cmp.targets.len(), "target"),
-            c["target"]["engine"].as_str().unwrap_or("?")
+            if engines.len() == 1 {
+                "engine"
+            } else {
+                "engines"
+            },
+            engines.join(", ")
         ),
         format!("closed loop, one target at a time — {shape}"),
         super::started(e),

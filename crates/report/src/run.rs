@@ -41,11 +41,20 @@ pub fn heading(e: &Export) -> Vec<String> {
         .and_then(|a| a.output)
         .map(|o| format!(" — answers {o}"))
         .unwrap_or_default();
+    // The route beside the family where it has several (`tei /rerank`), and what discovery
+    // took the server for.
+    let engine = match t["path"].as_str().filter(|_| t["api"].is_string()) {
+        Some(path) => format!("{} {path}", t["engine"].as_str().unwrap_or("?")),
+        None => t["engine"].as_str().unwrap_or("?").to_string(),
+    };
+    let found = t["detected"]["server"]
+        .as_str()
+        .map(|s| format!(" (found: {})", encbench_core::scrub::controls(s)))
+        .unwrap_or_default();
     let mut lines = vec![format!(
-        "encbench-tui {} — {}{sim} — engine {}{answers}",
+        "encbench-tui {} — {}{sim} — engine {engine}{found}{answers}",
         e.tool_version,
         super::describe_target(e),
-        t["engine"].as_str().unwrap_or("?")
     )];
     let flags = Pace {
         rate_per_s: c["request_rate"].as_f64(),
@@ -567,6 +576,7 @@ fn accuracy_table(a: &AccuracyExport) -> Table {
         ]);
     }
     t.notes.extend(a.note.clone());
+    t.notes.extend(a.switched.clone());
     // The label hint only where labels were read: a refused request says nothing of them.
     let disagreed = a.samples.iter().any(|v| !v.ok && v.predicted.is_some());
     if disagreed {

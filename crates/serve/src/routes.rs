@@ -105,7 +105,9 @@ pub(crate) fn inference(p: Playing) -> Router<S> {
             .route("/embeddings", posting(p, tei::openai))
             .route("/v1/embeddings", posting(p, tei::openai))
             .route("/invocations", posting(p, tei::invocations))
-            .route("/", posting(p, tei::invocations));
+            .route("/", posting(p, tei::invocations))
+            // The TEI container on SageMaker, behind the runtime API.
+            .route("/endpoints/{name}/invocations", post(sagemaker::invoke));
     }
     if all {
         r = r.route(

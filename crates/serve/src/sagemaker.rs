@@ -95,6 +95,10 @@ pub async fn invoke(
             ),
         };
     }
+    // TEI's SageMaker container: its own payloads at /invocations, the route of its model.
+    if s.cfg.only == Some(crate::Family::Tei) {
+        return tei_container(&s, &name, body, echo, variant).await;
+    }
     match s.infer(&body, false).await {
         Ok(out) => {
             echo.insert("x-amzn-invoked-production-variant", variant);
@@ -170,4 +174,49 @@ async fn triton(
             .insert("content-type", HeaderValue::from_str(&media).ok()?);
     }
     Some(Ok(Response::from_parts(parts, bytes)))
+}
+
+/// The TEI container behind the runtime API: its reply passed on (timing headers and all),
+/// an error of its own wrapped as SageMaker wraps a container's: a `ModelError` with the
+/// original status and message.
+async fn tei_container(
+    s: &Arc<Server>,
+    name: &str,
+    body: Bytes,
+    echo: HeaderMap,
+    variant: HeaderValue,
+) -> Response {
+    let playing = crate::families::Playing {
+        only: s.cfg.only,
+        kind: s.cfg.model_kind,
+    };
+    let reply = super::json_apis::tei::invocations(s.clone(), body, playing).await;
+    let status = reply.status();
+    let (mut parts, bytes) = reply.into_parts();
+    if status.is_success() {
+        parts.headers.extend(echo);
+        parts
+            .headers
+            .insert("x-amzn-invoked-production-variant", variant);
+        return Response::from_parts(parts, bytes);
+    }
+    let said = axum::body::to_bytes(bytes, 64 * 1024)
+        .await
+        .unwrap_or_default();
+    let said = String::from_utf8_lossy(&said);
+    let side = if status.is_client_error() {
+        "client"
+    } else {
+        "server"
+    };
+    error(
+        StatusCode::FAILED_DEPENDENCY,
+        "ModelError",
+        json!({
+            "__type": "ModelError",
+            "message": format!("Received {side} error ({}) from primary with message \"{said}\". See logs for endpoint {name}.", status.as_u16()),
+            "OriginalStatusCode": status.as_u16(),
+            "OriginalMessage": said,
+        }),
+    )
 }

@@ -63,7 +63,8 @@ impl Found {
 pub struct Refused {
     pub flag: &'static str,
     pub message: String,
-    /// Nothing answered at all: the readiness check says so, as for any family.
+    /// Nothing answered (the connection refused, or no answer in time): left to the
+    /// readiness check, which waits as long as `--ready-timeout` says and says so.
     pub unreachable: bool,
 }
 
@@ -80,12 +81,18 @@ struct Probe {
     client: reqwest::Client,
     base: String,
     tried: Vec<String>,
+    /// Answers fetched ahead, all at once, taken as the order of discovery asks for them.
+    ahead: Vec<Fetched>,
 }
+
+/// A request as `tried` says it, and its answer.
+type Fetched = (String, Result<Answer, Refused>);
 
 /// An answer: its status, and its body when it is JSON.
 struct Answer {
     status: u16,
     json: Option<Value>,
+    empty: bool,
 }
 
 impl Answer {
@@ -97,57 +104,100 @@ impl Answer {
     }
 }
 
+/// One request: the line `tried` keeps of it, and its answer. A refusal of credentials
+/// ends the discovery (waiting would not change it), as nothing answering at all does.
+async fn fetch(
+    client: reqwest::Client,
+    base: String,
+    method: &'static str,
+    path: String,
+    body: Option<Value>,
+) -> Fetched {
+    let url = format!("{base}{path}");
+    let req = match &body {
+        None => client.get(&url),
+        Some(b) => client.post(&url).json(b),
+    };
+    let shown = || encbench_core::scrub::url(&base);
+    let resp = match req.send().await {
+        Ok(r) => r,
+        Err(e) if e.is_timeout() => {
+            let answer = Answer {
+                status: 0,
+                json: None,
+                empty: true,
+            };
+            return (format!("{method} {path} no answer"), Ok(answer));
+        }
+        Err(e) => {
+            let why = crate::client::url::short_reason(&e);
+            let message = format!("{}: endpoint unreachable ({why})", shown());
+            let r = Refused {
+                unreachable: true,
+                ..refused("--url", message)
+            };
+            return (format!("{method} {path} unreachable"), Err(r));
+        }
+    };
+    let status = resp.status().as_u16();
+    let line = format!("{method} {path} {status}");
+    if matches!(status, 401 | 403) {
+        let message = format!(
+            "{}: {method} {path} answered {status}: the server wants credentials (--header, --bearer-token-env)",
+            shown()
+        );
+        return (line, Err(refused("--url", message)));
+    }
+    let (json, empty) = match body::read_reqwest(resp, body::MAX_PROBE_BYTES).await {
+        Ok((b, false)) => (serde_json::from_slice(&b).ok(), b.trim_ascii().is_empty()),
+        _ => (None, false),
+    };
+    (
+        line,
+        Ok(Answer {
+            status,
+            json,
+            empty,
+        }),
+    )
+}
+
 impl Probe {
+    /// Sends every GET of `paths` at once: discovery then takes as long as the slowest
+    /// answer, not the sum of them (a server that trickles every route costs one wait).
+    async fn ahead(&mut self, paths: &[&str]) {
+        let mut set = tokio::task::JoinSet::new();
+        for (i, path) in paths.iter().enumerate() {
+            let (client, base, path) =
+                (self.client.clone(), self.base.clone(), (*path).to_string());
+            set.spawn(async move { (i, fetch(client, base, "GET", path, None).await) });
+        }
+        let mut answers: Vec<(usize, Fetched)> = vec![];
+        while let Some(done) = set.join_next().await {
+            if let Ok(a) = done {
+                answers.push(a);
+            }
+        }
+        answers.sort_by_key(|(i, _)| *i);
+        self.ahead = answers.into_iter().map(|(_, a)| a).collect();
+    }
+
     async fn send(
         &mut self,
-        method: &str,
+        method: &'static str,
         path: &str,
         body: Option<Value>,
     ) -> Result<Answer, Refused> {
-        let url = format!("{}{path}", self.base);
-        let req = match &body {
-            None => self.client.get(&url),
-            Some(b) => self.client.post(&url).json(b),
-        };
-        let resp = match req.send().await {
-            Ok(r) => r,
-            Err(e) if e.is_timeout() => {
-                self.tried.push(format!("{method} {path} no answer"));
-                return Ok(Answer {
-                    status: 0,
-                    json: None,
-                });
-            }
-            Err(e) => {
-                return Err(Refused {
-                    unreachable: true,
-                    ..refused(
-                        "--url",
-                        format!(
-                            "{}: endpoint unreachable ({})",
-                            encbench_core::scrub::url(&self.base),
-                            crate::client::url::short_reason(&e)
-                        ),
-                    )
-                });
+        let wanted = format!("{method} {path} ");
+        let (line, answer) = match self.ahead.iter().position(|(l, _)| l.starts_with(&wanted)) {
+            Some(i) => self.ahead.remove(i),
+            None => {
+                let (client, base) = (self.client.clone(), self.base.clone());
+                fetch(client, base, method, path.to_string(), body).await
             }
         };
-        let status = resp.status().as_u16();
-        self.tried.push(format!("{method} {path} {status}"));
-        if matches!(status, 401 | 403) {
-            return Err(refused(
-                "--url",
-                format!(
-                    "{}: {method} {path} answered {status}: the server wants credentials (--header, --bearer-token-env)",
-                    encbench_core::scrub::url(&self.base)
-                ),
-            ));
-        }
-        let json = match body::read_reqwest(resp, body::MAX_PROBE_BYTES).await {
-            Ok((b, false)) => serde_json::from_slice(&b).ok(),
-            _ => None,
-        };
-        Ok(Answer { status, json })
+        self.tried.push(line);
+        answer
     }
 
     async fn get(&mut self, path: &str) -> Result<Answer, Refused> {
@@ -203,12 +253,33 @@ fn probe(ask: &Ask<'_>) -> Result<Probe, Refused> {
         client,
         base: ask.url.trim_end_matches('/').to_string(),
         tried: vec![],
+        ahead: vec![],
     })
 }
 
 /// The family of the server at `ask.url`, its model and task where it says.
 pub async fn discover(ask: &Ask<'_>) -> Result<Found, Refused> {
     let mut p = probe(ask)?;
+    p.ahead(&[
+        "/info",
+        "/v2",
+        "/v1/models",
+        "/models",
+        "/v2/health/ready",
+        "/ping",
+    ])
+    .await;
+    // A server that answers nothing in time is left to the readiness check, which waits for
+    // it as long as --ready-timeout says and says so.
+    if p.ahead
+        .iter()
+        .all(|(_, a)| matches!(a, Ok(a) if a.status == 0))
+    {
+        return Err(Refused {
+            unreachable: true,
+            ..refused("--url", "no answer")
+        });
+    }
     if let Some(info) = p
         .get("/info")
         .await?
@@ -247,7 +318,15 @@ pub async fn discover(ask: &Ask<'_>) -> Result<Found, Refused> {
     }) {
         return infinity(p, &list, ask, "");
     }
-    if matches!(p.get("/v2/health/ready").await?.status, 200 | 400 | 503) {
+    // A KServe v2 server that keeps its metadata to itself still says whether it is ready:
+    // Triton with an empty body, KServe with `{"ready": ...}`; a server that answers every
+    // route alike says neither.
+    let ready = p.get("/v2/health/ready").await?;
+    let says_ready = match &ready.json {
+        None => ready.empty,
+        Some(v) => v.get("ready").is_some(),
+    };
+    if matches!(ready.status, 200 | 400 | 503) && says_ready {
         return kserve(p, "a KServe v2 server".into(), ask).await;
     }
     if matches!(p.get("/ping").await?.status, 200..=299) {
@@ -362,7 +441,7 @@ fn tei(p: Probe, info: &Value, ask: &Ask<'_>) -> Found {
 }
 
 /// KServe v2 (Triton, KServe's ModelServer): the model from `--model`, else the server's
-/// list (KServe's `GET /v2/models`, Triton's repository index).
+/// list (KServe's `GET /v2/models`, Triton's repository index, else its statistics).
 async fn kserve(mut p: Probe, server: String, ask: &Ask<'_>) -> Result<Found, Refused> {
     let mut names: Vec<String> = vec![];
     if ask.model.is_none() {
@@ -392,6 +471,21 @@ async fn kserve(mut p: Probe, server: String, ask: &Ask<'_>) -> Result<Found, Re
                 })
                 .unwrap_or_default();
         }
+    }
+    // pytriton keeps an empty repository index; Triton's statistics of all models name them.
+    if ask.model.is_none()
+        && names.is_empty()
+        && let Some(stats) = p.get("/v2/models/stats").await?.ok_json()
+    {
+        names = stats["model_stats"]
+            .as_array()
+            .map(|m| {
+                m.iter()
+                    .filter_map(|e| e["name"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.dedup();
     }
     let model = pick_model(&names, ask.model, "its model list")?;
     if model.is_none() {

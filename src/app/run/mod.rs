@@ -40,13 +40,18 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
     // A shard is one of several hosts sending one schedule: no live keys change its part.
     let live = !a.headless && stdout.is_terminal && hosts.shard.is_none();
     if !live {
-        for note in &a.notes {
+        let engine = &p.target_config.engine;
+        for note in a.notes.iter().chain(&crate::cli::engine_notes(&a, engine)) {
             encbench_core::failure::say(format_args!("{note}"));
         }
     }
     let info = Info {
         target: p.shown.clone(),
-        format: p.format.name().to_string(),
+        // The route beside a family that has several: `tei /rerank`.
+        format: match (&p.target_config.api, &p.target_config.path) {
+            (Some(_), Some(path)) => format!("{} {path}", p.format.name()),
+            _ => p.format.name().to_string(),
+        },
         simulated: a.demo,
         knee: a.knee,
         window_s: a.window,

@@ -29,6 +29,9 @@ pub struct AccuracyExport {
     pub output: Option<crate::verdicts::Output>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub note: Option<String>,
+    /// The form the check before the load switched the run's bodies to, in words.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub switched: Option<String>,
     /// The check before the load, when the figures above are from the check after it.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub before: Option<AccuracyReport>,
@@ -122,6 +125,7 @@ impl AccuracyExport {
                 samples: after.samples.clone(),
                 output: after.output.or(before.as_ref().and_then(|b| b.output)),
                 note: after.note.clone(),
+                switched: before.as_ref().and_then(|b| b.switched.clone()),
                 before: before.clone(),
             }),
             (Some(before), None) => Some(AccuracyExport {
@@ -130,6 +134,7 @@ impl AccuracyExport {
                 samples: before.samples.clone(),
                 output: before.output,
                 note: before.note.clone(),
+                switched: before.switched.clone(),
                 before: None,
             }),
             (None, None) => None,

@@ -438,10 +438,20 @@ fn export(
     let vector_agreement = encbench_core::verdicts::agreement::agreement(&checked);
     let notices = outcomes.iter().flat_map(|o| o.notices.clone()).collect();
     let first = &entries[0].prepared;
+    // Each target's family is its own (given or found); the first's stands for them all
+    // where they agree, and `engines` lists them.
+    let mut engines: Vec<&str> = vec![];
+    for e in entries {
+        let engine = e.prepared.target_config.engine.as_str();
+        if !engines.contains(&engine) {
+            engines.push(engine);
+        }
+    }
     let config = json!({
         "target": {
             "url": null,
-            "engine": a.format,
+            "engine": engines[0],
+            "engines": engines,
             "compare": entries.iter().map(|e| e.name.clone()).collect::<Vec<_>>(),
         },
         "n": a.n,

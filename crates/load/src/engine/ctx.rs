@@ -95,6 +95,7 @@ impl Ctx {
             when == "before load",
         )
         .await;
+        self.say_learned();
         let mut live = self.shared.lock();
         if let Some(switched) = &r.switched {
             live.notices.push(switched.clone());
@@ -108,6 +109,16 @@ impl Ctx {
         }
         live.accuracy_latest = Some(r.clone());
         r
+    }
+
+    /// What the format learned from the replies so far that nobody declared, said once.
+    pub(super) fn say_learned(&self) {
+        if let Some(note) = self.format.learned() {
+            let mut live = self.shared.lock();
+            if !live.notices.contains(&note) {
+                live.notices.push(note);
+            }
+        }
     }
 
     /// Runs the accuracy samples beside the load, reporting into the snapshot.

@@ -130,6 +130,7 @@ impl Phases {
         while let Some((spec, step)) = self.next() {
             self.index += 1;
             let end = dispatch::run_phase(ctx, spec, self.index, step, cmds).await;
+            ctx.say_learned();
             if self.ended(end) {
                 return true;
             }

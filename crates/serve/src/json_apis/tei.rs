@@ -147,6 +147,9 @@ pub async fn embed(s: Arc<Server>, bytes: Bytes, p: Playing) -> Response {
         Ok(v) => v,
         Err(r) => return Dialect::Tei.refuse(r),
     };
+    if v.get("inputs").is_none() {
+        return axum_422("missing field `inputs`");
+    }
     let items = parse_input(v.get("inputs"), "inputs", false);
     if let Some(r) = items.as_ref().ok().and_then(|i| over_batch(i.len())) {
         return r;
@@ -168,6 +171,13 @@ pub async fn embed(s: Arc<Server>, bytes: Bytes, p: Playing) -> Response {
         axum::Json(vectors),
     )
         .into_response()
+}
+
+/// axum's refusal of a body that does not deserialize into the route's request: TEI's
+/// handler never sees it.
+fn axum_422(why: &str) -> Response {
+    let text = format!("Failed to deserialize the JSON body into the target type: {why}");
+    (StatusCode::UNPROCESSABLE_ENTITY, text).into_response()
 }
 
 /// `/predict`'s `inputs`: one text, one pair `[a, b]`, or a batch of `[a]` and `[a, b]`.
@@ -258,6 +268,11 @@ pub async fn rerank(s: Arc<Server>, bytes: Bytes, p: Playing) -> Response {
         Ok(v) => v,
         Err(r) => return Dialect::Tei.refuse(r),
     };
+    for field in ["query", "texts"] {
+        if v.get(field).is_none() {
+            return axum_422(&format!("missing field `{field}`"));
+        }
+    }
     let query = v["query"].as_str().unwrap_or_default().to_string();
     let texts = strings(&v, "texts");
     let items = texts

@@ -297,7 +297,7 @@ pub async fn check_counted(
         _ => nli(target, format, setup, output, progress).await,
     };
     report.switched = switched;
-    report.note = report.note.or(no_route);
+    report.note = no_route.or(report.note);
     report
 }
 
@@ -343,7 +343,8 @@ async fn nli(
         });
         progress.answered();
     }
-    let joined = format.joins_pairs().then(|| {
+    let read = verdicts.iter().any(|v| v.predicted.is_some());
+    let joined = (read && format.joins_pairs()).then(|| {
         format!(
             "{} {} takes single texts: each pair went as one, premise and hypothesis joined by a space, which a model trained on pairs may judge otherwise",
             format.name(),

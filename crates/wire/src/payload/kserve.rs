@@ -221,6 +221,18 @@ impl Format for KServeFormat {
     }
 
     /// A row per input, of scores or of a vector (per token too): counted, not read.
+    fn learned(&self) -> Option<String> {
+        let OutputName::FirstReply(learned) = &self.names.output else {
+            return None;
+        };
+        learned.get().map(|name| {
+            format!(
+                "the server declares no output: reading '{}', the first of its first reply (--output-name names another)",
+                encbench_core::scrub::text(name)
+            )
+        })
+    }
+
     fn check(&self, reply: &Reply, inputs: usize) -> Result<(), String> {
         let (dims, _) = output_tensor(reply, &self.output(reply)?)?;
         if dims.contains(&0) && dims[0] != 0 {

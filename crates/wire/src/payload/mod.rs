@@ -126,6 +126,11 @@ pub trait Format: Send + Sync {
     fn ranks(&self) -> bool {
         false
     }
+    /// What the format learned from the server's replies that no one declared, in words
+    /// (the KServe output read from the first reply), once it has.
+    fn learned(&self) -> Option<String> {
+        None
+    }
     /// Whether a pair is sent as one text (its two parts joined by a space): the route has
     /// no pair form, so a model trained on pairs reads it otherwise.
     fn joins_pairs(&self) -> bool {

@@ -59,6 +59,10 @@ impl Format for Pretokenized {
         self.0.joins_pairs()
     }
 
+    fn learned(&self) -> Option<String> {
+        self.0.learned()
+    }
+
     fn form(&self) -> Option<Form> {
         self.0.form()
     }
