@@ -208,21 +208,24 @@ impl Probe {
         self.send("POST", path, Some(body)).await
     }
 
+    /// What was found: `said` is the task the server says its model has (its kind), which
+    /// `asked` (`--api`) overrides for the requests but not in the record.
     fn found(
         self,
         family: PayloadFormat,
         server: String,
         model: Option<String>,
-        api: Option<Api>,
+        said: Option<Api>,
+        asked: Option<Api>,
     ) -> Found {
         Found {
             family,
-            api,
+            api: asked.or(said),
             prefix: "",
             record: Detected {
                 engine: family.name().into(),
                 server,
-                kind: api.map(|a| a.kind().to_string()),
+                kind: said.map(|a| a.kind().to_string()),
                 model: model.clone(),
                 max_client_batch: None,
                 tried: self.tried,
@@ -330,13 +333,8 @@ pub async fn discover(ask: &Ask<'_>) -> Result<Found, Refused> {
         return kserve(p, "a KServe v2 server".into(), ask).await;
     }
     if matches!(p.get("/ping").await?.status, 200..=299) {
-        let found = p.found(
-            PayloadFormat::Hf,
-            "the SageMaker container contract".into(),
-            None,
-            None,
-        );
-        return Ok(found);
+        let contract = "the SageMaker container contract".to_string();
+        return Ok(p.found(PayloadFormat::Hf, contract, None, None, None));
     }
     Err(refused(
         "--url",
@@ -427,15 +425,16 @@ fn tei(p: Probe, info: &Value, ask: &Ask<'_>) -> Found {
         .as_object()
         .and_then(|o| o.keys().next().cloned())
         .unwrap_or_default();
-    let api = ask.api.or(match kind.as_str() {
+    let said = match kind.as_str() {
         "classifier" => Some(Api::Classify),
         "reranker" => Some(Api::Rerank),
         "embedding" => Some(Api::Embed),
         _ => None,
-    });
+    };
     let server = format!("TEI {}", text(&info["version"]));
     let model = Some(text(&info["model_id"])).filter(|m| !m.is_empty());
-    let mut found = p.found(PayloadFormat::Tei, server.trim().to_string(), model, api);
+    let server = server.trim().to_string();
+    let mut found = p.found(PayloadFormat::Tei, server, model, said, ask.api);
     found.record.max_client_batch = info["max_client_batch_size"].as_u64().map(|n| n as usize);
     found
 }
@@ -498,7 +497,7 @@ async fn kserve(mut p: Probe, server: String, ask: &Ask<'_>) -> Result<Found, Re
             ),
         ));
     }
-    Ok(p.found(PayloadFormat::Triton, server, model, None))
+    Ok(p.found(PayloadFormat::Triton, server, model, None, None))
 }
 
 /// vLLM: the model from its list, the task from the first pooling route that answers one
@@ -506,20 +505,21 @@ async fn kserve(mut p: Probe, server: String, ask: &Ask<'_>) -> Result<Found, Re
 async fn vllm(mut p: Probe, list: &Value, ask: &Ask<'_>) -> Result<Found, Refused> {
     let model = pick_model(&ids(list), ask.model, "GET /v1/models")?;
     let version = p.get("/version").await?.ok_json();
-    let api = match ask.api {
-        Some(api) => Some(api),
+    // Its task is probed only when `--api` does not say it.
+    let said = match ask.api {
+        Some(_) => None,
         None => vllm_task(&mut p, model.as_deref()).await?,
     };
     let server = version.map_or("vLLM".into(), |v| {
         format!("vLLM {}", text(&v["version"])).trim().to_string()
     });
-    Ok(p.found(PayloadFormat::Vllm, server, model, api))
+    Ok(p.found(PayloadFormat::Vllm, server, model, said, ask.api))
 }
 
 /// vLLM with `--engine vllm` given: only its model, from the list.
 fn vllm_named(p: Probe, list: &Value, ask: &Ask<'_>) -> Result<Found, Refused> {
     let model = pick_model(&ids(list), ask.model, "GET /v1/models")?;
-    Ok(p.found(PayloadFormat::Vllm, "vLLM".into(), model, ask.api))
+    Ok(p.found(PayloadFormat::Vllm, "vLLM".into(), model, None, ask.api))
 }
 
 /// A pooling route answers when it gives data and no error: vLLM before 0.10.1 answers a
@@ -580,17 +580,21 @@ fn infinity(p: Probe, list: &Value, ask: &Ask<'_>, prefix: &'static str) -> Resu
             .as_array()
             .is_some_and(|a| a.iter().any(|x| x == c))
     };
-    let api = ask.api.or_else(|| {
-        [
-            ("embed", Api::Embed),
-            ("classify", Api::Classify),
-            ("rerank", Api::Rerank),
-        ]
-        .into_iter()
-        .find(|(c, _)| can(c))
-        .map(|(_, a)| a)
-    });
-    let mut found = p.found(PayloadFormat::Infinity, "Infinity".into(), model, api);
+    let said = [
+        ("embed", Api::Embed),
+        ("classify", Api::Classify),
+        ("rerank", Api::Rerank),
+    ]
+    .into_iter()
+    .find(|(c, _)| can(c))
+    .map(|(_, a)| a);
+    let mut found = p.found(
+        PayloadFormat::Infinity,
+        "Infinity".into(),
+        model,
+        said,
+        ask.api,
+    );
     found.prefix = prefix;
     Ok(found)
 }
@@ -599,14 +603,15 @@ fn infinity(p: Probe, list: &Value, ask: &Ask<'_>, prefix: &'static str) -> Resu
 fn openai(p: Probe, list: &Value, ask: &Ask<'_>) -> Result<Found, Refused> {
     let model = pick_model(&ids(list), ask.model, "GET /v1/models")?;
     let owner = owner(list)
-        .map(|o| format!(" (models owned by {})", encbench_core::scrub::text(&o)))
+        .map(|o| format!(", models owned by {}", encbench_core::scrub::text(&o)))
         .unwrap_or_default();
     let server = format!("an OpenAI-compatible server{owner}");
     Ok(p.found(
         PayloadFormat::Openai,
         server,
         model,
-        ask.api.or(Some(Api::Embed)),
+        Some(Api::Embed),
+        ask.api,
     ))
 }
 

@@ -3,7 +3,7 @@
 //! has the capability (400 `ModelNotDeployedError` otherwise). Inputs are strings only: a
 //! list of token ids gets pydantic's 422, "Input should be a valid string".
 
-use super::{Dialect, Refusal, body, now_s, parse_input, serve};
+use super::{Dialect, Refusal, now_s, serve_input};
 use crate::Server;
 use crate::families::{Family, ModelKind, Playing};
 use axum::body::Bytes;
@@ -11,7 +11,6 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use std::sync::Arc;
-use std::time::Instant;
 
 pub fn models(s: &Server, p: Playing) -> Response {
     let kind = p.kind_of(Family::Infinity);
@@ -68,15 +67,10 @@ pub async fn classify(s: Arc<Server>, bytes: Bytes, p: Playing) -> Response {
     if let Some(r) = lacks(&s, p, ModelKind::Classifier) {
         return r;
     }
-    let arrived = Instant::now();
-    let v = match body(&bytes) {
-        Ok(v) => v,
-        Err(r) => return Dialect::Infinity.refuse(r),
-    };
-    let items = parse_input(v.get("input"), "input", true);
-    let (items, done) = match serve(&s, arrived, items, None).await {
-        Ok(done) => done,
-        Err(e) => return Dialect::Infinity.failed(e),
+    let (_, items, done) = match serve_input(&s, &bytes, Dialect::Infinity, true, |_| Ok(())).await
+    {
+        Ok(served) => served,
+        Err(refused) => return refused,
     };
     let data: Vec<serde_json::Value> = items
         .iter()

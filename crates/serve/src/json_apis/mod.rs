@@ -161,6 +161,24 @@ pub(crate) async fn serve(
     ))
 }
 
+/// A request whose inputs are under `"input"` (vLLM, OpenAI, Infinity), read, checked by
+/// `valid` and served: its body, its items and where the time went, or the family's refusal.
+pub(crate) async fn serve_input(
+    s: &Server,
+    bytes: &[u8],
+    dialect: Dialect,
+    strings_only: bool,
+    valid: impl FnOnce(&Value) -> Result<(), Refusal>,
+) -> Result<(Value, Vec<Item>, Done), Response> {
+    let arrived = Instant::now();
+    let v = body(bytes).map_err(|r| dialect.refuse(r))?;
+    let items = valid(&v).and_then(|()| parse_input(v.get("input"), "input", strings_only));
+    let (items, done) = serve(s, arrived, items, None)
+        .await
+        .map_err(|e| dialect.failed(e))?;
+    Ok((v, items, done))
+}
+
 /// How a family words its errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Dialect {

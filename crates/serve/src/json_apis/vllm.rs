@@ -2,7 +2,7 @@
 //! list and `/version`), and the OpenAI embeddings shape they share with OpenAI-compatible
 //! servers, TEI and Infinity. Shapes as vLLM 0.33 answers them.
 
-use super::{Dialect, Item, Refusal, bad, body, now_s, parse_input, serve};
+use super::{Dialect, Item, Refusal, bad, body, now_s, serve, serve_input};
 use crate::Server;
 use crate::families::ModelKind;
 use crate::model::LABELS;
@@ -22,15 +22,9 @@ fn model_of(s: &Server, v: &Value) -> String {
 
 /// `/classify`: a label and probabilities per input; a reranker's single class is its score.
 pub async fn classify(s: Arc<Server>, bytes: Bytes, kind: ModelKind) -> Response {
-    let arrived = Instant::now();
-    let v = match body(&bytes) {
-        Ok(v) => v,
-        Err(r) => return Dialect::Vllm.refuse(r),
-    };
-    let items = parse_input(v.get("input"), "input", false);
-    let (items, _) = match serve(&s, arrived, items, None).await {
-        Ok(done) => done,
-        Err(e) => return Dialect::Vllm.failed(e),
+    let (v, items, _) = match serve_input(&s, &bytes, Dialect::Vllm, false, |_| Ok(())).await {
+        Ok(served) => served,
+        Err(refused) => return refused,
     };
     let data: Vec<Value> = items
         .iter()
@@ -68,25 +62,18 @@ fn vector(s: &Server, item: &Item) -> Vec<f32> {
 /// strings only). `encoding_format` `base64` is little-endian f32, as OpenAI's own client
 /// asks by default.
 pub async fn embeddings(s: Arc<Server>, bytes: Bytes, dialect: Dialect) -> Response {
-    let arrived = Instant::now();
-    let v = match body(&bytes) {
-        Ok(v) => v,
-        Err(r) => return dialect.refuse(r),
+    let strings_only = dialect == Dialect::Infinity;
+    let format = |v: &Value| match v["encoding_format"].as_str() {
+        None | Some("float" | "base64") => Ok(()),
+        Some(other) => Err(bad(format!(
+            "encoding_format '{other}' is not one of float, base64"
+        ))),
     };
-    let base64 = match v["encoding_format"].as_str() {
-        None | Some("float") => false,
-        Some("base64") => true,
-        Some(other) => {
-            return dialect.refuse(bad(format!(
-                "encoding_format '{other}' is not one of float, base64"
-            )));
-        }
+    let (v, items, done) = match serve_input(&s, &bytes, dialect, strings_only, format).await {
+        Ok(served) => served,
+        Err(refused) => return refused,
     };
-    let items = parse_input(v.get("input"), "input", dialect == Dialect::Infinity);
-    let (items, done) = match serve(&s, arrived, items, None).await {
-        Ok(done) => done,
-        Err(e) => return dialect.failed(e),
-    };
+    let base64 = v["encoding_format"] == "base64";
     let data: Vec<Value> = items
         .iter()
         .enumerate()
@@ -117,15 +104,9 @@ pub async fn embeddings(s: Arc<Server>, bytes: Bytes, dialect: Dialect) -> Respo
 
 /// `/pooling`: the pooler's output per input, here the embedding.
 pub async fn pooling(s: Arc<Server>, bytes: Bytes) -> Response {
-    let arrived = Instant::now();
-    let v = match body(&bytes) {
-        Ok(v) => v,
-        Err(r) => return Dialect::Vllm.refuse(r),
-    };
-    let items = parse_input(v.get("input"), "input", false);
-    let (items, _) = match serve(&s, arrived, items, None).await {
-        Ok(done) => done,
-        Err(e) => return Dialect::Vllm.failed(e),
+    let (v, items, _) = match serve_input(&s, &bytes, Dialect::Vllm, false, |_| Ok(())).await {
+        Ok(served) => served,
+        Err(refused) => return refused,
     };
     let data: Vec<Value> = items
         .iter()
