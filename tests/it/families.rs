@@ -378,3 +378,98 @@ fn teis_timing_headers_are_read_as_the_server_wrote_them() {
         "queued behind three others: {t}"
     );
 }
+
+#[test]
+fn a_named_route_and_readiness_route_are_used_and_a_wrong_one_is_said() {
+    // A gateway in front of vLLM's reranker: the Jina shape at vLLM's /rerank, ready on its
+    // /health.
+    let s = Serve::one_ms(&["--only", "vllm", "--model-kind", "reranker"]);
+    let named = [
+        "--engine",
+        "jina",
+        "--path",
+        "/rerank",
+        "--ready-path",
+        "/health",
+    ];
+    let (_, e) = run_export(
+        &s.url,
+        &[&named[..], &["-n", "3", "--batch-size", "3"]].concat(),
+    );
+    assert_eq!(e["config"]["target"]["path"], "/rerank");
+    assert_eq!(e["phases"][0]["ok"], 3, "{}", e["phases"][0]);
+    assert_eq!(e["accuracy"]["passed"], 10);
+    let wrong = [
+        "--engine",
+        "jina",
+        "--ready-path",
+        "/ready",
+        "--ready-timeout",
+        "1",
+    ];
+    let out = run_env(
+        &[&["--headless", "--url", &s.url][..], &wrong].concat(),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("not healthy (GET /ready answered 404 Not Found after 1 s)"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn compare_puts_each_targets_server_time_side_by_side() {
+    let fast = Serve::fixed(2, 2, &["--only", "tei"]);
+    let slow = Serve::fixed(6, 1, &["--only", "tei"]);
+    let export = tmp_path("tei-compare.json");
+    let (a, b) = (
+        format!("name=fast,url={}", fast.url),
+        format!("name=slow,url={}", slow.url),
+    );
+    let out = crate::common::run(&[
+        "compare",
+        "--headless",
+        "--target",
+        &a,
+        "--target",
+        &b,
+        "--batch-sizes",
+        "1",
+        "--no-concurrency",
+        "-n",
+        "8",
+        "--no-accuracy",
+        "-o",
+        export.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    let text = &out.stdout;
+    assert!(text.contains("engine tei"), "{text}");
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Server time from its replies' headers"))
+        .take(4)
+        .collect();
+    assert!(
+        table.len() == 4 && table[2].starts_with("fast") && table[3].starts_with("slow"),
+        "{text}"
+    );
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+    assert_eq!(schema_violations(&e), Vec::<String>::new());
+    let inference = |t: &str| {
+        let p = e["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["target"] == t)
+            .unwrap();
+        f(&p["server_time_ms"]["inference"]["p50"])
+    };
+    assert_eq!(
+        (inference("fast").round(), inference("slow").round()),
+        (2.0, 6.0)
+    );
+}

@@ -5,7 +5,6 @@ use super::Pooling;
 use super::labels::argmax_label;
 use base64::Engine as _;
 use serde::Deserialize;
-use serde::de::IgnoredAny;
 use serde_json::Value;
 
 fn parse<'a, T: Deserialize<'a>>(body: &'a [u8], what: &str) -> Result<T, String> {
@@ -61,12 +60,39 @@ pub fn openai_vectors(body: &[u8]) -> Result<Vec<Vec<f32>>, String> {
     r.data.into_iter().map(|i| i.embedding.floats()).collect()
 }
 
-/// Inputs an embeddings reply gives a vector for, counted without decoding them.
+/// A list of numbers, counted as it is read: a vector checked without being kept (a row
+/// of `null`s is no vector, as the full reading says).
+struct Numbers(usize);
+
+impl<'de> Deserialize<'de> for Numbers {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Seq;
+        impl<'de> serde::de::Visitor<'de> for Seq {
+            type Value = Numbers;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of numbers")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Numbers, A::Error> {
+                let mut n = 0;
+                while a.next_element::<f32>()?.is_some() {
+                    n += 1;
+                }
+                Ok(Numbers(n))
+            }
+        }
+        d.deserialize_seq(Seq)
+    }
+}
+
+/// Inputs an embeddings reply gives a vector for, counted without keeping them.
 pub fn openai_count(body: &[u8]) -> Result<usize, String> {
     #[derive(Deserialize)]
     #[serde(untagged)]
     enum Sent {
-        Floats(Vec<IgnoredAny>),
+        Floats(Numbers),
         Base64(String),
     }
     #[derive(Deserialize)]
@@ -81,8 +107,11 @@ pub fn openai_count(body: &[u8]) -> Result<usize, String> {
     Ok(r.data
         .iter()
         .filter(|i| match &i.embedding {
-            Sent::Floats(v) => !v.is_empty(),
-            Sent::Base64(s) => !s.is_empty(),
+            Sent::Floats(v) => v.0 > 0,
+            // Decoded, as the full reading decodes it: a count of bytes not of four is none.
+            Sent::Base64(s) => Embedding::Base64(s.clone())
+                .floats()
+                .is_ok_and(|v| !v.is_empty()),
         })
         .count())
 }
@@ -93,8 +122,8 @@ pub fn tei_vectors(body: &[u8]) -> Result<Vec<Vec<f32>>, String> {
 }
 
 pub fn tei_count(body: &[u8]) -> Result<usize, String> {
-    let rows: Vec<Vec<IgnoredAny>> = parse(body, "TEI's list of embeddings")?;
-    Ok(rows.iter().filter(|r| !r.is_empty()).count())
+    let rows: Vec<Numbers> = parse(body, "TEI's list of embeddings")?;
+    Ok(rows.iter().filter(|r| r.0 > 0).count())
 }
 
 /// vLLM's `/pooling`: `{"data": [{"index", "data"}]}`, each a vector, or a vector per token
