@@ -3,20 +3,24 @@
 //! client, all loaded and checked before anything is sent. A plain run and each target of
 //! `compare` are prepared the same way.
 
+mod body_limit;
+mod family;
+
+pub use family::check_route;
+
+use body_limit::{BodyLimit, check_body_limit};
 use encbench_core::export::{Detected, TargetConfig};
-use encbench_core::input::{Input, Shape, batch_inputs, load_samples, load_texts, shipped_samples};
+use encbench_core::input::{Input, Shape, load_samples, load_texts, shipped_samples};
 use encbench_core::pricing::{instance_price, unpriced};
 use encbench_wire::accuracy::AccuracySetup;
 use encbench_wire::client::headers::ExtraHeaders;
 use encbench_wire::client::sagemaker::{MAX_BODY_BYTES, SageMakerConfig, SageMakerTarget};
 use encbench_wire::client::url::{self, Routes, UrlTarget};
-use encbench_wire::client::{Target, body, shown_url};
-use encbench_wire::discover::{self, Ask, Found};
-use encbench_wire::payload::items::Items;
-use encbench_wire::payload::json_api::ApiFormat;
-use encbench_wire::payload::kserve::{Declared, GivenNames, KServeFormat, TensorNames};
-use encbench_wire::payload::{Api, Format, HfFormat, LabelMap, PayloadFormat, Pooling};
+use encbench_wire::client::{Target, shown_url};
+use encbench_wire::discover::Found;
+use encbench_wire::payload::{Api, Format, LabelMap, PayloadFormat, Pooling};
 use encbench_wire::tokenize::{self, TokenCounter};
+use family::{Resolved, build_format, resolve, routes};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -262,27 +266,6 @@ fn accuracy_setup(s: &TargetSettings) -> Result<Option<AccuracySetup>, SetupErro
     }))
 }
 
-/// The family, task and model, from the flags and what the server says of itself.
-async fn resolve(
-    s: &TargetSettings,
-    headers: &ExtraHeaders,
-) -> Result<(Resolved, Option<Found>), SetupError> {
-    let found = find_family(s, headers).await?;
-    let family = s
-        .format
-        .format
-        .or(found.as_ref().map(|f| f.family))
-        .unwrap_or(PayloadFormat::Hf);
-    let api = resolve_api(family, s.format.api, found.as_ref())?;
-    check_client_batch(s, found.as_ref())?;
-    let model = s
-        .format
-        .model
-        .clone()
-        .or(found.as_ref().and_then(|f| f.model.clone()));
-    Ok((Resolved { family, api, model }, found))
-}
-
 /// The client for the target, once its bodies are known to fit: the target, how it is
 /// shown, and the flag that names it.
 async fn client(
@@ -317,123 +300,6 @@ async fn client(
             (Arc::new(t), shown, "--url")
         }
     })
-}
-
-/// What the server at a URL is: discovered when `--engine` was not given, else what the
-/// family's own metadata says of what the flags leave open. A server that does not answer
-/// at all is left to the readiness check, which says so for every family alike.
-async fn find_family(
-    s: &TargetSettings,
-    headers: &ExtraHeaders,
-) -> Result<Option<Found>, SetupError> {
-    let Address::Url(url) = &s.address else {
-        return Ok(None);
-    };
-    let ask = Ask {
-        url,
-        headers,
-        // Metadata routes answer at once; the readiness check waits for a server that is slow.
-        wait: s.ready_timeout.min(Duration::from_secs(2)),
-        model: s.format.model.as_deref(),
-        api: s.format.api,
-    };
-    let answer = match s.format.format {
-        None => discover::discover(&ask).await.map(Some),
-        Some(family) => discover::metadata(family, &ask).await,
-    };
-    match answer {
-        Ok(found) => Ok(found),
-        Err(e) if e.unreachable => Ok(None),
-        Err(e) => Err(usage(e.flag, e.message)),
-    }
-}
-
-/// The task: `--api`, else what the server said, else the family's default; one the family
-/// has a route for.
-fn resolve_api(
-    family: PayloadFormat,
-    given: Option<Api>,
-    found: Option<&Found>,
-) -> Result<Option<Api>, SetupError> {
-    if family.apis().is_empty() {
-        return match given {
-            Some(api) => Err(usage("--api", family.check_api(api).unwrap_err())),
-            None => Ok(None),
-        };
-    }
-    let api = given
-        .or(found.and_then(|f| f.api))
-        .or(family.default_api())
-        .expect("a family with routes has a default");
-    family.check_api(api).map_err(|e| usage("--api", e))?;
-    Ok(Some(api))
-}
-
-/// A batch over the server's own limit (TEI's `max_client_batch_size`) would fail every
-/// request: refused before anything is sent.
-fn check_client_batch(s: &TargetSettings, found: Option<&Found>) -> Result<(), SetupError> {
-    let Some(limit) = found.and_then(|f| f.record.max_client_batch) else {
-        return Ok(());
-    };
-    for &b in std::iter::once(&s.batch_size).chain(&s.sweep_batch_sizes) {
-        if b > limit {
-            let flag = if b == s.batch_size {
-                "--batch-size"
-            } else {
-                "--batch-sizes"
-            };
-            return Err(usage(
-                flag,
-                format!(
-                    "{b} is over the server's max client batch size of {limit} (its metadata says so): give at most {limit}"
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// The target's routes: the family's (behind the prefix its server was found with), or the
-/// user's. A SageMaker endpoint has one route, its invocations.
-fn routes(
-    s: &TargetSettings,
-    format: &dyn Format,
-    found: Option<&Found>,
-) -> Result<Routes, SetupError> {
-    if matches!(s.address, Address::SageMaker(_)) {
-        for (flag, given) in [
-            ("--path", &s.format.path),
-            ("--ready-path", &s.format.ready_path),
-        ] {
-            if given.is_some() {
-                return Err(usage(
-                    flag,
-                    "applies to URL targets: a SageMaker endpoint's route is its invocations",
-                ));
-            }
-        }
-    }
-    let mut routes = Routes::of(format);
-    if let Some(prefix) = found.map(|f| f.prefix).filter(|p| !p.is_empty()) {
-        routes.invoke = format!("{prefix}{}", routes.invoke);
-    }
-    Ok(routes.with(s.format.path.as_deref(), s.format.ready_path.as_deref()))
-}
-
-/// A route as `--path` and `--ready-path` take it: a path from `/`, in one line, that no
-/// server could read as two requests.
-pub fn check_route(route: &str) -> Result<String, String> {
-    let shown = || encbench_core::scrub::text(route);
-    if !route.starts_with('/') {
-        return Err(format!("'{}' must start with /", shown()));
-    }
-    if route.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!(
-            "'{}' holds a space or a control character",
-            shown()
-        ));
-    }
-    Ok(route.to_string())
 }
 
 /// The user's headers, the Bearer token read from its variable. SageMaker requests are
@@ -499,222 +365,6 @@ fn target_config(
         target_variant: field(|c| &c.target_variant),
         headers: headers.names(),
     }
-}
-
-/// The family, task and model a target's requests are built for, from the flags and what
-/// the server said.
-struct Resolved {
-    family: PayloadFormat,
-    api: Option<Api>,
-    model: Option<String>,
-}
-
-/// The payload format, with KServe v2 tensor names from the flags, else from what the server
-/// declares (metadata, then `/config`), else BERT's inputs and the first reply's output.
-async fn build_format(
-    f: &FormatSettings,
-    r: &Resolved,
-    tokenizer: &TokenCounter,
-    shape: Shape,
-    url: Option<&str>,
-    headers: &ExtraHeaders,
-) -> Result<Arc<dyn Format>, SetupError> {
-    let encoder = || {
-        tokenizer
-            .encoder(shape.max_len)
-            .map_err(|e| usage("--tokenizer", e))
-    };
-    let format: Arc<dyn Format> = match (r.family, r.api) {
-        (PayloadFormat::Hf, _) => Arc::new(HfFormat {
-            shape,
-            pooling: f.pooling,
-        }),
-        (PayloadFormat::Triton, _) => {
-            let model = r.model.clone().ok_or_else(|| {
-                usage(
-                    "--model",
-                    "required with --engine triton: the KServe model to load",
-                )
-            })?;
-            let given = GivenNames {
-                input_ids: f.input_ids_name.clone(),
-                attention_mask: f.attention_mask_name.clone(),
-                token_type_ids: f.token_type_ids_name.clone(),
-                output: f.output_name.clone(),
-            };
-            let declared = match url {
-                Some(url) => declared_tensors(url, &model, headers).await,
-                None => vec![],
-            };
-            let names = TensorNames::resolve(&given, &declared);
-            Arc::new(KServeFormat {
-                model,
-                names,
-                encoder: encoder()?,
-                pad_to_max: shape.pad_to_max,
-                binary: f.binary,
-                text_input: f.text_input.clone(),
-                pooling: f.pooling,
-            })
-        }
-        (family, api) => {
-            let api = api.expect("resolve_api gives the JSON families a task");
-            let items = Items::new(encoder()?, shape.pad_to_max);
-            Arc::new(
-                ApiFormat::new(family, api, r.model.clone(), items, f.pooling)
-                    .map_err(|e| usage("--api", e))?,
-            )
-        }
-    };
-    Ok(if f.pretokenize && format.tokenizes() {
-        Arc::new(encbench_wire::payload::pretokenized::Pretokenized(format))
-    } else {
-        format
-    })
-}
-
-/// What the server declares of the model's tensors: the standard metadata route first,
-/// then Triton's `/config` for what metadata leaves out (KServe answers metadata with empty
-/// inputs and outputs unless the model declares them, and has no `/config`).
-async fn declared_tensors(url: &str, model: &str, headers: &ExtraHeaders) -> Vec<Declared> {
-    let base = format!("{}/v2/models/{model}", url.trim_end_matches('/'));
-    // A server that does not answer these soon is taken as one that declares nothing.
-    let Ok(client) = encbench_wire::client::tls::reqwest_builder()
-        .default_headers(headers.map())
-        .timeout(Duration::from_secs(10))
-        .build()
-    else {
-        return vec![];
-    };
-    let get = |url: String| {
-        let client = client.clone();
-        async move {
-            let resp = client
-                .get(&url)
-                .send()
-                .await
-                .ok()
-                .filter(|r| r.status().is_success())?;
-            match body::read_reqwest(resp, body::MAX_PROBE_BYTES).await {
-                Ok((json, false)) => serde_json::from_slice::<serde_json::Value>(&json).ok(),
-                _ => None,
-            }
-        }
-    };
-    let mut declared = vec![];
-    if let Some(meta) = get(base.clone()).await {
-        declared.push(Declared::from_metadata(&meta));
-    }
-    if declared
-        .first()
-        .is_none_or(|d| d.inputs.is_empty() || d.outputs.is_empty())
-        && let Some(config) = get(format!("{base}/config")).await
-    {
-        declared.push(Declared::from_config(&config));
-    }
-    declared
-}
-
-/// The most a target takes in one request body, and whose limit that is.
-#[derive(Clone, Copy)]
-struct BodyLimit {
-    bytes: usize,
-    whose: &'static str,
-}
-
-/// A body over the target's limit would be refused (SageMaker's 6 MiB) or make the client
-/// build what no server takes: say so before sending anything.
-fn check_body_limit(
-    s: &TargetSettings,
-    texts: &[Input],
-    format: &dyn Format,
-    limit: BodyLimit,
-) -> Result<(), SetupError> {
-    let mib = |n: usize| n as f64 / (1024.0 * 1024.0);
-    for &b in std::iter::once(&s.batch_size).chain(&s.sweep_batch_sizes) {
-        let flag = if b == s.batch_size {
-            "--batch-size"
-        } else {
-            "--batch-sizes"
-        };
-        let size = match largest_body(texts, format, b, limit.bytes) {
-            Ok(n) if n <= limit.bytes => continue,
-            Ok(n) => format!(" (a {:.1} MiB request body)", mib(n)),
-            // Only a lower bound, where the estimate stopped: not a figure worth showing.
-            Err(_) => String::new(),
-        };
-        let fits = match largest_batch_that_fits(texts, format, limit.bytes) {
-            0 => "not even one of them fits: give shorter --texts".to_string(),
-            n => format!("batches of up to {n} fit"),
-        };
-        return Err(usage(
-            flag,
-            format!(
-                "{b} is too large: a batch of {b} of these inputs is over {}{size}; {fits}",
-                limit.whose
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// The largest batch whose every body fits in `limit`: as many copies of the largest input
-/// as fit (each input of a request costs at most as much). The first guess leaves out what
-/// grows with the count itself (a `batch_size` field's digits), so the body of that many
-/// copies is built, and the count lowered by what it is over until it fits.
-fn largest_batch_that_fits(texts: &[Input], format: &dyn Format, limit: usize) -> usize {
-    let alone = |i: usize| format.prepare(&[&texts[i]]).body.len();
-    let twice = format.prepare(&[&texts[0], &texts[0]]).body.len();
-    let overhead = (2 * alone(0)).saturating_sub(twice);
-    let Some((largest, size)) = (0..texts.len()).map(|i| (i, alone(i))).max_by_key(|t| t.1) else {
-        return 0;
-    };
-    let each = size.saturating_sub(overhead).max(1);
-    let mut b = limit.saturating_sub(overhead) / each;
-    while b > 0 {
-        let body = format.prepare(&vec![&texts[largest]; b]).body.len();
-        if body <= limit {
-            break;
-        }
-        b = b.saturating_sub((body - limit).div_ceil(each));
-    }
-    b
-}
-
-/// The largest body of a phase's first requests (up to 8) at batch size `b`, or `Err` with
-/// an estimate once a body is sure to be far over `limit`. A body is built only when its
-/// inputs' sizes say it could fit: a batch of a billion inputs is refused, never built.
-fn largest_body(
-    texts: &[Input],
-    format: &dyn Format,
-    b: usize,
-    limit: usize,
-) -> Result<usize, usize> {
-    let n = texts.len();
-    let alone = |i: usize| format.prepare(&[&texts[i]]).body.len();
-    // What a body costs besides its inputs: two bodies of one input each hold it once more
-    // than a body of the input twice.
-    let twice = format.prepare(&[&texts[0], &texts[0]]).body.len();
-    let overhead = (2 * alone(0)).saturating_sub(twice);
-    let mut sizes: Vec<Option<usize>> = vec![None; n];
-    let mut largest = 0;
-    for k in 0..n.min(8) {
-        let mut estimate = overhead;
-        // Input j of request k is text (k·b + j) mod n, as `batch_inputs` takes it.
-        let first = (k % n) * (b % n) % n;
-        for j in 0..b {
-            let i = (first + j % n) % n;
-            let size = *sizes[i].get_or_insert_with(|| alone(i));
-            estimate += size.saturating_sub(overhead);
-            // Leeway over the limit: the estimate is close, not exact, and the body built
-            // below is measured.
-            if estimate > limit + limit / 8 {
-                return Err(estimate);
-            }
-        }
-        largest = largest.max(format.prepare(&batch_inputs(texts, b, k)).body.len());
-    }
-    Ok(largest)
 }
 
 /// The hourly price: given, or the instance type's from the shipped table.
