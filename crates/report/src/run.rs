@@ -555,6 +555,11 @@ fn accuracy_table(a: &AccuracyExport) -> Table {
         title,
         &["ok", "expected", "predicted", "premise", "hypothesis"],
     );
+    // A reranker's verdict is the candidate it scores highest, an embedder's the nearest.
+    let ranked = match a.output {
+        Some(encbench_core::verdicts::Output::Rankings) => "ranked first",
+        _ => "nearest",
+    };
     for v in &a.samples {
         t.row(vec![
             if v.ok { "ok" } else { "MISMATCH" }.into(),
@@ -571,7 +576,7 @@ fn accuracy_table(a: &AccuracyExport) -> Table {
             if v.candidates.is_empty() {
                 text::truncate(&v.hypothesis, 48)
             } else {
-                format!("(nearest of {} candidates)", v.candidates.len())
+                format!("({ranked} of {} candidates)", v.candidates.len())
             },
         ]);
     }
