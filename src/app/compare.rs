@@ -50,6 +50,9 @@ fn settings(a: &CompareArgs) -> Settings {
         }),
         pooling: a.http.pooling,
         api: a.api,
+        task: a.task,
+        rerank_samples: a.rerank_samples.clone(),
+        min_tau: a.min_tau,
         headers: a.http.headers.clone(),
         bearer_token_env: a.http.bearer_token_env.clone(),
     }

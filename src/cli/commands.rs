@@ -77,6 +77,18 @@ pub struct CompareArgs {
     /// Default task of targets whose family has a route per task (vllm, tei, infinity).
     #[arg(long, visible_alias = "vllm-api", value_enum)]
     pub api: Option<Api>,
+    /// What a request is made of: inputs, or rerank (a query with --batch-sizes documents);
+    /// default: rerank where a target's route ranks.
+    #[arg(long, value_enum)]
+    pub task: Option<encbench_core::input::Task>,
+    /// A reranker's known answers: JSONL of {"query", "documents", "relevant": [indices]}
+    /// (default: the shipped set).
+    #[arg(long, value_name = "FILE")]
+    pub rerank_samples: Option<PathBuf>,
+    /// The least Kendall's tau two targets' rankings of a query's documents may have
+    /// before they are flagged as ranking apart.
+    #[arg(long, default_value = "0.99", value_parser = super::values::tau)]
+    pub min_tau: f64,
     /// Default instance type (price) of targets that do not name one.
     #[arg(long, env = "ENCBENCH_INSTANCE_TYPE")]
     pub instance_type: Option<String>,

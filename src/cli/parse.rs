@@ -41,6 +41,7 @@ where
             return Err((2, HOW_TO_START.into()));
         }
         overridden(r, &matches)?;
+        rerank_sizes(r, &matches);
         r.notes = notes(r, &matches);
     }
     check_urls(&cli, url_flag)?;
@@ -106,6 +107,23 @@ fn clap_report(e: &clap::Error) -> (u8, String) {
                 .collect();
             (2, lines.join("\n"))
         }
+    }
+}
+
+/// A rerank task's sizes are its batch's: `--docs-per-query` the batch size, `--sweep-docs`
+/// a batch sweep of documents per query; either one asks for the rerank task.
+fn rerank_sizes(r: &mut RunArgs, m: &ArgMatches) {
+    let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
+    r.batch_size_given = given("batch_size");
+    if let Some(d) = r.docs_per_query {
+        r.batch_size = d;
+        r.batch_size_given = true;
+        r.task.get_or_insert(encbench_core::input::Task::Rerank);
+    }
+    if !r.sweep_docs.is_empty() {
+        r.sweep_batch = true;
+        r.batch_sizes.clone_from(&r.sweep_docs);
+        r.task.get_or_insert(encbench_core::input::Task::Rerank);
     }
 }
 

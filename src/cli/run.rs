@@ -109,6 +109,23 @@ pub struct RunArgs {
     /// --find-capacity.
     #[arg(long, num_args = 1.., default_values_t = [1usize, 8, 32], value_parser = batch, help_heading = "Workload")]
     pub batch_sizes: Vec<usize>,
+    /// What a request is made of: inputs (a batch of texts or pairs), or rerank (one query
+    /// with --docs-per-query documents, a score per document). Default: rerank where the
+    /// route ranks (a reranker found, --engine jina, --api rerank or score), inputs
+    /// otherwise; rerank on a classifier route reads a cross-encoder's score per pair.
+    #[arg(long, value_enum, help_heading = "Workload")]
+    pub task: Option<encbench_core::input::Task>,
+    /// Documents per query of a rerank task (default 8): its batch size.
+    #[arg(long, value_name = "D", value_parser = batch, conflicts_with = "batch_size", help_heading = "Workload")]
+    pub docs_per_query: Option<usize>,
+    /// A rerank task's sweep: one phase per documents-per-query value (like --sweep-batch
+    /// with --batch-sizes), under the live screen's key b too.
+    #[arg(long, value_name = "D", num_args = 1.., value_parser = batch, conflicts_with_all = ["sweep_batch", "batch_sizes"], help_heading = "Workload")]
+    pub sweep_docs: Vec<usize>,
+    /// A reranker's known answers: JSONL of {"query", "documents", "relevant": [indices]}
+    /// (default: the shipped set of 24 queries with hard negatives).
+    #[arg(long, value_name = "FILE", help_heading = "Accuracy, cost, output")]
+    pub rerank_samples: Option<PathBuf>,
     /// Most requests in flight at once (with --sweep-concurrency alone: refused, the sweep
     /// runs each of --concurrency-levels). Default: 1 in a closed loop (--request-rate inf);
     /// 1024 in an open loop (a finite rate, a capacity search's probes), so a rate is not
@@ -230,6 +247,9 @@ pub struct RunArgs {
     /// The triton engine's flags given, noted once the family is known.
     #[arg(skip)]
     pub triton_flags: Vec<String>,
+    /// `--batch-size` or `--docs-per-query` was given (a reranker otherwise sends 8).
+    #[arg(skip)]
+    pub batch_size_given: bool,
 }
 
 impl RunArgs {

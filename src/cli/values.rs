@@ -245,3 +245,11 @@ impl clap::builder::TypedValueParser for HeaderParser {
 pub fn route(s: &str) -> Result<String, String> {
     encbench_load::setup::check_route(s)
 }
+
+/// `--min-tau`: a rank correlation, from -1 (reversed) to 1 (the same order).
+pub fn tau(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if (-1.0..=1.0).contains(&t) => Ok(t),
+        _ => Err("must be a Kendall's tau from -1 to 1 (0.99: nearly the same order)".into()),
+    }
+}

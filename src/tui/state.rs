@@ -16,6 +16,8 @@ pub struct Info {
     pub simulated: bool,
     pub knee: f64,
     pub window_s: usize,
+    /// A reranker's run: its batch is D documents a query, its samples documents.
+    pub rerank: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -7,6 +7,9 @@ pub const TOKENIZER_JSON: &[u8] = include_bytes!("../../../assets/tokenizer.json
 pub const NLI_SAMPLES: &str = include_str!("../../../assets/nli_samples.jsonl");
 /// Queries with candidates and the one an embedding model must put nearest.
 pub const RETRIEVAL_SAMPLES: &str = include_str!("../../../assets/retrieval_samples.jsonl");
+/// Queries with documents and the ones a reranker must rank first: relevant ones beside
+/// hard negatives (the same topic, the wrong answer) and unrelated ones.
+pub const RERANK_SAMPLES: &str = include_str!("../../../assets/rerank_samples.jsonl");
 /// SageMaker hourly prices for `--instance-type`.
 pub const PRICES: &str = include_str!("../../../assets/prices.json");
 /// JSON Schema of the export, also shipped for users' own validation.

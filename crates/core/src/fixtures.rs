@@ -59,6 +59,7 @@ pub fn all_correct() -> AccuracyReport {
             ok: true,
             error: None,
             candidates: vec![],
+            ranking: vec![],
         })
         .collect();
     AccuracyReport::of(samples)

@@ -6,6 +6,17 @@ use serde_json::{Value, json};
 use std::io::Read;
 use std::path::Path;
 
+/// What a request is made of (`--task`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Task {
+    /// A batch of inputs (texts or pairs), an answer per input.
+    #[default]
+    Inputs,
+    /// One query with D documents (`--docs-per-query`), a score per document.
+    Rerank,
+}
+
 /// How the endpoint is asked to shape the inputs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Shape {
@@ -154,6 +165,74 @@ pub fn batch_inputs(texts: &[Input], batch_size: usize, k: usize) -> Vec<&Input>
         .collect()
 }
 
+/// A reranker's load: queries, each sent with D documents, the documents taken in a fixed
+/// order the run's seed shuffles (every host of a sharded run, and every target of a
+/// `compare`, sends the same requests).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rankings {
+    pub queries: Vec<String>,
+    pub documents: Vec<String>,
+}
+
+impl Rankings {
+    /// From input texts: each one's first part a query, its last part a document (a pair's
+    /// premise and hypothesis; a plain text is both), each kept once.
+    pub fn from_texts(texts: &[Input], seed: u64) -> Rankings {
+        let mut queries: Vec<String> = vec![];
+        let mut documents: Vec<String> = vec![];
+        for t in texts {
+            let (a, b) = t.parts();
+            if !queries.iter().any(|q| q == a) {
+                queries.push(a.to_string());
+            }
+            let d = b.unwrap_or(a);
+            if !documents.iter().any(|x| x == d) {
+                documents.push(d.to_string());
+            }
+        }
+        Rankings::shuffled(queries, documents, seed)
+    }
+
+    /// From known-answer rerank samples: their queries, and all their documents pooled.
+    pub fn from_samples(samples: &[RerankSample], seed: u64) -> Rankings {
+        let queries = samples.iter().map(|s| s.query.clone()).collect();
+        let mut documents: Vec<String> = vec![];
+        for d in samples.iter().flat_map(|s| &s.documents) {
+            if !documents.contains(d) {
+                documents.push(d.clone());
+            }
+        }
+        Rankings::shuffled(queries, documents, seed)
+    }
+
+    fn shuffled(queries: Vec<String>, mut documents: Vec<String>, seed: u64) -> Rankings {
+        use rand::SeedableRng;
+        use rand::seq::SliceRandom;
+        let mut rng = rand::rngs::Xoshiro256PlusPlus::seed_from_u64(seed);
+        documents.shuffle(&mut rng);
+        Rankings { queries, documents }
+    }
+
+    /// The inputs of `requests` requests of `d` documents each, request after request: `d`
+    /// (query, document) pairs sharing request k's query, its documents the next `d` of the
+    /// shuffled list. `batch_inputs(pairs, d, k)` is then request k.
+    pub fn pairs(&self, d: usize, requests: usize) -> Vec<Input> {
+        let (nq, nd) = (self.queries.len().max(1), self.documents.len().max(1));
+        let mut out = Vec::with_capacity(requests * d);
+        for k in 0..requests {
+            let query = self.queries.get(k % nq).map_or("", String::as_str);
+            for j in 0..d {
+                let doc = self
+                    .documents
+                    .get((k * d + j) % nd)
+                    .map_or("", String::as_str);
+                out.push(Input::pair(query, doc));
+            }
+        }
+        out
+    }
+}
+
 /// A premise/hypothesis pair with the verdict an NLI model must give.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct NliSample {
@@ -176,12 +255,23 @@ pub struct RetrievalSample {
     pub expected: String,
 }
 
+/// A query with documents, of which a reranker must rank one of `relevant` (indices into
+/// `documents`) first.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct RerankSample {
+    pub query: String,
+    pub documents: Vec<String>,
+    pub relevant: Vec<usize>,
+}
+
 /// The known answers a deployment is checked on: NLI pairs for a classifier, retrieval
-/// items for an embedder (which the check uses is decided by what the endpoint answers).
+/// items for an embedder, ranked queries for a reranker (which the check uses is decided by
+/// what the endpoint answers).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct KnownAnswers {
     pub nli: Vec<NliSample>,
     pub retrieval: Vec<RetrievalSample>,
+    pub rerank: Vec<RerankSample>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -189,7 +279,7 @@ pub enum SamplesError {
     #[error("cannot read {0}: {1}")]
     Unreadable(String, String),
     #[error(
-        "{0} line {1}: expected {{\"premise\", \"hypothesis\", \"expected\"}} or {{\"query\", \"candidates\", \"expected\"}} with expected one of at least two candidates"
+        "{0} line {1}: expected {{\"premise\", \"hypothesis\", \"expected\"}}, {{\"query\", \"candidates\", \"expected\"}} with expected one of at least two candidates, or {{\"query\", \"documents\", \"relevant\"}} with relevant indices of at least two documents"
     )]
     BadLine(String, usize),
     #[error("{0}: no samples")]
@@ -205,7 +295,16 @@ pub fn parse_samples(text: &str, name: &str) -> Result<KnownAnswers, SamplesErro
         }
         let bad = || SamplesError::BadLine(name.into(), i + 1);
         let v: serde_json::Value = serde_json::from_str(line).map_err(|_| bad())?;
-        if v.get("query").is_some() {
+        if v.get("documents").is_some() {
+            let r: RerankSample = serde_json::from_value(v).map_err(|_| bad())?;
+            let valid = r.documents.len() >= 2
+                && !r.relevant.is_empty()
+                && r.relevant.iter().all(|&i| i < r.documents.len());
+            if !valid {
+                return Err(bad());
+            }
+            out.rerank.push(r);
+        } else if v.get("query").is_some() {
             let r: RetrievalSample = serde_json::from_value(v).map_err(|_| bad())?;
             if r.candidates.len() < 2 || !r.candidates.contains(&r.expected) {
                 return Err(bad());
@@ -215,7 +314,7 @@ pub fn parse_samples(text: &str, name: &str) -> Result<KnownAnswers, SamplesErro
             out.nli.push(serde_json::from_value(v).map_err(|_| bad())?);
         }
     }
-    if out.nli.is_empty() && out.retrieval.is_empty() {
+    if out.nli.is_empty() && out.retrieval.is_empty() && out.rerank.is_empty() {
         return Err(SamplesError::Empty(name.into()));
     }
     Ok(out)
@@ -236,12 +335,19 @@ pub fn shipped_retrieval() -> Vec<RetrievalSample> {
     .retrieval
 }
 
-/// The samples of `path`, or the shipped ones of both kinds.
+pub fn shipped_rerank() -> Vec<RerankSample> {
+    parse_samples(crate::assets::RERANK_SAMPLES, "shipped rerank samples")
+        .expect("shipped rerank samples parse")
+        .rerank
+}
+
+/// The samples of `path`, or the shipped ones of every kind.
 pub fn load_samples(path: Option<&Path>) -> Result<KnownAnswers, SamplesError> {
     match path {
         None => Ok(KnownAnswers {
             nli: shipped_samples(),
             retrieval: shipped_retrieval(),
+            rerank: shipped_rerank(),
         }),
         Some(p) => {
             let name = p.display().to_string();
@@ -297,6 +403,32 @@ mod tests {
         // A device says nothing of its size: the limit stops the read.
         let err = read_capped(Path::new("/dev/zero"), 1 << 20).unwrap_err();
         assert!(err.contains("over the 1 MiB limit"), "{err}");
+    }
+
+    #[test]
+    fn a_rerank_load_sends_each_query_with_its_next_documents() {
+        let texts: Vec<Input> = (0..5)
+            .map(|i| Input::pair(&format!("q{i}"), &format!("d{i}")))
+            .collect();
+        let r = Rankings::from_texts(&texts, 7);
+        assert_eq!(r.queries, ["q0", "q1", "q2", "q3", "q4"]);
+        assert_eq!(r.documents.len(), 5);
+        assert_eq!(
+            Rankings::from_texts(&texts, 7),
+            r,
+            "the seed fixes the order"
+        );
+        let pairs = r.pairs(3, 4);
+        assert_eq!(pairs.len(), 12);
+        let request = batch_inputs(&pairs, 3, 1);
+        assert!(request.iter().all(|p| p.parts().0 == "q1"));
+        let docs: Vec<&str> = request.iter().map(|p| p.parts().1.unwrap()).collect();
+        assert_eq!(docs, [&r.documents[3], &r.documents[4], &r.documents[0]]);
+        let shipped = shipped_rerank();
+        assert!(shipped.len() >= 20);
+        let from = Rankings::from_samples(&shipped, 1);
+        assert_eq!(from.queries.len(), shipped.len());
+        assert!(from.documents.len() >= 100);
     }
 
     #[test]

@@ -188,6 +188,9 @@ pub fn tables(e: &Export) -> Vec<Table> {
     if !cmp.vector_agreement.is_empty() {
         out.push(agreement_table(cmp));
     }
+    if !cmp.score_agreement.is_empty() {
+        out.push(score_agreement_table(cmp));
+    }
     out
 }
 
@@ -329,16 +332,53 @@ fn verdicts_table(cmp: &CompareSection) -> Table {
         t.notes
             .push(format!("{} disagrees with the other targets:", d.target));
         for s in &d.samples {
+            // A ranked query has no hypothesis: the query alone.
+            let sample = if s.hypothesis.is_empty() {
+                truncate(&s.premise, 48)
+            } else {
+                format!(
+                    "{} / {}",
+                    truncate(&s.premise, 40),
+                    truncate(&s.hypothesis, 40)
+                )
+            };
             t.notes.push(format!(
-                "  {} / {} → {} (others: {}, expected {})",
-                truncate(&s.premise, 40),
-                truncate(&s.hypothesis, 40),
+                "  {sample} → {} (others: {}, expected {})",
                 s.predicted.as_deref().unwrap_or("no verdict"),
                 s.others,
-                s.expected
+                truncate(&s.expected, 48)
             ));
         }
         t.notes.push(format!("  hint: {}", d.hint));
+    }
+    t
+}
+
+fn score_agreement_table(cmp: &CompareSection) -> Table {
+    let mut t = Table::new(
+        "Score agreement (Kendall's tau of two targets' orderings of each query's documents; the same reranker gives 1)",
+        &[
+            "targets",
+            "queries",
+            "least tau",
+            "agree",
+            "largest score diff",
+            "least at",
+        ],
+    );
+    for a in &cmp.score_agreement {
+        t.row(vec![
+            format!("{} / {}", a.a, a.b),
+            a.queries.to_string(),
+            format!("{:.4}", a.min_tau),
+            if a.ok { "yes" } else { "NO" }.into(),
+            format!("{:.4}", a.max_score_diff),
+            truncate(&a.worst_query, 48),
+        ]);
+        if let Some(h) = &a.hint {
+            let what = if a.ok { "score apart" } else { "rank apart" };
+            t.notes.push(format!("{} and {} {what}: {h}", a.a, a.b));
+        }
     }
     t
 }

@@ -9,6 +9,7 @@ pub mod cold_start;
 pub mod compare;
 pub mod html;
 pub mod merge;
+mod rerank;
 mod run;
 mod server;
 pub mod shards;
@@ -130,11 +131,15 @@ pub fn heading(e: &Export) -> Vec<String> {
 }
 
 pub fn tables(e: &Export) -> Vec<Table> {
-    if e.compare.is_some() {
+    let mut tables = if e.compare.is_some() {
         compare::tables(e)
     } else {
         run::tables(e)
+    };
+    if rerank::is_rerank(e) {
+        rerank::tables(&mut tables);
     }
+    tables
 }
 
 const CSV_HEADERS: [&str; 24] = [

@@ -88,15 +88,33 @@ pub fn heading(e: &Export) -> Vec<String> {
             text::pace(&flags)
         ),
     };
+    let rerank = super::rerank::is_rerank(e);
+    let unit = if rerank {
+        "(query, document) pair"
+    } else {
+        "input"
+    };
     let shape = if c["pad_to_max"].as_bool() == Some(true) {
-        format!("inputs padded to {} tokens", c["max_len"])
+        format!("{unit}s padded to {} tokens", c["max_len"])
     } else {
         format!(
-            "natural length, {} tokens per input",
+            "natural length, {} tokens per {unit}",
             num(c["natural_tokens_per_input"].as_f64(), 0)
         )
     };
     lines.push(format!("{how} — {shape}"));
+    if rerank {
+        lines.push(format!(
+            "a reranker: each request one query with D documents (D = {}), throughput in documents per second, cost per million documents",
+            if c["sweep_batch"] == true {
+                c["batch_sizes"].as_array().map_or(String::new(), |b| {
+                    b.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+                })
+            } else {
+                c["batch_size"].to_string()
+            }
+        ));
+    }
     if c["pretokenize"].as_bool() == Some(true) {
         lines.push(
             "client tokenization done before each phase (--pretokenize): not in the latency".into(),
@@ -122,7 +140,7 @@ pub fn heading(e: &Export) -> Vec<String> {
 pub fn tables(e: &Export) -> Vec<Table> {
     let knee = e.config["knee"].as_f64().unwrap_or(DEFAULT_KNEE);
     [
-        batch_table(&e.phases, knee),
+        batch_table(&e.phases, knee, super::rerank::is_rerank(e)),
         live_table(&e.phases),
         concurrency_table(&e.phases),
         latency_table(&e.phases),
@@ -376,18 +394,26 @@ fn phase_table(
     t
 }
 
-fn batch_table(phases: &[PhaseResult], knee: f64) -> Option<Table> {
+/// A reranker's latency per document: a request's p50 over its D documents.
+const P50_PER_DOC: Col = Col("p50/doc ms", |p| {
+    num(Some(p.latency_ms.p50 / p.batch_size.max(1) as f64), 2)
+});
+
+fn batch_table(phases: &[PhaseResult], knee: f64, rerank: bool) -> Option<Table> {
     let batch = of_kind(phases, PhaseKind::Batch);
     if batch.is_empty() {
         return None;
     }
     let sweep = analysis::latest_sweep(phases, PhaseKind::Batch);
     let knee_row = analysis::knee(&sweep, knee).map(|k| sweep[k]);
+    let mut cols = vec![BATCH, CONC, N, P50, P99];
+    if rerank {
+        cols.push(P50_PER_DOC);
+    }
+    cols.extend([TAIL, REQ, SAMPLES, X_B1, EFFICIENCY, COST, ERRORS]);
     let mut t = phase_table(
         "Batch (n = measured requests per row; p99 at n=100 is nearly the maximum)",
-        &[
-            BATCH, CONC, N, P50, P99, TAIL, REQ, SAMPLES, X_B1, EFFICIENCY, COST, ERRORS,
-        ],
+        &cols,
         &batch,
         |p| {
             knee_row

@@ -119,7 +119,7 @@ pub async fn metadata(State(s): State<Arc<Server>>, Path(model): Path<String>) -
         .collect();
     axum::Json(json!({
         "name": model, "versions": ["1"], "platform": "encbench-reference",
-        "inputs": inputs, "outputs": [{ "name": v2.output, "datatype": "FP32", "shape": [-1, 3] }],
+        "inputs": inputs, "outputs": [{ "name": v2.output, "datatype": "FP32", "shape": [-1, width(&s)] }],
     }))
     .into_response()
 }
@@ -140,7 +140,7 @@ pub async fn config(State(s): State<Arc<Server>>, Path(model): Path<String>) -> 
         .collect();
     axum::Json(json!({
         "name": model, "max_batch_size": MAX_BATCH, "backend": "encbench-reference",
-        "input": inputs, "output": [{ "name": v2.output, "data_type": "TYPE_FP32", "dims": [3] }],
+        "input": inputs, "output": [{ "name": v2.output, "data_type": "TYPE_FP32", "dims": [width(&s)] }],
     }))
     .into_response()
 }
@@ -404,7 +404,8 @@ fn parse_text(t: &Value, header: &Value) -> Result<(Request, Value), String> {
 }
 
 /// The class of each row of token tensors, from its unpadded ids.
-fn token_classes(s: &Server, req: &Request) -> Vec<usize> {
+/// Each row's token ids without its padding.
+fn unpadded_rows(req: &Request) -> Vec<Vec<i64>> {
     let tensor = |name: &str| {
         &req.tensors
             .iter()
@@ -416,15 +417,64 @@ fn token_classes(s: &Server, req: &Request) -> Vec<usize> {
     (0..req.batch)
         .map(|row| {
             let span = row * req.len..(row + 1) * req.len;
-            let unpadded: Vec<i64> = ids[span.clone()]
+            ids[span.clone()]
                 .iter()
                 .zip(&mask[span])
                 .filter(|(_, m)| **m != 0)
                 .map(|(i, _)| *i)
-                .collect();
-            s.verdicts.class_of_ids(&unpadded)
+                .collect()
         })
         .collect()
+}
+
+fn token_classes(s: &Server, req: &Request) -> Vec<usize> {
+    unpadded_rows(req)
+        .iter()
+        .map(|ids| s.verdicts.class_of_ids(ids))
+        .collect()
+}
+
+/// The output of each row: a classifier's logits (the verdict's class 4.0, the others 0),
+/// or a cross-encoder's one logit per pair (`--model-kind reranker`).
+fn outputs(s: &Server, req: &Request) -> (Vec<f32>, usize) {
+    if reranks(s) {
+        let scores = match &req.texts {
+            Some(texts) => texts
+                .iter()
+                .map(|t| match t.parts() {
+                    (q, Some(d)) => s.relevance(q, d),
+                    (q, None) => s.relevance(q, ""),
+                })
+                .collect(),
+            None => unpadded_rows(req)
+                .iter()
+                .map(|ids| s.relevance.of_ids(ids))
+                .collect(),
+        };
+        return (scores, 1);
+    }
+    let classes: Vec<usize> = match &req.texts {
+        Some(texts) => texts.iter().map(|t| s.verdicts.class_of_text(t)).collect(),
+        None => token_classes(s, req),
+    };
+    let logits = classes
+        .into_iter()
+        .flat_map(|class| (0..3).map(move |c| if c == class { 4.0f32 } else { 0.0 }))
+        .collect();
+    (logits, 3)
+}
+
+/// The output's width: the classes, or a cross-encoder's one logit.
+fn width(s: &Server) -> usize {
+    if reranks(s) { 1 } else { 3 }
+}
+
+/// Whether the model played is a cross-encoder: one logit per pair.
+fn reranks(s: &Server) -> bool {
+    matches!(
+        s.cfg.only,
+        Some(crate::Family::Triton | crate::Family::Kserve)
+    ) && s.cfg.model_kind == Some(crate::ModelKind::Reranker)
 }
 
 pub async fn infer(
@@ -473,15 +523,8 @@ pub async fn infer(
         st.queue_ns += served.queue.as_nanos() as u64;
         st.compute_infer_ns += served.compute.as_nanos() as u64;
     }
-    let classes = match &req.texts {
-        Some(texts) => texts.iter().map(|t| s.verdicts.class_of_text(t)).collect(),
-        None => token_classes(&s, &req),
-    };
-    let logits: Vec<f32> = classes
-        .into_iter()
-        .flat_map(|class| (0..3).map(move |c| if c == class { 4.0f32 } else { 0.0 }))
-        .collect();
-    let shape = [req.batch, 3];
+    let (logits, width) = outputs(&s, &req);
+    let shape = [req.batch, width];
     if req.binary_out {
         let header = json!({ "model_name": model, "model_version": "1", "outputs": [{
             "name": s.cfg.v2.output, "datatype": "FP32", "shape": shape, "parameters": { "binary_data_size": logits.len() * 4 },

@@ -196,6 +196,7 @@ struct Server {
     lengths: Lengths,
     verdicts: Verdicts,
     embeddings: model::Embeddings,
+    relevance: model::Relevance,
     in_flight: AtomicUsize,
     started: Instant,
     first_request: OnceLock<Instant>,
@@ -203,6 +204,11 @@ struct Server {
 }
 
 impl Server {
+    /// The simulated cross-encoder's score of a (query, document) pair.
+    fn relevance(&self, query: &str, document: &str) -> f32 {
+        self.relevance.of(&self.embeddings, query, document)
+    }
+
     /// Holds a request while the one-off stall is on; says whether it did.
     async fn wait_out_stall(&self) -> bool {
         let (Some(at), Some(first)) = (self.cfg.stall_at, self.first_request.get()) else {
@@ -279,9 +285,17 @@ impl Server {
             .map_err(Clone::clone);
         self.execute(arrived, work, wait_for_load).await?;
         let (inputs, _) = parsed.map_err(Fault::Invalid)?;
+        // A cross-encoder behind the toolkit: one label, its score the pair's relevance.
+        let reranks =
+            self.cfg.only == Some(Family::Hf) && self.cfg.model_kind == Some(ModelKind::Reranker);
         Ok(inputs
             .iter()
-            .map(|i| json!({ "label": self.verdicts.label(i), "score": 0.97 }))
+            .map(|i| match (reranks, i.parts()) {
+                (true, (q, d)) => {
+                    json!({ "label": "LABEL_0", "score": self.relevance(q, d.unwrap_or("")) })
+                }
+                (false, _) => json!({ "label": self.verdicts.label(i), "score": 0.97 }),
+            })
             .collect())
     }
 
@@ -365,6 +379,7 @@ pub async fn start(cfg: ServeConfig, tokenizer: TokenCounter) -> std::io::Result
         counters: Counters::default(),
         verdicts: Verdicts::new(cfg.flip_labels, cfg.label_ids, &tokenizer),
         embeddings: model::Embeddings::new(cfg.flip_labels, &tokenizer),
+        relevance: model::Relevance::new(cfg.flip_labels, &tokenizer),
         lengths: Lengths::new(tokenizer),
         in_flight: AtomicUsize::new(0),
         started: Instant::now(),

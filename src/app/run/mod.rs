@@ -55,6 +55,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         simulated: a.demo,
         knee: a.knee,
         window_s: a.window,
+        rerank: p.task == encbench_core::input::Task::Rerank,
     };
     let engine = Engine::start_among(hosts, settings::engine_setup(&a, p, live)?);
     let mut report = if live {

@@ -77,11 +77,14 @@ pub(super) fn target_settings(a: &RunArgs, address: Address) -> TargetSettings {
         seed: a.seed,
         max_concurrency,
         batch_size: a.batch_size,
+        batch_size_given: a.batch_size_given,
         sweep_batch_sizes: if a.sweep_batch {
             a.batch_sizes.clone()
         } else {
             vec![]
         },
+        task: a.task,
+        rerank_samples: a.rerank_samples.clone(),
         timeout: Duration::from_secs_f64(a.timeout),
         ready_timeout: Duration::from_secs_f64(a.ready_timeout),
         headers: a.http.headers.clone(),
@@ -107,7 +110,8 @@ pub(super) fn run_config(a: &RunArgs, p: &PreparedTarget, hosts: &Hosts) -> RunC
         n: a.n,
         warmup: a.warmup,
         duration_s: a.duration,
-        batch_size: a.batch_size,
+        task: p.task,
+        batch_size: p.batch_size,
         sweep_batch: a.sweep_batch,
         batch_sizes: a.batch_sizes.clone(),
         concurrency: a.concurrency_cap(),
@@ -127,6 +131,7 @@ pub(super) fn run_config(a: &RunArgs, p: &PreparedTarget, hosts: &Hosts) -> RunC
         client_threads: client_threads(a),
         seed: p.seed,
         accuracy_samples: path(&a.accuracy_samples),
+        rerank_samples: path(&a.rerank_samples),
         accuracy_check: !a.no_accuracy,
         labels: a.labels.clone(),
         instance_type: p.price.as_ref().map(|p| p.0.clone()),
@@ -163,9 +168,11 @@ pub(super) fn engine_setup(
             .map(Arc::new)
             .map_err(|e| AppError::Failed(format!("--metrics-url: {e}")))
     });
+    let batch_size = p.batch_size;
     Ok(EngineSetup {
         target: p.target,
         texts: p.texts,
+        rankings: p.rankings,
         format: p.format,
         warmup_timeout: Duration::from_secs_f64(a.warmup_timeout),
         shape: p.shape,
@@ -173,7 +180,7 @@ pub(super) fn engine_setup(
             rate_per_s: a.request_rate.0,
             burstiness: a.burstiness,
         },
-        plan: plan(a, live),
+        plan: plan(a, batch_size, live),
         seed: p.seed,
         accuracy: p.accuracy,
         price_per_hour: p.price.as_ref().map(|p| p.1),
@@ -190,10 +197,11 @@ pub(super) fn engine_setup(
     })
 }
 
-/// The phases the command line asks for; `live` runs end in the live phase.
-fn plan(a: &RunArgs, live: bool) -> RunPlan {
+/// The phases the command line asks for, at `batch_size` (a reranker's documents per
+/// query); `live` runs end in the live phase.
+fn plan(a: &RunArgs, batch_size: usize, live: bool) -> RunPlan {
     RunPlan {
-        batch_size: a.batch_size,
+        batch_size,
         concurrency: a.concurrency_cap(),
         concurrency_given: a.concurrency.is_some(),
         warmup: a.warmup,

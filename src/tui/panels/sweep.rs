@@ -17,14 +17,24 @@ pub const SCROLL_HINT: &str = "[ ] scroll";
 
 type Rows = Vec<(Keep, Line<'static>)>;
 
-fn batch_lines(rows: &[&PhaseResult], knee_at: f64) -> Rows {
+/// The batch column's name, its samples' and its gain's: a reranker's are D and documents.
+fn batch_words(rerank: bool) -> [&'static str; 3] {
+    if rerank {
+        ["D", "docs/s", "×D=1"]
+    } else {
+        ["b", "smp/s", "×b=1"]
+    }
+}
+
+fn batch_lines(rows: &[&PhaseResult], knee_at: f64, rerank: bool) -> Rows {
     let knee = analysis::knee(rows, knee_at);
+    let [b, smp, gain] = batch_words(rerank);
     let mut out = vec![(
         Keep::Always,
         Line::styled(
             format!(
                 "{:>3} {:>5} {:>5} {:>7} {:>4} {:>4} {:>5}",
-                "b", "p50", "p99", "smp/s", "×b=1", "eff", "$/1M"
+                b, "p50", "p99", smp, gain, "eff", "$/1M"
             ),
             Style::default().add_modifier(Modifier::BOLD),
         ),
@@ -90,7 +100,8 @@ fn concurrency_lines(rows: &[&PhaseResult]) -> Rows {
 
 /// The capacity search under way (its probes and bracket), then the answers found: the
 /// answers and the headings always stay, the probes scroll.
-fn capacity_lines(s: &encbench_load::engine::Snapshot) -> Rows {
+fn capacity_lines(s: &encbench_load::engine::Snapshot, rerank: bool) -> Rows {
+    let [b, smp, _] = batch_words(rerank);
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let mut out = Vec::new();
     if let Some(c) = &s.searching {
@@ -105,7 +116,7 @@ fn capacity_lines(s: &encbench_load::engine::Snapshot) -> Rows {
         out.push((
             Keep::Always,
             Line::styled(
-                format!("capacity {} · b={}{bracket}", c.slo, c.batch_size),
+                format!("capacity {} · {b}={}{bracket}", c.slo, c.batch_size),
                 bold,
             ),
         ));
@@ -152,7 +163,7 @@ fn capacity_lines(s: &encbench_load::engine::Snapshot) -> Rows {
             Line::styled(
                 format!(
                     "{:>3} {:>9} {:>7} {:>6} {:>7} {:>6}",
-                    "b", "max req/s", "smp/s", "p99", "$/1M", "probes"
+                    b, "max req/s", smp, "p99", "$/1M", "probes"
                 ),
                 bold,
             ),
@@ -204,8 +215,15 @@ fn content(app: &App) -> (String, Rows, Vec<String>) {
         .is_none_or(|p| p.kind == PhaseKind::Batch);
     let mut parts: Vec<(bool, Rows)> = Vec::new();
     if !batch.is_empty() {
-        parts.push((true, batch_lines(&batch, app.info.knee)));
-        advice.extend(analysis::batch_advice(&batch, app.info.knee).filter(|_| batch.len() > 1));
+        parts.push((true, batch_lines(&batch, app.info.knee, app.info.rerank)));
+        let said = analysis::batch_advice(&batch, app.info.knee).filter(|_| batch.len() > 1);
+        advice.extend(said.map(|a| {
+            if app.info.rerank {
+                a.replace("batch cap ", "D at most ")
+            } else {
+                a
+            }
+        }));
     }
     if !conc.is_empty() {
         parts.push((false, concurrency_lines(&conc)));
@@ -213,7 +231,7 @@ fn content(app: &App) -> (String, Rows, Vec<String>) {
     }
     parts.sort_by_key(|(is_batch, _)| *is_batch != batch_last);
     // A search under way, or the last thing that ran, goes first.
-    let capacity = capacity_lines(s);
+    let capacity = capacity_lines(s, app.info.rerank);
     if !capacity.is_empty() {
         let last_was_search = s.searching.is_some()
             || s.phases

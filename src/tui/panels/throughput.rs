@@ -38,16 +38,22 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let req: Vec<u64> = recent.iter().map(|p| p.0.round() as u64).collect();
     let samples: Vec<u64> = recent.iter().map(|p| p.1.round() as u64).collect();
     let last = recent.last().copied().unwrap_or((0.0, 0.0));
+    // A reranker's samples are its documents.
+    let (samples_word, short) = if app.info.rerank {
+        ("docs/s", "docs/s")
+    } else {
+        ("samples/s", "smp/s")
+    };
     if inner.height < 4 {
         let [l1, s1] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(inner);
         let both = format!(
-            "req/s {:.1} now, {:.1} avg · smp/s {:.1}, {:.1}",
+            "req/s {:.1} now, {:.1} avg · {short} {:.1}, {:.1}",
             last.0, s.current.req_per_s, last.1, s.current.samples_per_s
         );
         let text = if both.chars().count() <= width {
             both
         } else {
-            format!("req/s {:.1} · samples/s {:.1} now", last.0, last.1)
+            format!("req/s {:.1} · {samples_word} {:.1} now", last.0, last.1)
         };
         f.render_widget(Paragraph::new(text), l1);
         f.render_widget(
@@ -80,7 +86,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         s1,
     );
     f.render_widget(
-        Paragraph::new(label("samples/s", last.1, s.current.samples_per_s)),
+        Paragraph::new(label(samples_word, last.1, s.current.samples_per_s)),
         l2,
     );
     f.render_widget(

@@ -12,6 +12,9 @@ pub struct RunConfig {
     pub n: u64,
     pub warmup: u64,
     pub duration_s: Option<f64>,
+    /// What a request is made of: inputs, or (rerank) one query with `batch_size` documents,
+    /// whose samples are documents.
+    pub task: crate::input::Task,
     pub batch_size: usize,
     pub sweep_batch: bool,
     pub batch_sizes: Vec<usize>,
@@ -38,6 +41,7 @@ pub struct RunConfig {
     pub client_threads: usize,
     pub seed: u64,
     pub accuracy_samples: Option<String>,
+    pub rerank_samples: Option<String>,
     pub accuracy_check: bool,
     pub labels: Vec<String>,
     pub instance_type: Option<String>,

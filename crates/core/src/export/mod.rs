@@ -103,6 +103,9 @@ pub struct CompareSection {
     /// Embedders: how alike each pair of targets' vectors for the same texts are.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub vector_agreement: Vec<crate::verdicts::agreement::Agreement>,
+    /// Rerankers: how alike each pair of targets ranks the same queries' documents.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub score_agreement: Vec<crate::verdicts::rank_agreement::RankAgreement>,
 }
 
 pub fn rfc3339(t: SystemTime) -> String {

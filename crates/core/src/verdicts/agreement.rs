@@ -86,6 +86,7 @@ mod tests {
             output: None,
             note: None,
             switched: None,
+            scores: vec![],
             vectors: v
                 .iter()
                 .map(|(t, v)| ((*t).to_string(), v.clone()))

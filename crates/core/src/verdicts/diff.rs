@@ -1,5 +1,5 @@
 //! The verdict diff: one model behind several deployments must give the same verdict for each
-//! sample everywhere. A deployment that disagrees usually tokenizes or builds its payload
+//! sample everywhere (a reranker the same ordering of each query's documents). A deployment that disagrees usually tokenizes or builds its payload
 //! differently (truncation side, max length, pair order, label mapping), not "has a different
 //! accuracy".
 
@@ -9,6 +9,10 @@ use serde::{Deserialize, Serialize};
 pub const HINT: &str = "the same model should give the same verdicts everywhere: check this \
 target's tokenization (max length, truncation side, padding) and payload construction \
 (premise/hypothesis order, label names or ids)";
+
+pub const RANK_HINT: &str = "the same reranker should order each query's documents alike \
+everywhere: check this target's tokenization (lower-casing, max length, how the pair is \
+truncated) and payload (query and document order)";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiffSample {
@@ -46,44 +50,39 @@ pub fn diff(reports: &[(String, Option<AccuracyReport>)]) -> Vec<Disagreement> {
         .unwrap_or(0);
     let reference: Vec<Option<String>> = (0..samples)
         .map(|i| {
-            let votes: Vec<Option<&str>> = present
-                .iter()
-                .map(|(_, r)| r.samples[i].predicted.as_deref())
-                .collect();
-            let count = |v: Option<&str>| votes.iter().filter(|w| **w == v).count();
-            let best = votes.iter().map(|v| count(*v)).max().unwrap_or(0);
-            let tied: Vec<Option<&str>> = votes
-                .iter()
-                .copied()
-                .filter(|v| count(*v) == best)
-                .collect();
+            let votes: Vec<Option<String>> =
+                present.iter().map(|(_, r)| r.samples[i].said()).collect();
+            let count = |v: &Option<String>| votes.iter().filter(|w| *w == v).count();
+            let best = votes.iter().map(count).max().unwrap_or(0);
+            let tied: Vec<&Option<String>> = votes.iter().filter(|v| count(v) == best).collect();
             let expected = present[0].1.samples[i].expected.as_str();
             tied.iter()
-                .find(|v| **v == Some(expected))
+                .find(|v| v.as_deref() == Some(expected))
                 .or(tied.first())
-                .and_then(|v| v.map(str::to_string))
+                .and_then(|v| (*v).clone())
         })
         .collect();
     present
         .iter()
         .filter_map(|(name, r)| {
             let differing: Vec<DiffSample> = (0..samples)
-                .filter(|&i| r.samples[i].predicted != reference[i])
+                .filter(|&i| r.samples[i].said() != reference[i])
                 .map(|i| {
                     let v = &r.samples[i];
                     DiffSample {
                         premise: v.premise.clone(),
                         hypothesis: v.hypothesis.clone(),
                         expected: v.expected.clone(),
-                        predicted: v.predicted.clone(),
+                        predicted: v.said(),
                         others: reference[i].clone().unwrap_or_else(|| "no verdict".into()),
                     }
                 })
                 .collect();
+            let ranked = r.samples.iter().any(|v| !v.ranking.is_empty());
             (!differing.is_empty()).then(|| Disagreement {
                 target: (*name).clone(),
                 samples: differing,
-                hint: HINT.into(),
+                hint: if ranked { RANK_HINT } else { HINT }.into(),
             })
         })
         .collect()
@@ -111,6 +110,7 @@ mod tests {
                 ok: *p == expected[i],
                 error: None,
                 candidates: vec![],
+                ranking: vec![],
             })
             .collect();
         Some(AccuracyReport::of(samples))

@@ -5,6 +5,7 @@
 
 pub mod agreement;
 pub mod diff;
+pub mod rank_agreement;
 
 use serde::{Deserialize, Serialize};
 
@@ -43,9 +44,28 @@ pub struct Verdict {
     pub ok: bool,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
-    /// A retrieval item's candidates.
+    /// A retrieval item's candidates, or a ranked query's documents.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub candidates: Vec<String>,
+    /// A reranker's ordering of `candidates`, best first (indices into them).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub ranking: Vec<usize>,
+}
+
+impl Verdict {
+    /// The verdict as deployments are compared on it: the label or candidate, and for a
+    /// reranker its whole ordering (the same top document over a different order below is
+    /// another ranking).
+    pub fn said(&self) -> Option<String> {
+        let predicted = self.predicted.clone()?;
+        if self.ranking.is_empty() {
+            return Some(predicted);
+        }
+        // The ordering names the top document: its index says it in a line.
+        let _ = predicted;
+        let order: Vec<String> = self.ranking.iter().map(ToString::to_string).collect();
+        Some(format!("order {}", order.join(" > ")))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -67,6 +87,10 @@ pub struct AccuracyReport {
     /// numbers per text that only `compare` reads, while it runs).
     #[serde(skip)]
     pub vectors: Vec<(String, Vec<f32>)>,
+    /// A reranker's scores of each query's documents, in their order, for comparing
+    /// deployments (`rank_agreement`); kept out of the export as the vectors are.
+    #[serde(skip)]
+    pub scores: Vec<(String, Vec<f32>)>,
 }
 
 impl AccuracyReport {
@@ -90,6 +114,7 @@ impl AccuracyReport {
             note,
             switched: None,
             vectors,
+            scores: vec![],
         }
     }
 }

@@ -56,6 +56,11 @@ pub struct Settings {
     pub search: Option<crate::engine::SearchSetup>,
     pub pooling: encbench_wire::payload::Pooling,
     pub api: Option<encbench_wire::payload::Api>,
+    /// `--task`: each target's requests (a reranker's when its route ranks).
+    pub task: Option<encbench_core::input::Task>,
+    pub rerank_samples: Option<PathBuf>,
+    /// The least Kendall's tau two targets' rankings may have (`--min-tau`).
+    pub min_tau: f64,
     /// `--header` pairs and the Bearer token's variable, for every URL target.
     pub headers: Vec<(String, String)>,
     pub bearer_token_env: Option<String>,
@@ -188,6 +193,7 @@ fn engine_for(entry: &Entry, a: &Settings, step: Step, index: usize) -> Engine {
     Engine::start(EngineSetup {
         target: p.target.clone(),
         texts: p.texts.clone(),
+        rankings: p.rankings.clone(),
         format: p.format.clone(),
         shape: p.shape,
         warmup_timeout: a.warmup_timeout,
@@ -436,6 +442,8 @@ fn export(
         .collect();
     let diff = diff::diff(&checked);
     let vector_agreement = encbench_core::verdicts::agreement::agreement(&checked);
+    let score_agreement =
+        encbench_core::verdicts::rank_agreement::rank_agreement(&checked, a.min_tau);
     let notices = outcomes.iter().flat_map(|o| o.notices.clone()).collect();
     let first = &entries[0].prepared;
     // Each target's family is its own (given or found); the first's stands for them all
@@ -456,6 +464,7 @@ fn export(
         },
         "n": a.n,
         "warmup": a.warmup,
+        "task": first.task,
         "batch_size": 1,
         "concurrency": 1,
         "request_rate": null,
@@ -512,6 +521,7 @@ fn export(
             targets,
             verdict_diff: diff,
             vector_agreement,
+            score_agreement,
         }),
     }
 }

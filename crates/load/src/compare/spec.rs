@@ -283,7 +283,10 @@ pub fn target_settings(a: &Settings, t: &TargetSpec) -> TargetSettings {
         max_concurrency: a.concurrency_levels.iter().copied().max().unwrap_or(1),
         // The plan is compare's own; these shape the body-size check.
         batch_size: 1,
+        batch_size_given: true,
         sweep_batch_sizes: a.batch_sizes.clone(),
+        task: a.task,
+        rerank_samples: a.rerank_samples.clone(),
         timeout: a.timeout,
         ready_timeout: a.ready_timeout,
         headers: a.headers.clone(),

@@ -8,7 +8,7 @@ use super::hosts::Hosts;
 use super::settings::EngineSetup;
 use super::shared::Shared;
 use super::snapshot::RunState;
-use encbench_core::input::{Input, Shape};
+use encbench_core::input::{Input, Rankings, Shape};
 use encbench_core::verdicts::AccuracyReport;
 use encbench_wire::accuracy::{self, AccuracySetup};
 use encbench_wire::client::Target;
@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 pub(super) struct Ctx {
     pub(super) target: Arc<dyn Target>,
     pub(super) texts: Arc<Vec<Input>>,
+    pub(super) rankings: Option<Arc<Rankings>>,
     pub(super) format: Arc<dyn Format>,
     pub(super) shape: Shape,
     pub(super) warmup_timeout: Duration,
@@ -43,6 +44,7 @@ impl Ctx {
         Ctx {
             target: setup.target,
             texts: Arc::new(setup.texts),
+            rankings: setup.rankings,
             format: setup.format,
             shape: setup.shape,
             warmup_timeout: setup.warmup_timeout,
@@ -77,6 +79,16 @@ impl Ctx {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .pop_front()
+    }
+
+    /// The inputs a phase's requests of `batch_size` are taken from (`batch_inputs`): the
+    /// texts, or a reranker's pairs, a query with `batch_size` documents a request, for as
+    /// many requests as a phase cycles through.
+    pub(super) fn inputs_for(&self, batch_size: usize) -> Arc<Vec<Input>> {
+        match &self.rankings {
+            Some(r) => Arc::new(r.pairs(batch_size, encbench_wire::payload::MAX_BODIES)),
+            None => self.texts.clone(),
+        }
     }
 
     /// Runs the accuracy samples while nothing else is sent (before and after the load).

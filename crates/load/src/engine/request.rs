@@ -35,13 +35,14 @@ pub(crate) struct Ticket {
 
 impl Requester {
     pub fn new(ctx: &Ctx, batch_size: usize) -> Arc<Requester> {
+        let texts = ctx.inputs_for(batch_size);
         Arc::new(Requester {
             shared: ctx.shared.clone(),
             target: ctx.target.clone(),
             format: ctx.format.clone(),
-            texts: ctx.texts.clone(),
             ring: (!ctx.format.tokenizes())
-                .then(|| prepared_ring(ctx.format.as_ref(), &ctx.texts, batch_size)),
+                .then(|| prepared_ring(ctx.format.as_ref(), &texts, batch_size)),
+            texts,
             batch_size,
             warmup_timeout: ctx.warmup_timeout,
         })

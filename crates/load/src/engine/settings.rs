@@ -2,6 +2,7 @@
 //! pace, and how capacity searches run.
 
 use encbench_core::arrival::Pace;
+use encbench_core::input::Rankings;
 use encbench_core::input::{Input, Shape};
 use encbench_core::plan::{ProbeRule, RunPlan};
 use encbench_core::slo::Slo;
@@ -15,6 +16,9 @@ use std::time::Duration;
 pub struct EngineSetup {
     pub target: Arc<dyn Target>,
     pub texts: Vec<Input>,
+    /// A reranker's queries and documents: each phase's requests are made of them, D
+    /// documents each, instead of batches of `texts`.
+    pub rankings: Option<Arc<Rankings>>,
     pub format: Arc<dyn Format>,
     pub shape: Shape,
     /// Per-request timeout of warmup requests.

@@ -1,9 +1,17 @@
 //! A body over the target's limit (SageMaker's 6 MiB, a URL's 64 MiB) is refused before
 //! anything is sent, naming the largest batch of these inputs that fits.
 
-use super::{SetupError, TargetSettings, usage};
+use super::{SetupError, usage};
 use encbench_core::input::{Input, batch_inputs};
 use encbench_wire::payload::Format;
+
+/// The sizes of a run's requests: its batch (documents per query for a reranker) and a
+/// sweep's.
+pub(super) struct Sizes<'a> {
+    pub(super) batch: usize,
+    pub(super) sweep: &'a [usize],
+    pub(super) rerank: bool,
+}
 
 /// The most a target takes in one request body, and whose limit that is.
 #[derive(Clone, Copy)]
@@ -15,18 +23,24 @@ pub(super) struct BodyLimit {
 /// A body over the target's limit would be refused (SageMaker's 6 MiB) or make the client
 /// build what no server takes: say so before sending anything.
 pub(super) fn check_body_limit(
-    s: &TargetSettings,
+    sizes: &Sizes<'_>,
     texts: &[Input],
     format: &dyn Format,
     limit: BodyLimit,
 ) -> Result<(), SetupError> {
     let mib = |n: usize| n as f64 / (1024.0 * 1024.0);
-    for &b in std::iter::once(&s.batch_size).chain(&s.sweep_batch_sizes) {
-        let flag = if b == s.batch_size {
-            "--batch-size"
-        } else {
-            "--batch-sizes"
-        };
+    let (one, sweep, of, up_to) = if sizes.rerank {
+        (
+            "--docs-per-query",
+            "--sweep-docs",
+            "documents",
+            "documents per query",
+        )
+    } else {
+        ("--batch-size", "--batch-sizes", "inputs", "batches")
+    };
+    for &b in std::iter::once(&sizes.batch).chain(sizes.sweep) {
+        let flag = if b == sizes.batch { one } else { sweep };
         let size = match largest_body(texts, format, b, limit.bytes) {
             Ok(n) if n <= limit.bytes => continue,
             Ok(n) => format!(" (a {:.1} MiB request body)", mib(n)),
@@ -35,12 +49,12 @@ pub(super) fn check_body_limit(
         };
         let fits = match largest_batch_that_fits(texts, format, limit.bytes) {
             0 => "not even one of them fits: give shorter --texts".to_string(),
-            n => format!("batches of up to {n} fit"),
+            n => format!("{up_to} of up to {n} fit"),
         };
         return Err(usage(
             flag,
             format!(
-                "{b} is too large: a batch of {b} of these inputs is over {}{size}; {fits}",
+                "{b} is too large: a batch of {b} of these {of} is over {}{size}; {fits}",
                 limit.whose
             ),
         ));

@@ -5,12 +5,16 @@
 
 mod body_limit;
 mod family;
+mod task;
 
 pub use family::check_route;
+pub use task::DOCS_PER_QUERY;
 
-use body_limit::{BodyLimit, check_body_limit};
+use body_limit::{BodyLimit, Sizes, check_body_limit};
 use encbench_core::export::{Detected, TargetConfig};
-use encbench_core::input::{Input, Shape, load_samples, load_texts, shipped_samples};
+use encbench_core::input::{
+    Input, Rankings, Shape, Task, load_samples, load_texts, shipped_rerank, shipped_samples,
+};
 use encbench_core::pricing::{instance_price, unpriced};
 use encbench_wire::accuracy::AccuracySetup;
 use encbench_wire::client::headers::ExtraHeaders;
@@ -105,9 +109,17 @@ pub struct TargetSettings {
     /// The most requests the run keeps in flight: the connection pool's size.
     pub max_concurrency: usize,
     /// The batch size, and the sizes of a batch sweep: SageMaker's body limit is checked
-    /// for each before anything is sent.
+    /// for each before anything is sent. For a reranker, documents per query.
     pub batch_size: usize,
+    /// `--batch-size` or `--docs-per-query` was given: a reranker otherwise sends
+    /// `DOCS_PER_QUERY`.
+    pub batch_size_given: bool,
     pub sweep_batch_sizes: Vec<usize>,
+    /// `--task`; `None`: a rerank route's, else inputs.
+    pub task: Option<Task>,
+    /// `--rerank-samples`: a reranker's known answers (default: those of `--accuracy-samples`,
+    /// else the shipped ones).
+    pub rerank_samples: Option<PathBuf>,
     pub timeout: Duration,
     /// How long a local server may say it is not ready yet.
     pub ready_timeout: Duration,
@@ -138,6 +150,11 @@ fn usage(flag: &str, message: impl std::fmt::Display) -> SetupError {
 /// A target ready to be measured.
 pub struct PreparedTarget {
     pub texts: Vec<Input>,
+    /// What a request is made of, and its size (documents per query for a reranker).
+    pub task: Task,
+    pub batch_size: usize,
+    /// A reranker's queries and documents.
+    pub rankings: Option<Arc<Rankings>>,
     pub accuracy: Option<AccuracySetup>,
     pub price: Option<(String, f64)>,
     /// Mean natural length of the inputs, in tokens.
@@ -174,8 +191,6 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
     let mut accuracy = accuracy_setup(s)?;
     let headers = extra_headers(s)?;
     let price = price(s)?;
-    let natural_tokens =
-        texts.iter().map(|t| tokenizer.count(t) as f64).sum::<f64>() / texts.len() as f64;
     let seed = s.seed.unwrap_or_else(rand::random);
 
     let url = match &s.address {
@@ -192,17 +207,40 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
         &headers,
     )
     .await?;
+    let (task, format) = task::resolve_task(s, &resolved, format)?;
+    let batch_size = task::batch_size(s, task);
+    let rankings = (task == Task::Rerank).then(|| {
+        let samples = accuracy.as_ref().map_or(&[][..], |a| &a.rerank[..]);
+        Arc::new(task::rankings(s, &texts, samples, seed))
+    });
+    // What one request's inputs are: a reranker's (query, document) pairs.
+    let one_each: Vec<Input> = match &rankings {
+        Some(r) => r.pairs(1, r.documents.len().clamp(1, 256)),
+        None => texts.clone(),
+    };
+    let natural_tokens = one_each
+        .iter()
+        .map(|t| tokenizer.count(t) as f64)
+        .sum::<f64>()
+        / one_each.len() as f64;
     let routes = routes(s, format.as_ref(), found.as_ref())?;
     // A pair goes in another form than the check's plain text (vLLM sends it as ids): the
     // check sends the load's first input too, so a server that refuses that form says so
     // before the load.
     if let Some(a) = accuracy.as_mut()
+        && task == Task::Inputs
         && format.form().is_some()
         && texts[0].parts().1.is_some()
     {
         a.load_input = Some(texts[0].clone());
     }
-    let (target, shown, flag) = client(s, &texts, format.as_ref(), &routes, &headers).await?;
+    let sizes = Sizes {
+        batch: batch_size,
+        sweep: &s.sweep_batch_sizes,
+        rerank: task == Task::Rerank,
+    };
+    let (target, shown, flag) =
+        client(s, &sizes, &one_each, format.as_ref(), &routes, &headers).await?;
     let found = found.filter(|_| s.format.format.is_none());
     let config = target_config(
         s,
@@ -214,6 +252,9 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
     );
     Ok(PreparedTarget {
         texts,
+        task,
+        batch_size,
+        rankings,
         accuracy,
         price,
         natural_tokens,
@@ -249,7 +290,9 @@ fn check_max_len(s: &TargetSettings) -> Result<(), SetupError> {
     Ok(())
 }
 
-/// The known answers and class names, or `None` with the check skipped.
+/// The known answers and class names, or `None` with the check skipped. A reranker's come
+/// from `--rerank-samples`, else the rerank lines of `--accuracy-samples`, else the shipped
+/// ones.
 fn accuracy_setup(s: &TargetSettings) -> Result<Option<AccuracySetup>, SetupError> {
     let Some((path, labels)) = &s.accuracy else {
         return Ok(None);
@@ -258,10 +301,28 @@ fn accuracy_setup(s: &TargetSettings) -> Result<Option<AccuracySetup>, SetupErro
     if labels.iter().all(|l| l.trim().is_empty()) {
         return Err(usage("--labels", "needs at least one class name"));
     }
+    let rerank = match &s.rerank_samples {
+        Some(p) => {
+            let given = load_samples(Some(p)).map_err(|e| usage("--rerank-samples", e))?;
+            if given.rerank.is_empty() {
+                return Err(usage(
+                    "--rerank-samples",
+                    format!(
+                        "{} holds no {{\"query\", \"documents\", \"relevant\"}} line",
+                        p.display()
+                    ),
+                ));
+            }
+            given.rerank
+        }
+        None if samples.rerank.is_empty() && path.is_none() => shipped_rerank(),
+        None => samples.rerank,
+    };
     Ok(Some(AccuracySetup {
         samples: samples.nli,
         labels: LabelMap::new(labels),
         retrieval: samples.retrieval,
+        rerank,
         load_input: None,
     }))
 }
@@ -270,6 +331,7 @@ fn accuracy_setup(s: &TargetSettings) -> Result<Option<AccuracySetup>, SetupErro
 /// shown, and the flag that names it.
 async fn client(
     s: &TargetSettings,
+    sizes: &Sizes<'_>,
     texts: &[Input],
     format: &dyn Format,
     routes: &Routes,
@@ -281,7 +343,7 @@ async fn client(
                 bytes: MAX_BODY_BYTES,
                 whose: "SageMaker's 6 MiB limit",
             };
-            check_body_limit(s, texts, format, limit)?;
+            check_body_limit(sizes, texts, format, limit)?;
             let probe = format.prepare(&[&texts[0]]);
             let t = SageMakerTarget::new(cfg.clone(), s.max_concurrency, s.timeout, probe).await;
             let shown = t.describe();
@@ -292,7 +354,7 @@ async fn client(
                 bytes: url::MAX_BODY_BYTES,
                 whose: "the 64 MiB limit of a --url target",
             };
-            check_body_limit(s, texts, format, limit)?;
+            check_body_limit(sizes, texts, format, limit)?;
             let t = UrlTarget::routed(url, routes.clone(), s.max_concurrency, s.timeout)
                 .with_ready_timeout(s.ready_timeout)
                 .with_headers(headers);

@@ -105,7 +105,24 @@ pub fn render(files: &[(String, Export)]) -> String {
         }
     }
 
-    let charts = figures::all(files);
+    let mut charts = figures::all(files);
+    // Rerankers' charts in their words, where every export is one.
+    if !files.is_empty() && files.iter().all(|(_, e)| super::rerank::is_rerank(e)) {
+        use super::rerank::words;
+        for c in &mut charts {
+            c.title = words(&c.title);
+            c.caption = words(&c.caption);
+            for axis in std::iter::once(&mut c.x)
+                .chain([&mut c.y])
+                .chain(c.y2.as_mut())
+            {
+                axis.desc = words(&axis.desc);
+            }
+            for series in &mut c.series {
+                series.label = words(&series.label);
+            }
+        }
+    }
     if !charts.is_empty() {
         out.push_str("<h2>Charts</h2>\n");
     }

@@ -21,7 +21,7 @@ pub(crate) fn ranked(
     let mut scores: Vec<(usize, f32)> = documents
         .iter()
         .enumerate()
-        .map(|(i, d)| (i, s.embeddings.relevance(query, d)))
+        .map(|(i, d)| (i, s.relevance(query, d)))
         .collect();
     scores.sort_by(|a, b| b.1.total_cmp(&a.1));
     if let Some(n) = top_n.filter(|n| *n > 0) {

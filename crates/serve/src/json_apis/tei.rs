@@ -238,7 +238,7 @@ pub async fn predict(s: Arc<Server>, bytes: Bytes, p: Playing) -> Response {
         .map(|item| {
             if reranker {
                 let score = match item {
-                    Item::Pair(q, d) => s.embeddings.relevance(q, d),
+                    Item::Pair(q, d) => s.relevance(q, d),
                     _ => 0.5,
                 };
                 return json!([{ "score": score, "label": "LABEL_0" }]);

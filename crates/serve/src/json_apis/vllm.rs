@@ -172,7 +172,7 @@ pub async fn score(s: Arc<Server>, bytes: Bytes) -> Response {
         .unwrap_or_default()
         .iter()
         .enumerate()
-        .map(|(i, (q, d))| json!({ "index": i, "object": "score", "score": s.embeddings.relevance(q, d) }))
+        .map(|(i, (q, d))| json!({ "index": i, "object": "score", "score": s.relevance(q, d) }))
         .collect();
     axum::Json(json!({
         "id": "score-encbench", "object": "list", "created": now_s(),

@@ -8,7 +8,7 @@
 
 use crate::client::{ErrorKind, Failure, Target};
 use crate::payload::{Answers, Format, LabelMap};
-use encbench_core::input::{Input, NliSample, RetrievalSample};
+use encbench_core::input::{Input, NliSample, RerankSample, RetrievalSample};
 use encbench_core::scrub;
 use encbench_core::text::{is_no_route, no_route};
 use encbench_core::verdicts::{AccuracyReport, Output, Verdict, cosine};
@@ -21,6 +21,8 @@ pub struct AccuracySetup {
     pub labels: LabelMap,
     /// For an embedder.
     pub retrieval: Vec<RetrievalSample>,
+    /// For a reranker; the retrieval items are ranked where there are none.
+    pub rerank: Vec<RerankSample>,
     /// The load's first input, sent once too where the format sends it in another form
     /// than a plain text (a pair as token ids): a server that refuses that form is found
     /// out before the load, not by every request of it.
@@ -212,7 +214,10 @@ pub async fn check_counted(
     may_switch: bool,
 ) -> AccuracyReport {
     let labels = &setup.labels;
-    progress.start(if setup.samples.is_empty() || format.ranks() {
+    let ranked = setup.ranked();
+    progress.start(if format.ranks() {
+        ranked.len()
+    } else if setup.samples.is_empty() {
         setup.retrieval.len()
     } else {
         setup.samples.len()
@@ -220,30 +225,28 @@ pub async fn check_counted(
     let probe_text;
     let probe = match (
         format.ranks(),
+        ranked.first(),
         setup.retrieval.first(),
         setup.samples.first(),
     ) {
-        (true, Some(r), _) => Question::Rank {
+        (true, Some(r), _, _) => Question::Rank {
             query: &r.query,
-            candidates: &r.candidates,
+            candidates: &r.documents,
         },
-        (true, None, _) => {
-            return AccuracyReport::new(
-                vec![],
-                Some(Output::Rankings),
-                Some(need_retrieval("rankings")),
-                vec![],
-            );
+        (true, None, _, _) => {
+            let note = "the endpoint answers rankings: give rerank samples ({\"query\", \
+                \"documents\", \"relevant\"}) with --rerank-samples";
+            return AccuracyReport::new(vec![], Some(Output::Rankings), Some(note.into()), vec![]);
         }
-        (false, Some(r), _) => {
+        (false, _, Some(r), _) => {
             probe_text = Input::Text(r.query.clone());
             Question::One(&probe_text)
         }
-        (false, None, Some(s)) => {
+        (false, _, None, Some(s)) => {
             probe_text = Input::Text(s.premise.clone());
             Question::One(&probe_text)
         }
-        (false, None, None) => return AccuracyReport::new(vec![], None, None, vec![]),
+        (false, _, None, None) => return AccuracyReport::new(vec![], None, None, vec![]),
     };
     let mut may_switch = may_switch;
     let (first, mut switched) =
@@ -282,7 +285,9 @@ pub async fn check_counted(
             let seen = vec![(setup.retrieval[0].query.clone(), Ok(v))];
             retrieval(target, format, setup, output, seen, progress).await
         }
-        (Some(Output::Rankings), first) => rankings(target, format, setup, first, progress).await,
+        (Some(Output::Rankings), first) => {
+            rankings(target, format, setup, &ranked, first, progress).await
+        }
         _ if setup.samples.is_empty() => AccuracyReport::new(
             vec![],
             output,
@@ -340,6 +345,7 @@ async fn nli(
             predicted,
             error,
             candidates: vec![],
+            ranking: vec![],
         });
         progress.answered();
     }
@@ -354,45 +360,111 @@ async fn nli(
     AccuracyReport::new(verdicts, output, joined, vec![])
 }
 
-/// A reranker, checked on the retrieval items: each query with its candidates in one
-/// request, the verdict the candidate it scores highest. `first` is the first item's.
+/// A reranker, checked on the ranked samples: each query with its documents in one request,
+/// the verdict whether the document it scores highest is a relevant one. `first` is the
+/// first sample's answer.
 async fn rankings(
     target: &dyn Target,
     format: &dyn Format,
     setup: &AccuracySetup,
+    ranked: &[RerankSample],
     first: Result<One, Unanswered>,
     progress: &Progress,
 ) -> AccuracyReport {
-    progress.start(setup.retrieval.len());
+    progress.start(ranked.len());
     let mut first = Some(first);
-    let mut verdicts = Vec::with_capacity(setup.retrieval.len());
-    for item in &setup.retrieval {
+    let mut verdicts = Vec::with_capacity(ranked.len());
+    let mut scores = Vec::with_capacity(ranked.len());
+    for item in ranked {
         let answer = match first.take() {
             Some(a) => a,
             None => {
                 let q = Question::Rank {
                     query: &item.query,
-                    candidates: &item.candidates,
+                    candidates: &item.documents,
                 };
                 ask(target, format, &setup.labels, &q).await
             }
         };
-        let (predicted, error) = match answer {
-            Ok(One::Ranking(scores)) => (
-                item.candidates
-                    .iter()
-                    .zip(&scores)
-                    .max_by(|a, b| a.1.total_cmp(b.1))
-                    .map(|(c, _)| c.clone()),
-                None,
+        let verdict = match answer {
+            Ok(One::Ranking(s)) if s.len() == item.documents.len() => {
+                let v = ranking_verdict(item, Ok(&s));
+                scores.push((item.query.clone(), s));
+                v
+            }
+            Ok(One::Ranking(s)) => ranking_verdict(
+                item,
+                Err(format!(
+                    "{} scores for {} documents",
+                    s.len(),
+                    item.documents.len()
+                )),
             ),
-            Ok(_) => (None, Some("answered no ranking".to_string())),
-            Err(e) => (None, Some(e.to_string())),
+            Ok(_) => ranking_verdict(item, Err("answered no ranking".into())),
+            Err(e) => ranking_verdict(item, Err(e.to_string())),
         };
-        verdicts.push(retrieval_verdict(item, predicted.as_deref(), error));
+        verdicts.push(verdict);
         progress.answered();
     }
-    AccuracyReport::new(verdicts, Some(Output::Rankings), None, vec![])
+    let mut report = AccuracyReport::new(verdicts, Some(Output::Rankings), None, vec![]);
+    report.scores = scores;
+    report
+}
+
+/// A ranked query's verdict: its documents ordered by score, right when the first is a
+/// relevant one.
+fn ranking_verdict(item: &RerankSample, scores: Result<&[f32], String>) -> Verdict {
+    let shown = |t: &str| scrub::controls(t).into_owned();
+    let expected = item
+        .relevant
+        .first()
+        .map_or("", |&i| item.documents[i].as_str());
+    let (ranking, error) = match scores {
+        Ok(s) => {
+            let mut order: Vec<usize> = (0..s.len()).collect();
+            // Best first; a tie keeps the documents' order, so the same scores give the
+            // same ranking everywhere.
+            order.sort_by(|&a, &b| s[b].total_cmp(&s[a]));
+            (order, None)
+        }
+        Err(e) => (vec![], Some(e)),
+    };
+    let top = ranking.first().copied();
+    Verdict {
+        premise: shown(&item.query),
+        hypothesis: String::new(),
+        ok: top.is_some_and(|t| item.relevant.contains(&t)),
+        expected: shown(expected),
+        predicted: top.map(|t| shown(&item.documents[t])),
+        error,
+        candidates: item.documents.iter().map(|c| shown(c)).collect(),
+        ranking,
+    }
+}
+
+impl AccuracySetup {
+    /// What a reranker is checked on: the rerank samples, else the retrieval items as
+    /// queries whose one relevant document is the expected candidate.
+    fn ranked(&self) -> std::borrow::Cow<'_, [RerankSample]> {
+        if !self.rerank.is_empty() {
+            return std::borrow::Cow::Borrowed(&self.rerank);
+        }
+        std::borrow::Cow::Owned(
+            self.retrieval
+                .iter()
+                .map(|r| RerankSample {
+                    query: r.query.clone(),
+                    documents: r.candidates.clone(),
+                    relevant: r
+                        .candidates
+                        .iter()
+                        .position(|c| *c == r.expected)
+                        .into_iter()
+                        .collect(),
+                })
+                .collect(),
+        )
+    }
 }
 
 /// A retrieval item's verdict: the candidate predicted nearest, or why none was.
@@ -414,6 +486,7 @@ fn retrieval_verdict(
                 .then(|| "no candidate had a vector".into())
         }),
         candidates: item.candidates.iter().map(|c| shown(c)).collect(),
+        ranking: vec![],
     }
 }
 

@@ -183,6 +183,38 @@ impl Format for HfFormat {
         hf_answers(&reply.body, inputs.len(), self.pooling)
     }
 
+    /// A cross-encoder's `[{"label", "score"}]`: the score of each input's label (the best
+    /// of a `top_k` list).
+    fn scores(&self, reply: &Reply, inputs: usize) -> Result<Vec<f32>, String> {
+        let v: Value = serde_json::from_slice(&reply.body)
+            .map_err(|e| format!("response is not JSON: {e}"))?;
+        let items: Vec<&Value> = match &v {
+            Value::Array(a) => a.iter().collect(),
+            o @ Value::Object(_) => vec![o],
+            _ => vec![],
+        };
+        let score = |i: &Value| -> Option<f32> {
+            match i {
+                Value::Object(o) => o.get("score")?.as_f64().map(|s| s as f32),
+                Value::Array(list) => list
+                    .iter()
+                    .filter_map(|x| x.get("score")?.as_f64())
+                    .max_by(f64::total_cmp)
+                    .map(|s| s as f32),
+                _ => None,
+            }
+        };
+        let scores: Option<Vec<f32>> = items.into_iter().map(score).collect();
+        match scores {
+            Some(s) if s.len() >= inputs => Ok(s),
+            _ => Err(format!(
+                "no score for each of {}: {}",
+                encbench_core::text::count(inputs, "input"),
+                encbench_core::text::truncate(&v.to_string(), 120)
+            )),
+        }
+    }
+
     /// A vector per input answers as a label does; token vectors are counted, not pooled.
     fn check(&self, reply: &Reply, inputs: usize) -> Result<(), String> {
         let answered = match count_labels(&reply.body) {

@@ -214,6 +214,25 @@ impl Format for ApiFormat {
         self.api.ranks()
     }
 
+    /// A one-label classifier's score per input (a cross-encoder behind a classify route):
+    /// the first, best, label's score (TEI, Infinity), or vLLM's first probability.
+    fn scores(&self, reply: &Reply, inputs: usize) -> Result<Vec<f32>, String> {
+        let scores = match self.route.shape {
+            Shape::TeiPredict => replies::tei_scores_per_input(&reply.body)?,
+            Shape::InfinityClassify => replies::infinity_scores_per_input(&reply.body)?,
+            Shape::VllmClassify => replies::vllm_scores_per_input(&reply.body)?,
+            _ => {
+                return Err(format!(
+                    "{} {} answers no score per input",
+                    self.name(),
+                    self.path()
+                ));
+            }
+        };
+        check_verdict_count(scores.len(), inputs)?;
+        Ok(scores)
+    }
+
     fn joins_pairs(&self) -> bool {
         self.current_form() == Form::Strings && self.pair_form() == PairForm::Joined
     }

@@ -221,6 +221,28 @@ impl Format for KServeFormat {
     }
 
     /// A row per input, of scores or of a vector (per token too): counted, not read.
+    /// A cross-encoder's logits, [batch, 1] or [batch] (one per pair), or [batch, 2] whose
+    /// second column is the relevant class's.
+    fn scores(&self, reply: &Reply, inputs: usize) -> Result<Vec<f32>, String> {
+        let output = self.output(reply)?;
+        let (dims, data) = output_tensor(reply, &output)?;
+        let scores: Vec<f32> = match dims[..] {
+            // A one-dimensional output reads as one row of its values: one logit each.
+            [1, n] if n == inputs => data,
+            [_, 1] => data,
+            [_, 2] => data.chunks_exact(2).map(|r| r[1]).collect(),
+            _ => {
+                return Err(format!(
+                    "output {output} has shape {dims:?}: a cross-encoder gives one logit per pair"
+                ));
+            }
+        };
+        if scores.len() < inputs {
+            return Err(format!("{} logits for {inputs} pairs", scores.len()));
+        }
+        Ok(scores)
+    }
+
     fn learned(&self) -> Option<String> {
         let OutputName::FirstReply(learned) = &self.names.output else {
             return None;

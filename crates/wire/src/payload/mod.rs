@@ -13,6 +13,7 @@ pub mod kserve;
 mod kserve_names;
 pub mod labels;
 pub mod pretokenized;
+pub mod ranked;
 mod replies;
 pub mod vectors;
 
@@ -28,7 +29,7 @@ use encbench_core::server_metrics::headers::ServerTime;
 use std::time::Duration;
 
 /// Most distinct bodies kept per phase: enough to vary inputs, bounded for huge text files.
-const MAX_BODIES: usize = 256;
+pub const MAX_BODIES: usize = 256;
 
 /// Most bytes of bodies kept per phase: huge batches vary less instead of holding 256 large
 /// bodies (256 of SageMaker's 6 MiB would be 1.5 GiB).
@@ -125,6 +126,16 @@ pub trait Format: Send + Sync {
     /// first part), answered by a score per document.
     fn ranks(&self) -> bool {
         false
+    }
+    /// A score per input, for a classifier that is a cross-encoder (one logit or one label
+    /// per pair): what `Ranked` ranks by. `Err` where the reply holds none.
+    fn scores(&self, reply: &Reply, inputs: usize) -> Result<Vec<f32>, String> {
+        let _ = (reply, inputs);
+        Err(format!(
+            "{} {} answers no score per input",
+            self.name(),
+            self.path()
+        ))
     }
     /// What the format learned from the server's replies that no one declared, in words
     /// (the KServe output read from the first reply), once it has.

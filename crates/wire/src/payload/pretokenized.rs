@@ -55,6 +55,10 @@ impl Format for Pretokenized {
         self.0.ranks()
     }
 
+    fn scores(&self, reply: &Reply, inputs: usize) -> Result<Vec<f32>, String> {
+        self.0.scores(reply, inputs)
+    }
+
     fn joins_pairs(&self) -> bool {
         self.0.joins_pairs()
     }

@@ -184,6 +184,49 @@ fn best_labels(lists: &Value) -> Result<Vec<String>, String> {
         .ok_or_else(|| "no label with a score in the response".into())
 }
 
+/// The best score of each list of `{"score", "label"}`: a one-label classifier's score.
+fn best_scores(lists: &Value) -> Result<Vec<f32>, String> {
+    let best = |list: &Value| -> Option<f32> {
+        list.as_array()?
+            .iter()
+            .filter_map(|i| i.get("score")?.as_f64())
+            .max_by(f64::total_cmp)
+            .map(|s| s as f32)
+    };
+    let Value::Array(items) = lists else {
+        return Err("response is not a list of scores".into());
+    };
+    let scores: Option<Vec<f32>> = if items.first().is_some_and(Value::is_object) {
+        best(lists).map(|s| vec![s])
+    } else {
+        items.iter().map(best).collect()
+    };
+    scores.ok_or_else(|| "no score in the response".into())
+}
+
+pub fn tei_scores_per_input(body: &[u8]) -> Result<Vec<f32>, String> {
+    best_scores(&parse::<Value>(body, "JSON")?)
+}
+
+pub fn infinity_scores_per_input(body: &[u8]) -> Result<Vec<f32>, String> {
+    let v: Value = parse(body, "JSON")?;
+    best_scores(v.get("data").ok_or("response has no data")?)
+}
+
+/// vLLM's `/classify` of a cross-encoder: each input's first probability.
+pub fn vllm_scores_per_input(body: &[u8]) -> Result<Vec<f32>, String> {
+    let v: Value = parse(body, "JSON")?;
+    let data = v["data"].as_array().ok_or("response has no data")?;
+    data.iter()
+        .map(|d| {
+            d["probs"][0]
+                .as_f64()
+                .map(|p| p as f32)
+                .ok_or_else(|| "classify item has no probs".to_string())
+        })
+        .collect()
+}
+
 /// TEI's `/predict`: `[[{"score", "label"}, ...], ...]`, or one flat list for one input.
 pub fn tei_labels(body: &[u8]) -> Result<Vec<String>, String> {
     best_labels(&parse::<Value>(body, "JSON")?)

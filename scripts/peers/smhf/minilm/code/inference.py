@@ -21,6 +21,10 @@ Reply (env HF_REPLY):
   "tokens":            [[[384 floats] per token] per input]  the un-pooled last hidden states of each input's real
                        tokens ([CLS] ... [SEP]), no padding rows. (The real pipeline would nest each input once more,
                        [1, seq, 384], and keep padding rows when batch_size > 1.)
+  "rerank":            [{"label": "LABEL_0", "score": s}, ...]  a reranker as a text-classification pipeline of one
+                       label answers: each {"text": query, "text_pair": document} input scored by the cosine of the
+                       query's and the document's embeddings, each encoded alone (a real computation of the real
+                       model, where no cross-encoder ships on PyPI without torch).
 An input text "__raise__" makes predict_fn raise (HTTP 400), like the stand-in.
 Env ORT_THREADS: onnxruntime intra-op threads per worker (default 1)."""
 import os
@@ -47,8 +51,8 @@ def model_fn(model_dir):
     tok.no_truncation()
     tok.no_padding()
     reply = os.environ.get("HF_REPLY") or "embedding"
-    if reply not in ("embedding", "tokens"):
-        raise ValueError(f"HF_REPLY must be embedding or tokens, got {reply!r}")
+    if reply not in ("embedding", "tokens", "rerank"):
+        raise ValueError(f"HF_REPLY must be embedding, tokens or rerank, got {reply!r}")
     return {"sess": sess, "tok": tok, "reply": reply}
 
 
@@ -124,6 +128,16 @@ def _run(model, items, opts):
     return v.tolist()
 
 
+def _rerank(model, items, opts):
+    """Each (query, document) pair's score: the cosine of the two embeddings, each side
+    encoded alone with the same options."""
+    pairs = [x if isinstance(x, tuple) else (x, "") for x in items]
+    queries = _run(dict(model, reply="embedding"), [q for q, _ in pairs], opts)
+    documents = _run(dict(model, reply="embedding"), [d for _, d in pairs], opts)
+    return [{"label": "LABEL_0", "score": float(np.dot(np.array(q), np.array(d)))}
+            for q, d in zip(queries, documents)]
+
+
 def predict_fn(data, model):
     if not isinstance(data, dict) or "inputs" not in data:
         raise ValueError("request body must be a JSON object with an 'inputs' field")
@@ -143,5 +157,6 @@ def predict_fn(data, model):
     opts = _tok_options(params)
     out = []
     for i in range(0, len(items), bs):
-        out.extend(_run(model, items[i:i + bs], opts))
+        chunk = items[i:i + bs]
+        out.extend(_rerank(model, chunk, opts) if model["reply"] == "rerank" else _run(model, chunk, opts))
     return out
