@@ -113,8 +113,7 @@ fn clap_report(e: &clap::Error) -> (u8, String) {
 /// A rerank task's sizes are its batch's: `--docs-per-query` the batch size, `--sweep-docs`
 /// a batch sweep of documents per query; either one asks for the rerank task.
 fn rerank_sizes(r: &mut RunArgs, m: &ArgMatches) {
-    let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
-    r.batch_size_given = given("batch_size");
+    r.batch_size_given = m.value_source("batch_size") == Some(ValueSource::CommandLine);
     if let Some(d) = r.docs_per_query {
         r.batch_size = d;
         r.batch_size_given = true;

@@ -428,6 +428,7 @@ fn every_field_of_a_runs_config_is_described_and_valid() {
         n: 100,
         warmup: 3,
         duration_s: Some(60.0),
+        task: encbench::input::Task::Rerank,
         batch_size: 8,
         sweep_batch: true,
         batch_sizes: vec![1, 8],
@@ -448,6 +449,7 @@ fn every_field_of_a_runs_config_is_described_and_valid() {
         client_threads: 2,
         seed: 7,
         accuracy_samples: some("samples.jsonl"),
+        rerank_samples: some("rerank.jsonl"),
         accuracy_check: true,
         labels: vec![
             "entailment".into(),

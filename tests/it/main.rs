@@ -32,6 +32,7 @@ mod parsers_fuzz;
 mod peers;
 mod real_model;
 mod report;
+mod rerank;
 mod sagemaker;
 mod security;
 mod server_metrics;

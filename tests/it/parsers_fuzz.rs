@@ -430,6 +430,7 @@ proptest! {
             labels: encbench::payload::LabelMap::default(),
             // A reply of vectors takes the check down the retrieval path.
             retrieval: encbench::input::shipped_retrieval(),
+            rerank: encbench::input::shipped_rerank(),
             load_input: None,
         };
         let target = Answers(body.into());
@@ -437,6 +438,7 @@ proptest! {
             let r = rt.block_on(encbench::accuracy::check(&target, f.as_ref(), &setup));
             let asked = match r.output {
                 Some(encbench::verdicts::Output::Vectors { .. }) => setup.retrieval.len(),
+                Some(encbench::verdicts::Output::Rankings) => setup.rerank.len(),
                 _ => setup.samples.len(),
             };
             prop_assert_eq!(r.total, asked);
@@ -459,6 +461,7 @@ fn a_one_dimensional_vector_reply_is_checked_as_retrieval() {
         samples: encbench::input::shipped_samples(),
         labels: encbench::payload::LabelMap::default(),
         retrieval: encbench::input::shipped_retrieval(),
+        rerank: vec![],
         load_input: None,
     };
     let r = rt.block_on(encbench::accuracy::check(

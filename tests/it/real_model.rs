@@ -322,3 +322,77 @@ fn the_real_model_behind_kserves_own_model_server() {
         p50(&e)
     );
 }
+
+/// The real MiniLM as a reranker, two ways a cross-encoder is served: behind the HF toolkit
+/// (pairs in, a `[{"label", "score"}]` each) and behind Triton (pairs tokenized by the client,
+/// one logit each). The same model ranks the shipped queries alike behind both (Kendall's tau
+/// 1 on every query); Triton's client tokenizing cased ranks apart and is flagged.
+#[test]
+fn the_real_model_as_a_reranker_behind_the_hf_toolkit_and_triton() {
+    let _one = one_at_a_time();
+    let hf = Peer::start(
+        "smhf.sh",
+        &[],
+        &[("MODEL", "minilm"), ("HF_REPLY", "rerank")],
+    );
+    let triton = Peer::start("triton.sh", &[], &[("MODEL", "minilm-rerank")]);
+    let hf_target = format!("name=hf,url={}", hf.url());
+    let triton_target = format!("name=triton,url={}", triton.url());
+    let workload = [
+        "--task",
+        "rerank",
+        "--batch-sizes",
+        "8",
+        "--no-concurrency",
+        "-n",
+        "5",
+        "--warmup",
+        "1",
+        "--max-len",
+        "128",
+        "--no-pad-to-max",
+    ];
+    let mut same = workload.to_vec();
+    same.extend(["--target", &hf_target, "--target", &triton_target]);
+    let (text, e) = compare(&same);
+    let targets = e["compare"]["targets"].as_array().unwrap();
+    for t in targets {
+        let a = &t["accuracy"];
+        assert_eq!(a["output"], json!({"kind": "rankings"}), "{t}");
+        assert_eq!(a["total"], 24, "{a}");
+        // An embedder's cosine is a fair reranker on these queries, not a perfect one.
+        assert!(a["passed"].as_u64() >= Some(18), "{a}");
+    }
+    for p in e["phases"].as_array().unwrap() {
+        assert_eq!(
+            (p["batch_size"].as_u64(), p["ok"].as_u64()),
+            (Some(8), Some(5)),
+            "{p}"
+        );
+    }
+    assert_eq!(
+        targets[0]["accuracy"]["passed"],
+        targets[1]["accuracy"]["passed"]
+    );
+    assert_eq!(e["compare"]["verdict_diff"], json!([]));
+    let agreement = &e["compare"]["score_agreement"][0];
+    assert_eq!(agreement["ok"], true, "{agreement}");
+    assert!(f(&agreement["min_tau"]) >= 0.99, "{agreement}");
+    assert_eq!(agreement["queries"], 24, "{agreement}");
+    assert!(text.contains("Score agreement"), "{text}");
+    eprintln!("real MiniLM reranking, hf vs triton: {agreement}");
+
+    let cased = cased_tokenizer();
+    let cased_target = format!("{triton_target},tokenizer={}", cased.display());
+    let mut mismatched = workload.to_vec();
+    mismatched.extend(["--target", &hf_target, "--target", &cased_target]);
+    let (text, e) = compare(&mismatched);
+    let agreement = &e["compare"]["score_agreement"][0];
+    assert_eq!(agreement["ok"], false, "{agreement}");
+    assert!(f(&agreement["min_tau"]) < 0.99, "{agreement}");
+    assert!(
+        text.contains("hf and triton rank apart") && text.contains("tokenization"),
+        "{text}"
+    );
+    eprintln!("real MiniLM reranking, triton tokenizing cased: {agreement}");
+}

@@ -311,7 +311,8 @@ fn teis_container_on_sagemaker_takes_teis_payloads() {
     assert_eq!(e["config"]["target"]["engine"], "tei");
     assert_eq!(e["phases"][0]["ok"], 6, "{}", e["phases"][0]);
     assert_eq!(e["accuracy"]["output"]["kind"], "rankings");
-    assert_eq!(e["accuracy"]["passed"], 10);
+    assert_eq!(e["accuracy"]["passed"], 24);
+    assert_eq!(e["config"]["batch_size"], 4);
     let embed = args().opt("--engine", "tei").n(2).arg("--no-accuracy");
     let (_, e) = sdk_run(&s, "tei-ep", &embed);
     // Its invocations are the rerank route: an embed body does not deserialize there (axum's

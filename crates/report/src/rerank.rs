@@ -10,6 +10,27 @@ pub fn is_rerank(e: &Export) -> bool {
     e.config["task"] == "rerank"
 }
 
+/// A reranker's line under the heading: what a request and a sample are, at which D.
+pub fn heading(e: &Export) -> Option<String> {
+    if !is_rerank(e) {
+        return None;
+    }
+    let c = &e.config;
+    let d = if c["sweep_batch"] == true {
+        c["batch_sizes"].as_array().map_or(String::new(), |b| {
+            b.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+    } else {
+        c["batch_size"].to_string()
+    };
+    Some(format!(
+        "a reranker: each request one query with D documents (D = {d}), throughput in documents per second, cost per million documents"
+    ))
+}
+
 /// A header or title in a reranker's words.
 pub fn words(text: &str) -> String {
     let mut s = text.to_string();
@@ -50,7 +71,15 @@ pub fn tables(tables: &mut [Table]) {
             *h = words(h);
         }
         for n in &mut t.notes {
-            *n = n.replace("batch cap ", "documents per query at most ");
+            *n = words(&n.replace("batch cap ", "documents per query at most "))
+                .replace("advice: batch ", "advice: D=")
+                .replace("per 1M samples", "per 1M documents");
+        }
+        // A capacity answer says its rate in samples: a reranker's are documents.
+        for row in &mut t.rows {
+            for cell in row {
+                *cell = cell.replace(" samples/s)", " docs/s)");
+            }
         }
     }
 }

@@ -103,18 +103,7 @@ pub fn heading(e: &Export) -> Vec<String> {
         )
     };
     lines.push(format!("{how} — {shape}"));
-    if rerank {
-        lines.push(format!(
-            "a reranker: each request one query with D documents (D = {}), throughput in documents per second, cost per million documents",
-            if c["sweep_batch"] == true {
-                c["batch_sizes"].as_array().map_or(String::new(), |b| {
-                    b.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
-                })
-            } else {
-                c["batch_size"].to_string()
-            }
-        ));
-    }
+    lines.extend(super::rerank::heading(e));
     if c["pretokenize"].as_bool() == Some(true) {
         lines.push(
             "client tokenization done before each phase (--pretokenize): not in the latency".into(),

@@ -182,6 +182,31 @@ fn panel_sweep_with_knee_saturation_and_advice() {
     insta::assert_snapshot!(t.backend());
 }
 
+/// A reranker's screen speaks of documents: D for the batch, docs/s for its samples, the
+/// advice a cap on D.
+#[test]
+fn a_rerankers_sweep_and_throughput_speak_of_documents() {
+    let mut a = app();
+    a.info.rerank = true;
+    let sweep = format!("{}", render(64, 16, &a, panels::sweep::render).backend());
+    assert!(
+        sweep.contains("  D   p50   p99  docs/s ×D=1  eff  $/1M"),
+        "{sweep}"
+    );
+    assert!(
+        sweep.contains("» D at most 1: efficiency 1.00 → 0.25 at 8") && !sweep.contains("smp/s"),
+        "{sweep}"
+    );
+    let rate = format!(
+        "{}",
+        render(60, 8, &a, panels::throughput::render).backend()
+    );
+    assert!(
+        rate.contains("docs/s") && !rate.contains("samples/s"),
+        "{rate}"
+    );
+}
+
 #[test]
 fn panel_accuracy() {
     insta::assert_snapshot!(render(60, 7, &app(), panels::accuracy::render).backend());

@@ -126,13 +126,13 @@ pub fn rank_agreement(
 mod tests {
     use super::*;
 
-    fn scored(s: &[(&str, Vec<f32>)]) -> Option<AccuracyReport> {
+    fn scored(s: &[(&str, Vec<f32>)]) -> AccuracyReport {
         let mut r = AccuracyReport::of(vec![]);
         r.scores = s
             .iter()
             .map(|(q, v)| ((*q).to_string(), v.clone()))
             .collect();
-        Some(r)
+        r
     }
 
     #[test]
@@ -151,9 +151,9 @@ mod tests {
         let logits = scored(&[("q1", vec![4.0, 1.0, -2.0]), ("q2", vec![-2.0, 3.0, 0.5])]);
         let r = rank_agreement(
             &[
-                ("a".into(), a),
-                ("flipped".into(), flipped),
-                ("logits".into(), logits),
+                ("a".into(), Some(a)),
+                ("flipped".into(), Some(flipped)),
+                ("logits".into(), Some(logits)),
             ],
             MIN_TAU,
         );

@@ -65,6 +65,7 @@ async fn a_panicking_request_is_counted_and_the_phase_completes() {
         },
         seed: 1,
         accuracy: None,
+        rankings: None,
         price_per_hour: None,
         window_s: 10,
         tick: Duration::from_millis(100),
