@@ -77,6 +77,12 @@ fn every_rerank_family_ranks_the_shipped_queries_in_its_own_shapes() {
             "{at}"
         );
         assert_ranked(&e, 5, &at);
+        // The accuracy table shows each query's whole ordering.
+        assert!(
+            out.stdout.contains("query") && out.stdout.contains("order "),
+            "{at}: {}",
+            out.stdout
+        );
     }
 }
 
@@ -231,6 +237,15 @@ fn a_flipped_reranker_is_caught_by_the_verdict_diff_and_the_score_agreement() {
         "reranker",
         "--flip-labels",
     ]);
+    // On its own, a flipped reranker's run shows each wrong ordering and what to check.
+    let (out, _) = run_export(&flipped.url, &["-n", "2", "--warmup", "0"]);
+    assert_eq!(out.stdout.matches("MISMATCH").count(), 24, "{}", out.stdout);
+    assert!(
+        out.stdout.contains("another document is ranked first")
+            && !out.stdout.contains("label mapping"),
+        "{}",
+        out.stdout
+    );
     let export = tmp_path("rerank-compare.json");
     let targets: Vec<String> = [("a", &a), ("b", &b), ("flipped", &flipped)]
         .iter()
@@ -288,7 +303,9 @@ fn a_flipped_reranker_is_caught_by_the_verdict_diff_and_the_score_agreement() {
         "{apart}"
     );
     assert!(
-        out.stdout.contains("Score agreement") && out.stdout.contains("a and flipped rank apart"),
+        out.stdout.contains("Score agreement")
+            && out.stdout.contains("a and flipped rank apart")
+            && out.stdout.contains("order each query's documents alike"),
         "{}",
         out.stdout
     );

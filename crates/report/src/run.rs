@@ -13,6 +13,7 @@ use encbench_core::plan::PhaseKind;
 use encbench_core::results::capacity::Capacity;
 use encbench_core::results::{PhaseResult, analysis};
 use encbench_core::text::{self, num};
+use encbench_core::verdicts::Output;
 
 /// Batch efficiency under which a batch size is past the knee, when the export does not say.
 const DEFAULT_KNEE: f64 = 0.8;
@@ -558,6 +559,29 @@ fn server_table(phases: &[PhaseResult]) -> Option<Table> {
     Some(t)
 }
 
+/// The accuracy table's last two columns and its hint on a disagreement, by what the
+/// endpoint answers: an NLI pair, a retrieval query with its candidates, a reranker's query
+/// with the ordering it gave.
+fn accuracy_words(output: Option<Output>) -> ([&'static str; 2], &'static str) {
+    match output {
+        Some(Output::Vectors { .. }) => (
+            ["query", "candidates"],
+            "verdicts differ from the expected ones: another candidate is nearest; check the \
+             tokenization, truncation and pooling (--pooling) against the model's",
+        ),
+        Some(Output::Rankings) => (
+            ["query", "ranking"],
+            "verdicts differ from the expected ones: another document is ranked first; check \
+             the pair's tokenization and truncation, and the query/document order",
+        ),
+        _ => (
+            ["premise", "hypothesis"],
+            "verdicts differ from the expected ones: check the label mapping (--labels), \
+             tokenization and payload construction",
+        ),
+    }
+}
+
 fn accuracy_table(a: &AccuracyExport) -> Table {
     let title = match &a.before {
         Some(b) => format!(
@@ -566,16 +590,19 @@ fn accuracy_table(a: &AccuracyExport) -> Table {
         ),
         None => format!("Accuracy: before load {}/{}", a.passed, a.total),
     };
-    let mut t = Table::new(
-        title,
-        &["ok", "expected", "predicted", "premise", "hypothesis"],
-    );
-    // A reranker's verdict is the candidate it scores highest, an embedder's the nearest.
-    let ranked = match a.output {
-        Some(encbench_core::verdicts::Output::Rankings) => "ranked first",
-        _ => "nearest",
-    };
+    let ([asked, among], hint) = accuracy_words(a.output);
+    let mut t = Table::new(title, &["ok", "expected", "predicted", asked, among]);
     for v in &a.samples {
+        // A reranker's whole ordering; an embedder's candidates counted.
+        let last = if !v.ranking.is_empty() {
+            v.said().unwrap_or_default()
+        } else if v.candidates.is_empty() {
+            text::truncate(&v.hypothesis, 48)
+        } else if a.output == Some(Output::Rankings) {
+            format!("({} documents)", v.candidates.len())
+        } else {
+            format!("(nearest of {} candidates)", v.candidates.len())
+        };
         t.row(vec![
             if v.ok { "ok" } else { "MISMATCH" }.into(),
             // A retrieval item's verdicts are candidate sentences.
@@ -588,23 +615,15 @@ fn accuracy_table(a: &AccuracyExport) -> Table {
                 48,
             ),
             text::truncate(&v.premise, 48),
-            if v.candidates.is_empty() {
-                text::truncate(&v.hypothesis, 48)
-            } else {
-                format!("({ranked} of {} candidates)", v.candidates.len())
-            },
+            last,
         ]);
     }
     t.notes.extend(a.note.clone());
     t.notes.extend(a.switched.clone());
-    // The label hint only where labels were read: a refused request says nothing of them.
+    // The hint only where verdicts were read: a refused request says nothing of them.
     let disagreed = a.samples.iter().any(|v| !v.ok && v.predicted.is_some());
     if disagreed {
-        t.notes.push(
-            "verdicts differ from the expected ones: check the label mapping (--labels), \
-             tokenization and payload construction"
-                .into(),
-        );
+        t.notes.push(hint.into());
     } else if a.passed < a.total {
         t.notes.push(
             "no verdict was read: the accuracy requests failed (the server's words are above), \

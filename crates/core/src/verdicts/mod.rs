@@ -57,12 +57,11 @@ impl Verdict {
     /// reranker its whole ordering (the same top document over a different order below is
     /// another ranking).
     pub fn said(&self) -> Option<String> {
-        let predicted = self.predicted.clone()?;
+        let predicted = self.predicted.as_ref()?;
         if self.ranking.is_empty() {
-            return Some(predicted);
+            return Some(predicted.clone());
         }
         // The ordering names the top document: its index says it in a line.
-        let _ = predicted;
         let order: Vec<String> = self.ranking.iter().map(ToString::to_string).collect();
         Some(format!("order {}", order.join(" > ")))
     }
