@@ -60,7 +60,7 @@ fn settings(a: &CompareArgs) -> Settings {
 
 pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
     let (demo, _demo_servers) = if a.demo {
-        start_demos().await?
+        start_demos(a.task).await?
     } else {
         (vec![], vec![])
     };
@@ -103,7 +103,9 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
 }
 
 /// `--demo`: the three reference endpoints of the co-hosting schemes, and their targets.
-async fn start_demos() -> Result<(Vec<spec::TargetSpec>, Vec<serve::RunningServer>), AppError> {
+async fn start_demos(
+    task: Option<encbench_core::input::Task>,
+) -> Result<(Vec<spec::TargetSpec>, Vec<serve::RunningServer>), AppError> {
     let (mut targets, mut servers) = (Vec::new(), Vec::new());
     for (name, base_ms, per_token_ms, instance) in spec::DEMO {
         let cfg = ServeConfig {
@@ -113,7 +115,7 @@ async fn start_demos() -> Result<(Vec<spec::TargetSpec>, Vec<serve::RunningServe
                 per_token_ms,
                 saturation_tokens: 512,
             },
-            ..ServeConfig::default()
+            ..super::run::demo_config(task)
         };
         let server = serve::start(cfg, TokenCounter::shipped())
             .await

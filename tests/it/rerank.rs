@@ -376,3 +376,79 @@ fn a_rerank_task_is_refused_where_it_cannot_run() {
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stderr.contains("--min-tau"), "{}", out.stderr);
 }
+
+/// `--demo --task rerank` plays a cross-encoder with the reranker's known answers, for a run
+/// and for compare's three demo targets alike.
+#[test]
+fn the_demo_plays_a_reranker_for_a_rerank_task() {
+    let path = tmp_path("demo-rerank.json");
+    let out = run_env(
+        &[
+            "--demo",
+            "--headless",
+            "--task",
+            "rerank",
+            "-n",
+            "3",
+            "-o",
+            path.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let a = &e["accuracy"];
+    assert_eq!(a["output"], json!({"kind": "rankings"}), "{a}");
+    assert_eq!(
+        (a["passed"].as_u64(), a["total"].as_u64()),
+        (Some(24), Some(24)),
+        "{a}"
+    );
+    assert_eq!(e["phases"][0]["batch_size"], 8);
+    // Two of the shipped queries: the demo's targets serve at their instances' speed.
+    let two = tmp_path("two-rerank.jsonl");
+    let shipped = encbench::assets::RERANK_SAMPLES;
+    std::fs::write(&two, shipped.lines().take(2).collect::<Vec<_>>().join("\n")).unwrap();
+    let out = run_env(
+        &[
+            "compare",
+            "--demo",
+            "--headless",
+            "--task",
+            "rerank",
+            "--rerank-samples",
+            two.to_str().unwrap(),
+            "--batch-sizes",
+            "4",
+            "--no-concurrency",
+            "-n",
+            "2",
+            "-o",
+            path.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for t in e["compare"]["targets"].as_array().unwrap() {
+        let a = &t["accuracy"];
+        assert_eq!(
+            (
+                a["output"]["kind"].as_str(),
+                a["passed"].as_u64(),
+                a["total"].as_u64()
+            ),
+            (Some("rankings"), Some(2), Some(2)),
+            "{t}"
+        );
+    }
+    assert!(
+        e["compare"]["score_agreement"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["ok"] == true),
+        "{}",
+        e["compare"]
+    );
+}

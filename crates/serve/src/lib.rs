@@ -285,9 +285,10 @@ impl Server {
             .map_err(Clone::clone);
         self.execute(arrived, work, wait_for_load).await?;
         let (inputs, _) = parsed.map_err(Fault::Invalid)?;
-        // A cross-encoder behind the toolkit: one label, its score the pair's relevance.
-        let reranks =
-            self.cfg.only == Some(Family::Hf) && self.cfg.model_kind == Some(ModelKind::Reranker);
+        // A cross-encoder behind the toolkit: one label, its score the pair's relevance
+        // (also the demo's endpoint for a rerank task, which plays every family).
+        let reranks = matches!(self.cfg.only, None | Some(Family::Hf))
+            && self.cfg.model_kind == Some(ModelKind::Reranker);
         Ok(inputs
             .iter()
             .map(|i| match (reranks, i.parts()) {

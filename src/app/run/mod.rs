@@ -3,6 +3,8 @@
 
 mod settings;
 
+pub(super) use settings::demo_config;
+
 use super::{
     AppError, Stdout, check_export_path, is_stdout, sagemaker_config, usage, write_export,
 };

@@ -27,7 +27,7 @@ pub(super) async fn address(a: &RunArgs) -> Result<(Address, Option<RunningServe
         ),
         (None, Some(url)) => (Address::Url(url.clone()), None),
         (None, None) => {
-            let server = serve::start(ServeConfig::default(), TokenCounter::shipped())
+            let server = serve::start(demo_config(a.task), TokenCounter::shipped())
                 .await
                 .map_err(|e| {
                     AppError::Failed(format!("--demo: cannot start the reference endpoint: {e}"))
@@ -35,6 +35,16 @@ pub(super) async fn address(a: &RunArgs) -> Result<(Address, Option<RunningServe
             (Address::Demo(server.url()), Some(server))
         }
     })
+}
+
+/// The demo's reference endpoint: a cross-encoder for a rerank task, so its known answers
+/// are a reranker's.
+pub(crate) fn demo_config(task: Option<encbench_core::input::Task>) -> ServeConfig {
+    ServeConfig {
+        model_kind: (task == Some(encbench_core::input::Task::Rerank))
+            .then_some(serve::ModelKind::Reranker),
+        ..ServeConfig::default()
+    }
 }
 
 /// What `setup` needs of the command line.

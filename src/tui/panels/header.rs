@@ -81,7 +81,10 @@ fn cut(line: Line<'static>, width: usize) -> Line<'static> {
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let width = area.width as usize;
     f.render_widget(
-        Paragraph::new(vec![first(app, width), second(&app.snap, width)]),
+        Paragraph::new(vec![
+            first(app, width),
+            second(&app.snap, app.info.rerank, width),
+        ]),
         area,
     );
 }
@@ -157,7 +160,7 @@ fn behind_field(s: &Snapshot) -> Option<Field> {
 }
 
 /// State, how far behind the schedule, elapsed, phase, pace, concurrency, batch, in flight.
-fn second(s: &Snapshot, width: usize) -> Line<'static> {
+fn second(s: &Snapshot, rerank: bool, width: usize) -> Line<'static> {
     let state_style = match s.state {
         RunState::Running => Style::default().fg(Color::Green),
         RunState::Paused => Style::default()
@@ -228,7 +231,11 @@ fn second(s: &Snapshot, width: usize) -> Line<'static> {
     // Left out last, and only beside an endpoint falling behind: the sweep panel and the
     // tables name the batch too.
     fields.push(field(
-        vec![format!("batch {}", s.batch_size), String::new()],
+        // A reranker's batch is its documents per query.
+        vec![
+            format!("{} {}", if rerank { "D" } else { "batch" }, s.batch_size),
+            String::new(),
+        ],
         plain,
     ));
     fields.push(field(
