@@ -110,7 +110,8 @@ impl SearchSaid {
 
 /// Drives the engine to its end, printing progress, and stops it on SIGINT/SIGTERM/SIGHUP or
 /// when the terminal of its progress line goes; a second signal exits at once through `abort`.
-pub async fn run(engine: Engine, abort: Abort) -> RunReport {
+/// `rerank`: a reranker's batch is named D on the progress line.
+pub async fn run(engine: Engine, abort: Abort, rerank: bool) -> RunReport {
     let mut snaps = engine.snapshots();
     let commands = engine.commands();
     let out = Out {
@@ -140,7 +141,7 @@ pub async fn run(engine: Engine, abort: Abort) -> RunReport {
             for line in said.news(&snap) {
                 out.line(&line);
             }
-            if !out.progress(&progress::fields(&snap)) {
+            if !out.progress(&progress::fields(&snap, rerank)) {
                 gone.hang_up();
             }
         }

@@ -46,7 +46,7 @@ fn state(s: &Snapshot) -> String {
 
 /// The line's fields, most important first in rank: the state, then the measured counts,
 /// then the phase, throughput, tail and the rest.
-pub(super) fn fields(s: &Snapshot) -> Vec<Field> {
+pub(super) fn fields(s: &Snapshot, rerank: bool) -> Vec<Field> {
     let mut out = Vec::new();
     if let Some(p) = &s.phase {
         // The sweep's own count ("batch 2/3"), not the run's phases so far ("7/8").
@@ -57,8 +57,11 @@ pub(super) fn fields(s: &Snapshot) -> Vec<Field> {
         out.push(field(
             3,
             format!(
-                "[phase {}{what} b={} c={}]",
-                p.index, p.batch_size, p.concurrency
+                "[phase {}{what} {}={} c={}]",
+                p.index,
+                if rerank { "D" } else { "b" },
+                p.batch_size,
+                p.concurrency
             ),
         ));
     }
@@ -173,14 +176,14 @@ mod tests {
         let p: &mut PhaseView = s.phase.as_mut().unwrap();
         p.warmup = 3;
         p.sent = 53;
-        let line = fit(&fields(&s), None);
+        let line = fit(&fields(&s, false), None);
         assert!(line.contains("sent 50"), "{line}");
         assert!(line.contains(&format!("ok {}", s.current.ok)), "{line}");
         assert!(!line.contains("warmup"), "{line}");
 
         s.state = RunState::Warming;
         s.phase.as_mut().unwrap().sent = 2;
-        let line = fit(&fields(&s), None);
+        let line = fit(&fields(&s, false), None);
         assert!(line.contains("warmup 2/3"), "{line}");
         assert!(!line.contains("sent") && !line.contains("ok "), "{line}");
     }
@@ -191,11 +194,13 @@ mod tests {
         let p: &mut PhaseView = s.phase.as_mut().unwrap();
         p.kind = encbench_core::plan::PhaseKind::Batch;
         (p.index, p.step, p.batch_size, p.concurrency) = (7, Some((2, 3)), 8, 1);
-        let line = fit(&fields(&s), None);
+        let line = fit(&fields(&s, false), None);
         assert!(line.contains("[phase 7: batch 2/3 b=8 c=1]"), "{line}");
         assert!(!line.contains("7/"), "{line}");
         s.phase.as_mut().unwrap().step = None;
-        assert!(fit(&fields(&s), None).contains("[phase 7 batch b=8 c=1]"));
+        assert!(fit(&fields(&s, false), None).contains("[phase 7 batch b=8 c=1]"));
+        // A reranker's batch is its documents per query.
+        assert!(fit(&fields(&s, true), None).contains("[phase 7 batch D=8 c=1]"));
     }
 
     #[test]
@@ -205,24 +210,24 @@ mod tests {
         s.phase = None;
         s.accuracy_before = None;
         s.accuracy_progress = (7, 10);
-        let line = fit(&fields(&s), None);
+        let line = fit(&fields(&s, false), None);
         assert!(line.contains("accuracy before: 7/10 answered"), "{line}");
         assert!(!line.contains("ok 0") && !line.contains("sent"), "{line}");
 
         let mut s = running();
         s.state = RunState::CheckingAccuracy;
         s.accuracy_progress = (2, 10);
-        let line = fit(&fields(&s), None);
+        let line = fit(&fields(&s, false), None);
         assert!(line.contains("accuracy after: 2/10 answered"), "{line}");
 
         // Beside the load, a field of its own.
-        let line = fit(&fields(&running()), None);
+        let line = fit(&fields(&running(), false), None);
         assert!(line.contains("accuracy 4/10"), "{line}");
     }
 
     #[test]
     fn the_line_fits_the_width_dropping_the_least_important_first() {
-        let all = fields(&running());
+        let all = fields(&running(), false);
         let full = fit(&all, None);
         assert!(full.chars().count() > 80, "{full}");
         for width in [119, 100, 80, 60, 40, 30, 12, 5] {

@@ -63,7 +63,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
     let mut report = if live {
         live_screen(&a, engine, info, &config).await?
     } else {
-        crate::headless::run(engine, abort_export(&a, &config)).await
+        crate::headless::run(engine, abort_export(&a, &config), info.rerank).await
     };
     if let (Some(wait), Some(name)) = (a.server.cloudwatch_wait, &a.endpoint) {
         super::cloudwatch::attach(&mut report, &sagemaker_config(name, &a.sagemaker), wait).await;
