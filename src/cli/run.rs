@@ -122,6 +122,15 @@ pub struct RunArgs {
     /// with --batch-sizes), under the live screen's key b too.
     #[arg(long, value_name = "D", num_args = 1.., value_parser = batch, conflicts_with_all = ["sweep_batch", "batch_sizes"], help_heading = "Workload")]
     pub sweep_docs: Vec<usize>,
+    /// A rerank request's top_n: the server returns the scores of the best N of the D
+    /// documents (the Jina/Cohere shape: jina, or vllm or infinity with --api rerank).
+    /// Default: every document's. The accuracy check always asks for all.
+    #[arg(long, value_name = "N", value_parser = batch, help_heading = "Workload")]
+    pub top_n: Option<usize>,
+    /// A rerank request's return_documents (TEI's return_text): true has the server send
+    /// each document's text back with its score. Default: not sent (the server's default).
+    #[arg(long, value_name = "BOOL", value_parser = clap::builder::BoolishValueParser::new(), help_heading = "Workload")]
+    pub return_documents: Option<bool>,
     /// A reranker's known answers: JSONL of {"query", "documents", "relevant": [indices]}
     /// (default: the shipped set of 24 queries with hard negatives).
     #[arg(long, value_name = "FILE", help_heading = "Accuracy, cost, output")]

@@ -50,6 +50,8 @@ impl Out {
 /// they come, so a long search says where it stands.
 #[derive(Default)]
 struct SearchSaid {
+    /// "D" for a reranker's documents per query, "b" for a batch.
+    size: &'static str,
     answers: usize,
     /// (batch size, probes printed) of the search under way.
     probes: (usize, usize),
@@ -63,9 +65,10 @@ impl SearchSaid {
             .map(|n| format!("note: {n}"))
             .collect();
         self.notices = s.notices.len();
+        let size = self.size;
         let probe_line = |b: usize, p: &encbench_core::capacity::Probe| {
             format!(
-                "capacity b={b}: probe {} req/s {} (p99 {} ms, n {}, {})",
+                "capacity {size}={b}: probe {} req/s {} (p99 {} ms, n {}, {})",
                 text::sig3(p.rate_per_s),
                 match (p.bound, p.meets) {
                     (false, _) => "cut short, not a bound",
@@ -96,7 +99,12 @@ impl SearchSaid {
         };
         for c in s.capacity.iter().skip(self.answers) {
             out.extend(unsaid(self.probes, c));
-            out.push(format!("capacity b={}: {}", c.batch_size, c.verdict));
+            let verdict = if size == "D" {
+                c.verdict.replace(" samples/s)", " docs/s)")
+            } else {
+                c.verdict.clone()
+            };
+            out.push(format!("capacity {size}={}: {verdict}", c.batch_size));
             self.probes = (0, 0);
         }
         self.answers = s.capacity.len();
@@ -128,7 +136,10 @@ pub async fn run(engine: Engine, abort: Abort, rerank: bool) -> RunReport {
     let ticker = tokio::spawn(async move {
         let mut iv = tokio::time::interval(every);
         iv.tick().await;
-        let mut said = SearchSaid::default();
+        let mut said = SearchSaid {
+            size: if rerank { "D" } else { "b" },
+            ..SearchSaid::default()
+        };
         loop {
             tokio::select! {
                 _ = iv.tick() => {}

@@ -405,6 +405,8 @@ fn every_field_of_a_runs_config_is_described_and_valid() {
             engine: "tei".into(),
             api: some("rerank"),
             path: some("/rerank"),
+            top_n: Some(10),
+            return_documents: Some(false),
             model: some("BAAI/bge-reranker-base"),
             detected: Some(encbench::export::Detected {
                 engine: "tei".into(),

@@ -24,15 +24,31 @@ const CASES: &[Case] = &[
         engine: "tei",
         path: "/predict",
     },
+    // TEI's /rerank on the same server, its texts asked back (return_text) and checked for.
+    Case {
+        serve: &["--only", "tei", "--model-kind", "reranker"],
+        run: &["--api", "rerank", "--return-documents", "true"],
+        engine: "tei",
+        path: "/rerank",
+    },
     Case {
         serve: &["--only", "vllm", "--model-kind", "reranker"],
         run: &["--api", "score"],
         engine: "vllm",
         path: "/score",
     },
+    // Cut to the best 3 of 5, with their texts: the load's replies are checked for both, the
+    // accuracy check still asks for every document.
     Case {
         serve: &["--only", "jina"],
-        run: &["--engine", "jina"],
+        run: &[
+            "--engine",
+            "jina",
+            "--top-n",
+            "3",
+            "--return-documents",
+            "yes",
+        ],
         engine: "jina",
         path: "/v1/rerank",
     },
@@ -59,8 +75,12 @@ const CASES: &[Case] = &[
 
 #[test]
 fn every_rerank_family_ranks_the_shipped_queries_in_its_own_shapes() {
+    let mut server: Option<(&[&str], Serve)> = None;
     for c in CASES {
-        let s = Serve::one_ms(c.serve);
+        if server.as_ref().is_none_or(|(args, _)| *args != c.serve) {
+            server = Some((c.serve, Serve::one_ms(c.serve)));
+        }
+        let s = &server.as_ref().unwrap().1;
         let run = [
             c.run,
             &["-n", "4", "--warmup", "1", "--docs-per-query", "5"],
@@ -77,6 +97,16 @@ fn every_rerank_family_ranks_the_shipped_queries_in_its_own_shapes() {
             "{at}"
         );
         assert_ranked(&e, 5, &at);
+        let given = |flag: &str| c.run.contains(&flag);
+        let (top_n, texts) = (json!(3), json!(true));
+        assert_eq!(
+            (target.get("top_n"), target.get("return_documents")),
+            (
+                given("--top-n").then_some(&top_n),
+                given("--return-documents").then_some(&texts)
+            ),
+            "{at}"
+        );
         // The accuracy table shows each query's whole ordering.
         assert!(
             out.stdout.contains("query") && out.stdout.contains("order "),
@@ -224,6 +254,52 @@ fn a_docs_per_query_sweep_follows_the_service_model_and_padding_costs_what_it_sh
         padded >= 3.0 * natural,
         "padded {padded} ms, natural {natural} ms"
     );
+
+    // The question, on the same server: documents per second within the SLO at each
+    // D, and what a million of them cost (short probes: the answer's shape, not its precision;
+    // capacity.rs checks the search's answers against queueing theory).
+    let (out, e) = run_export(
+        &s.url,
+        &[
+            "--sweep-docs",
+            "1",
+            "8",
+            "--find-capacity",
+            "--slo",
+            "p99=200ms",
+            "--instance-type",
+            "ml.g5.xlarge",
+            "--no-accuracy",
+            "--max-probe-secs",
+            "1.5",
+            "--min-probe-requests",
+            "20",
+            "--capacity-precision",
+            "30%",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    let capacity = e["capacity"].as_array().unwrap();
+    assert_eq!(capacity.len(), 2, "{capacity:?}");
+    for (c, d) in capacity.iter().zip([1.0, 8.0]) {
+        let (rate, docs) = (f(&c["max_rate_per_s"]), f(&c["samples_per_s"]));
+        assert!(rate > 0.0 && (docs - d * rate).abs() < 1e-3 * docs, "{c}");
+        let cost = f(&c["cost_per_1m_usd"]);
+        assert!(
+            (cost - 1.408 / (docs * 3600.0) * 1e6).abs() < 1e-3 * cost,
+            "{c}"
+        );
+    }
+    let table = out
+        .stdout
+        .split("Capacity within p99")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        table.contains("docs/s") && table.contains("$/1M docs") && out.stdout.contains("docs/s at"),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]
@@ -344,6 +420,12 @@ fn a_rerank_task_is_refused_where_it_cannot_run() {
             "--sweep-docs",
         ),
         (vec!["--docs-per-query", "0"], "--docs-per-query"),
+        (
+            vec!["--top-n", "3"],
+            "error: --top-n: tei /rerank takes no top_n (the Jina/Cohere rerank shape does: --engine jina, or vllm or infinity with --api rerank)",
+        ),
+        (vec!["--top-n", "0"], "--top-n"),
+        (vec!["--return-documents", "maybe"], "--return-documents"),
         (
             vec!["--rerank-samples", nli.to_str().unwrap()],
             "--rerank-samples",

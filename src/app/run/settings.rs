@@ -11,6 +11,7 @@ use encbench_load::engine::{EngineSetup, Hosts, SearchSetup};
 use encbench_load::setup::{Address, FormatSettings, PreparedTarget, TargetSettings};
 use encbench_serve::{self as serve, RunningServer, ServeConfig};
 use encbench_wire::client::metrics::Scraper;
+use encbench_wire::payload::RerankOptions;
 use encbench_wire::tokenize::TokenCounter;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -73,6 +74,10 @@ pub(super) fn target_settings(a: &RunArgs, address: Address) -> TargetSettings {
             token_type_ids_name: a.token_type_ids_name.clone(),
             output_name: a.output_name.clone(),
             pooling: a.http.pooling,
+            rerank: RerankOptions {
+                top_n: a.top_n,
+                return_documents: a.return_documents,
+            },
             pretokenize: a.pretokenize,
         },
         tokenizer: a.tokenizer.clone(),

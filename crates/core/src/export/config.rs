@@ -84,6 +84,12 @@ pub struct TargetConfig {
     /// The invocation's route on a URL target (`--path`, or the family's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// A rerank request's `top_n` (`--top-n`; absent: every document's score).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_n: Option<usize>,
+    /// A rerank request's `return_documents` (`--return-documents`; absent: not sent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub return_documents: Option<bool>,
     /// The model requests name (KServe's, or the served model of the JSON APIs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,

@@ -6,7 +6,7 @@ use crate::setup::{Address, FormatSettings, TargetSettings};
 use clap::ValueEnum;
 use encbench_core::input::Shape;
 use encbench_wire::client::sagemaker::SageMakerConfig;
-use encbench_wire::payload::{Api, PayloadFormat};
+use encbench_wire::payload::{Api, PayloadFormat, RerankOptions};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct TargetSpec {
@@ -32,6 +32,8 @@ pub struct TargetSpec {
     pub tokenizer: Option<std::path::PathBuf>,
     /// Its server's Prometheus metrics (`--metrics-url` of a plain run).
     pub metrics_url: Option<String>,
+    /// Its rerank requests' `top_n` and `return_documents` (what a reply costs).
+    pub rerank: RerankOptions,
 }
 
 impl TargetSpec {
@@ -55,6 +57,7 @@ impl TargetSpec {
             price: None,
             tokenizer: None,
             metrics_url: None,
+            rerank: RerankOptions::default(),
         }
     }
 }
@@ -106,6 +109,15 @@ pub fn parse_target(s: &str) -> Result<TargetSpec, String> {
             "instance" => t.instance = Some(value),
             "tokenizer" => t.tokenizer = Some(value.into()),
             "metrics-url" => t.metrics_url = Some(value),
+            "top-n" => match value.parse::<usize>() {
+                Ok(n) if n > 0 => t.rerank.top_n = Some(n),
+                _ => return Err(format!("top-n '{value}' must be a whole number > 0")),
+            },
+            "return-documents" => match value.to_ascii_lowercase().as_str() {
+                "true" | "yes" | "on" | "1" => t.rerank.return_documents = Some(true),
+                "false" | "no" | "off" | "0" => t.rerank.return_documents = Some(false),
+                _ => return Err(format!("return-documents '{value}' must be true or false")),
+            },
             "price" => match value.parse::<f64>() {
                 Ok(p) if p > 0.0 && p.is_finite() => t.price = Some(p),
                 _ => return Err(format!("price '{value}' must be USD per hour > 0")),
@@ -114,7 +126,7 @@ pub fn parse_target(s: &str) -> Result<TargetSpec, String> {
                 return Err(format!(
                     "unknown key '{other}' (name, url, endpoint, engine, api, path, ready-path, \
                      model, container, component, target-model, variant, endpoint-url, instance, \
-                     price, tokenizer, metrics-url)"
+                     price, tokenizer, metrics-url, top-n, return-documents)"
                 ));
             }
         }
@@ -266,6 +278,7 @@ pub fn target_settings(a: &Settings, t: &TargetSpec) -> TargetSettings {
             api: t.api.or(a.api),
             path: t.path.clone(),
             ready_path: t.ready_path.clone(),
+            rerank: t.rerank,
             ..FormatSettings::of(t.engine.or(a.format))
         },
         tokenizer: t.tokenizer.clone().or(a.tokenizer.clone()),
@@ -308,6 +321,14 @@ mod tests {
         assert_eq!(t.name, "ep");
         assert_eq!(t.price, Some(2.5));
         assert_eq!(t.engine, Some(PayloadFormat::Triton));
+        let t = parse_target("url=http://h:1,top-n=3,return-documents=no").unwrap();
+        assert_eq!(
+            t.rerank,
+            RerankOptions {
+                top_n: Some(3),
+                return_documents: Some(false)
+            }
+        );
         let t = parse_target("url=http://u:pw@h:9999").unwrap();
         assert_eq!(t.name, "http://h:9999");
         for bad in [
@@ -317,6 +338,8 @@ mod tests {
             "url=http://h:1,colour=red",
             "url=http://h:1,price=-1",
             "url=http://h:1,engine=onnx",
+            "url=http://h:1,top-n=0",
+            "url=http://h:1,return-documents=maybe",
             "url=",
         ] {
             assert!(parse_target(bad).is_err(), "{bad}");

@@ -177,6 +177,11 @@ pub(super) async fn build_format(
             .encoder(shape.max_len)
             .map_err(|e| usage("--tokenizer", e))
     };
+    if matches!(r.family, PayloadFormat::Hf | PayloadFormat::Triton) {
+        f.rerank
+            .check(r.family, None)
+            .map_err(|(flag, e)| usage(flag, e))?;
+    }
     let format: Arc<dyn Format> = match (r.family, r.api) {
         (PayloadFormat::Hf, _) => Arc::new(HfFormat {
             shape,
@@ -215,7 +220,9 @@ pub(super) async fn build_format(
             let items = Items::new(encoder()?, shape.pad_to_max);
             Arc::new(
                 ApiFormat::new(family, api, r.model.clone(), items, f.pooling)
-                    .map_err(|e| usage("--api", e))?,
+                    .map_err(|e| usage("--api", e))?
+                    .with_rerank(f.rerank)
+                    .map_err(|(flag, e)| usage(flag, e))?,
             )
         }
     };

@@ -22,7 +22,7 @@ use encbench_wire::client::sagemaker::{MAX_BODY_BYTES, SageMakerConfig, SageMake
 use encbench_wire::client::url::{self, Routes, UrlTarget};
 use encbench_wire::client::{Target, shown_url};
 use encbench_wire::discover::Found;
-use encbench_wire::payload::{Api, Format, LabelMap, PayloadFormat, Pooling};
+use encbench_wire::payload::{Api, Format, LabelMap, PayloadFormat, Pooling, RerankOptions};
 use encbench_wire::tokenize::{self, TokenCounter};
 use family::{Resolved, build_format, resolve, routes};
 use std::path::PathBuf;
@@ -65,6 +65,8 @@ pub struct FormatSettings {
     pub output_name: Option<String>,
     /// How an embedder's vectors per token become one per input.
     pub pooling: Pooling,
+    /// A rerank route's `top_n` and `return_documents`.
+    pub rerank: RerankOptions,
     /// Encodings prepared before each phase, not in each request (`--pretokenize`).
     pub pretokenize: bool,
 }
@@ -84,6 +86,7 @@ impl FormatSettings {
             token_type_ids_name: None,
             output_name: None,
             pooling: Pooling::Mean,
+            rerank: RerankOptions::default(),
             pretokenize: false,
         }
     }
@@ -414,6 +417,8 @@ fn target_config(
         engine: r.family.name().to_string(),
         api: r.api.map(|a| a.name().to_string()),
         path,
+        top_n: s.format.rerank.top_n,
+        return_documents: s.format.rerank.return_documents,
         model: r.model.clone().filter(|_| r.family != PayloadFormat::Hf),
         detected,
         demo: matches!(s.address, Address::Demo(_)),

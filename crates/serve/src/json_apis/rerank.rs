@@ -54,12 +54,20 @@ pub async fn rerank(s: Arc<Server>, bytes: Bytes, dialect: Dialect) -> Response 
     };
     let documents = documents.unwrap_or_default();
     let top_n = v["top_n"].as_u64().map(|n| n as usize);
+    // Jina's documents default to returned, Cohere's and Infinity's not; vLLM always sends them.
+    let with_text = v["return_documents"].as_bool().unwrap_or(false);
     let results: Vec<Value> = ranked(&s, &query, &documents, top_n)
         .into_iter()
         .map(|(i, score)| match dialect {
             // Infinity keeps the key, null unless return_documents.
-            Dialect::Infinity => json!({ "relevance_score": score, "index": i, "document": null }),
+            Dialect::Infinity => {
+                let document = with_text.then(|| documents[i].clone());
+                json!({ "relevance_score": score, "index": i, "document": document })
+            }
             Dialect::Vllm => json!({ "index": i, "document": { "text": documents[i] }, "relevance_score": score }),
+            _ if with_text => {
+                json!({ "index": i, "relevance_score": score, "document": { "text": documents[i] } })
+            }
             _ => json!({ "index": i, "relevance_score": score }),
         })
         .collect();

@@ -128,7 +128,7 @@ async fn ask(
     let inputs = question.inputs();
     let refs: Vec<&Input> = inputs.iter().collect();
     let reply = target
-        .invoke(&format.prepare(&refs))
+        .invoke(&format.prepare_whole(&refs))
         .await
         .map_err(Unanswered::Refused)?;
     // Labels and parse errors quote the server: scrubbed before they are kept.

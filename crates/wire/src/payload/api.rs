@@ -91,6 +91,51 @@ pub enum Shape {
     InfinityClassify,
 }
 
+/// What a rerank request asks beyond the scores (`--top-n`, `--return-documents`): results
+/// cut to the best N, the documents' texts sent back. Both change what a reply costs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RerankOptions {
+    /// `None`: every document's score (`top_n` = D).
+    pub top_n: Option<usize>,
+    /// `None`: not sent, the server's default (Jina returns the documents, Cohere not).
+    pub return_documents: Option<bool>,
+}
+
+impl RerankOptions {
+    /// `Err((flag, reason))` where the route's API has no such field: the option would be
+    /// silently ignored, and the cost it stands for not measured.
+    pub fn check(
+        self,
+        family: PayloadFormat,
+        route: Option<Route>,
+    ) -> Result<(), (&'static str, String)> {
+        let shape = route.map(|r| r.shape);
+        let at = match route {
+            Some(r) => format!("{} {}", family.name(), r.path),
+            None => family.name().to_string(),
+        };
+        if self.top_n.is_some() && shape != Some(Shape::CohereRerank) {
+            return Err((
+                "--top-n",
+                format!(
+                    "{at} takes no top_n (the Jina/Cohere rerank shape does: --engine jina, or vllm or infinity with --api rerank)"
+                ),
+            ));
+        }
+        if self.return_documents.is_some()
+            && !matches!(shape, Some(Shape::CohereRerank | Shape::TeiRerank))
+        {
+            return Err((
+                "--return-documents",
+                format!(
+                    "{at} returns no documents (a rerank route does: jina, or vllm, infinity or tei with --api rerank)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Where a request of one task goes on a family's server, and in what shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Route {

@@ -1,7 +1,7 @@
 //! The JSON API families (vLLM, OpenAI-compatible, TEI, Infinity, Jina/Cohere rerank): one
 //! format, whose route and body shape the family and the task choose (`api::Route`).
 
-use super::api::{Api, PayloadFormat, Route, Shape};
+use super::api::{Api, PayloadFormat, RerankOptions, Route, Shape};
 use super::items::{Form, Items, PairForm};
 use super::replies;
 use super::{Answers, Format, Pooling, Prepared, Reply, check_verdict_count};
@@ -19,6 +19,8 @@ pub struct ApiFormat {
     pub model: Option<String>,
     pub items: Items,
     pub pooling: Pooling,
+    /// A rerank route's `top_n` and `return_documents` (`with_rerank`).
+    rerank: RerankOptions,
     /// Switched once, by the accuracy check, when the server refuses the first form.
     form: Mutex<Form>,
 }
@@ -41,8 +43,50 @@ impl ApiFormat {
             model,
             items,
             pooling,
+            rerank: RerankOptions::default(),
             form: Mutex::new(default_form(family, api)),
         })
+    }
+
+    /// With a rerank route's options; `Err((flag, reason))` where its API has no such field.
+    pub fn with_rerank(self, rerank: RerankOptions) -> Result<ApiFormat, (&'static str, String)> {
+        rerank.check(self.family, Some(self.route))?;
+        Ok(ApiFormat { rerank, ..self })
+    }
+
+    fn prepared(&self, inputs: &[&Input], whole: bool) -> Prepared {
+        let started = Instant::now();
+        let body = self.body(inputs, whole);
+        let tokenized = self.current_form().tokenizes().then(|| started.elapsed());
+        Prepared {
+            tokenize: tokenized,
+            ..Prepared::json(Bytes::from(
+                serde_json::to_vec(&body).expect("JSON values serialize"),
+            ))
+        }
+    }
+
+    /// A rerank reply: the best `top_n` of the documents (all of them without it), each with
+    /// its text where `return_documents` asked for it (a server that ignores the field would
+    /// be measured at the other cost).
+    fn check_ranked(&self, body: &[u8], documents: usize) -> Result<(), String> {
+        let tei = self.route.shape == Shape::TeiRerank;
+        let (scored, with_text) = replies::ranked_results(body, documents, tei)?;
+        let wanted = self.rerank.top_n.unwrap_or(documents).min(documents);
+        if scored < wanted {
+            let count = encbench_core::text::count::<usize>;
+            return Err(format!(
+                "{} for {} (top_n {wanted})",
+                count(scored, "score"),
+                count(documents, "document")
+            ));
+        }
+        if self.rerank.return_documents == Some(true) && !with_text {
+            return Err(
+                "return_documents was asked, but the results carry no document text".into(),
+            );
+        }
+        Ok(())
     }
 
     fn current_form(&self) -> Form {
@@ -68,7 +112,9 @@ impl ApiFormat {
             .collect()
     }
 
-    fn body(&self, inputs: &[&Input]) -> Value {
+    /// The request body; `whole` asks every document's score whatever `--top-n` says (the
+    /// accuracy check ranks them all).
+    fn body(&self, inputs: &[&Input], whole: bool) -> Value {
         let model = self.model.as_deref();
         let with_model = |mut v: Value| {
             if let Some(m) = model {
@@ -95,7 +141,8 @@ impl ApiFormat {
             }
             Shape::TeiRerank => {
                 let (query, texts) = self.items.ranking(inputs);
-                json!({ "query": query, "texts": texts, "raw_scores": false, "return_text": false })
+                let return_text = self.rerank.return_documents.unwrap_or(false);
+                json!({ "query": query, "texts": texts, "raw_scores": false, "return_text": return_text })
             }
             Shape::VllmScore => {
                 let (query, documents) = self.items.ranking(inputs);
@@ -104,7 +151,12 @@ impl ApiFormat {
             Shape::CohereRerank => {
                 let (query, documents) = self.items.ranking(inputs);
                 let n = documents.len();
-                with_model(json!({ "query": query, "documents": documents, "top_n": n }))
+                let top_n = self.rerank.top_n.filter(|_| !whole).unwrap_or(n);
+                let mut v = json!({ "query": query, "documents": documents, "top_n": top_n });
+                if let Some(r) = self.rerank.return_documents {
+                    v["return_documents"] = json!(r);
+                }
+                with_model(v)
             }
         }
     }
@@ -156,15 +208,11 @@ impl Format for ApiFormat {
     }
 
     fn prepare(&self, inputs: &[&Input]) -> Prepared {
-        let started = Instant::now();
-        let body = self.body(inputs);
-        let tokenized = self.current_form().tokenizes().then(|| started.elapsed());
-        Prepared {
-            tokenize: tokenized,
-            ..Prepared::json(Bytes::from(
-                serde_json::to_vec(&body).expect("JSON values serialize"),
-            ))
-        }
+        self.prepared(inputs, false)
+    }
+
+    fn prepare_whole(&self, inputs: &[&Input]) -> Prepared {
+        self.prepared(inputs, true)
     }
 
     fn verdicts(&self, reply: &Reply) -> Result<Vec<String>, String> {
@@ -200,9 +248,8 @@ impl Format for ApiFormat {
             Shape::OpenAiEmbeddings => replies::openai_count(body)?,
             Shape::TeiEmbed => replies::tei_count(body)?,
             Shape::VllmPooling => replies::pooling_vectors(body, Pooling::Cls)?.len(),
-            Shape::TeiRerank => replies::tei_scores(body, inputs)?.len(),
+            Shape::TeiRerank | Shape::CohereRerank => return self.check_ranked(body, inputs),
             Shape::VllmScore => replies::vllm_scores(body, inputs)?.len(),
-            Shape::CohereRerank => replies::cohere_scores(body, inputs)?.len(),
             Shape::VllmClassify | Shape::TeiPredict | Shape::InfinityClassify => {
                 self.verdicts(reply)?.len()
             }
@@ -323,6 +370,55 @@ mod tests {
     }
 
     #[test]
+    fn top_n_cuts_the_loads_replies_not_the_accuracy_checks() {
+        let (a, b, c) = (
+            Input::pair("q", "a"),
+            Input::pair("q", "b"),
+            Input::pair("q", "c"),
+        );
+        let opts = RerankOptions {
+            top_n: Some(1),
+            return_documents: Some(true),
+        };
+        let jina = format(PayloadFormat::Jina, Api::Rerank, false)
+            .with_rerank(opts)
+            .unwrap();
+        let sent = body(&jina, &[&a, &b, &c]);
+        assert_eq!(
+            (sent["top_n"].clone(), sent["return_documents"].clone()),
+            (json!(1), json!(true))
+        );
+        let whole: Value = serde_json::from_slice(&jina.prepare_whole(&[&a, &b, &c]).body).unwrap();
+        assert_eq!(whole["top_n"], 3);
+        let r = |s: &str| Reply::new(s.to_string(), None);
+        let best = r(r#"{"results":[{"index":2,"relevance_score":0.9,"document":{"text":"c"}}]}"#);
+        assert!(jina.check(&best, 3).is_ok());
+        let bare = r(r#"{"results":[{"index":2,"relevance_score":0.9,"document":null}]}"#);
+        assert_eq!(
+            jina.check(&bare, 3).unwrap_err(),
+            "return_documents was asked, but the results carry no document text"
+        );
+        assert!(jina.check(&r(r#"{"results":[]}"#), 3).is_err());
+        let tei = format(PayloadFormat::Tei, Api::Rerank, false);
+        let refused = tei.with_rerank(opts).err().unwrap();
+        assert_eq!(refused.0, "--top-n");
+        let tei = format(PayloadFormat::Tei, Api::Rerank, false)
+            .with_rerank(RerankOptions {
+                top_n: None,
+                ..opts
+            })
+            .unwrap();
+        assert_eq!(body(&tei, &[&a])["return_text"], true);
+        assert!(
+            tei.check(&r(r#"[{"index":0,"score":0.5,"text":"a"}]"#), 1)
+                .is_ok()
+        );
+        assert!(tei.check(&r(r#"[{"index":0,"score":0.5}]"#), 1).is_err());
+        let classify = format(PayloadFormat::Tei, Api::Classify, false);
+        assert_eq!(classify.with_rerank(opts).err().unwrap().0, "--top-n");
+    }
+
+    #[test]
     fn replies_are_checked_for_an_answer_per_input() {
         let r = |s: &str| Reply::new(s.to_string(), None);
         let rerank = format(PayloadFormat::Jina, Api::Rerank, false);
@@ -336,6 +432,11 @@ mod tests {
         assert_eq!(
             rerank.answers(&two, &[&a, &b]).unwrap(),
             Answers::Ranking(vec![0.1, 0.9])
+        );
+        assert!(
+            rerank
+                .check(&r(r#"{"results":[{"index":7,"relevance_score":0.9}]}"#), 2)
+                .is_err()
         );
         let tei = format(PayloadFormat::Tei, Api::Embed, false);
         assert!(tei.check(&r("[[0.1],[0.2]]"), 2).is_ok());

@@ -17,7 +17,7 @@ pub mod ranked;
 mod replies;
 pub mod vectors;
 
-pub use api::{Api, PayloadFormat};
+pub use api::{Api, PayloadFormat, RerankOptions};
 pub use hf::HfFormat;
 pub use items::Form;
 pub use labels::LabelMap;
@@ -106,6 +106,11 @@ pub trait Format: Send + Sync {
     /// Whether `prepare` tokenizes (and must run per request, timed).
     fn tokenizes(&self) -> bool;
     fn prepare(&self, inputs: &[&Input]) -> Prepared;
+    /// A request for every input's answer, where the load's requests ask fewer (a
+    /// reranker's `top_n`): what the accuracy check sends.
+    fn prepare_whole(&self, inputs: &[&Input]) -> Prepared {
+        self.prepare(inputs)
+    }
     /// The class each input was given, as the endpoint names it (`LABEL_n` for indices).
     fn verdicts(&self, reply: &Reply) -> Result<Vec<String>, String>;
     /// What the reply says about each of `inputs`: class names, rows of scores, or vectors

@@ -299,6 +299,44 @@ pub fn cohere_scores(body: &[u8], documents: usize) -> Result<Vec<f32>, String> 
     )
 }
 
+/// What the load checks of a rerank reply that may be cut to the best `top_n`: how many of the
+/// `documents` it scores (each once), and whether every result carries its document's text
+/// (Jina, Cohere and vLLM `"document": {"text"}`, Infinity `"document": "…"`, TEI `"text"`).
+pub fn ranked_results(body: &[u8], documents: usize, tei: bool) -> Result<(usize, bool), String> {
+    use serde::de::IgnoredAny;
+    #[derive(Deserialize)]
+    struct Result_ {
+        index: usize,
+        #[serde(default, alias = "text")]
+        document: Option<IgnoredAny>,
+    }
+    #[derive(Deserialize)]
+    struct Reply {
+        results: Vec<Result_>,
+    }
+    let results = if tei {
+        parse::<Vec<Result_>>(body, "TEI's list of ranks")?
+    } else {
+        parse::<Reply>(body, "a rerank reply")?.results
+    };
+    let mut seen = vec![false; documents];
+    for r in &results {
+        match seen.get_mut(r.index) {
+            Some(s) if !*s => *s = true,
+            Some(_) => return Err(format!("document {} is scored twice", r.index)),
+            None => {
+                return Err(format!(
+                    "index {} is past the {}",
+                    r.index,
+                    encbench_core::text::count(documents, "document")
+                ));
+            }
+        }
+    }
+    let with_text = results.iter().all(|r| r.document.is_some());
+    Ok((results.len(), with_text))
+}
+
 /// TEI's `/rerank`: `[{"index", "score"}]`, best first.
 pub fn tei_scores(body: &[u8], documents: usize) -> Result<Vec<f32>, String> {
     #[derive(Deserialize)]
