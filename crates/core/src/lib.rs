@@ -30,6 +30,7 @@ pub mod failure;
 #[doc(hidden)]
 pub mod fixtures;
 pub mod input;
+pub mod interval;
 pub mod percentile;
 pub mod plan;
 pub mod pricing;

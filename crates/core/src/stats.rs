@@ -40,6 +40,10 @@ pub struct LatencySummary {
     pub p99: f64,
     pub p999: f64,
     pub max: f64,
+    /// How sure each percentile is: its 95 % interval from the order statistics; `None`
+    /// without requests (and in exports written before the intervals).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<crate::interval::Ci95>,
 }
 
 impl LatencySummary {
@@ -57,6 +61,7 @@ impl LatencySummary {
             p99: q(0.99),
             p999: q(0.999),
             max: ms(h.max()),
+            ci95: crate::interval::Ci95::of(h),
         }
     }
 }

@@ -170,6 +170,19 @@ const P95: Col = Col("p95 ms", |p| num(Some(p.latency_ms.p95), 1));
 const P99: Col = Col("p99 ms", |p| num(Some(p.latency_ms.p99), 1));
 const P999: Col = Col("p99.9 ms", |p| num(Some(p.latency_ms.p999), 1));
 const MAX: Col = Col("max ms", |p| num(Some(p.latency_ms.max), 1));
+/// How sure p50 and p99 are: their 95 % intervals (`≥ x` where too few requests bound it).
+const P50_CI: Col = Col("p50 95% CI", |p| {
+    ci(p, encbench_core::percentile::Percentile::P50)
+});
+const P99_CI: Col = Col("p99 95% CI", |p| {
+    ci(p, encbench_core::percentile::Percentile::P99)
+});
+
+fn ci(p: &PhaseResult, at: encbench_core::percentile::Percentile) -> String {
+    p.latency_ms
+        .ci95
+        .map_or_else(|| "-".into(), |c| c.of_percentile(at).shown())
+}
 const TAIL: Col = Col("p99/p50", |p| num(p.p99_over_p50, 2));
 const REQ: Col = Col("req/s", |p| rate(p, p.req_per_s));
 const SAMPLES: Col = Col("samples/s", |p| rate(p, p.samples_per_s));
@@ -460,7 +473,8 @@ fn latency_table(phases: &[PhaseResult]) -> Option<Table> {
         phase_table(
             "Latency breakdown (scheduled = dispatch delay, waiting to be sent, + service)",
             &[
-                KIND, BATCH, CONC, PACE, N, P50, P90, P95, P99, P999, MAX, SERVICE, DISPATCH,
+                KIND, BATCH, CONC, PACE, N, P50, P50_CI, P90, P95, P99, P99_CI, P999, MAX, SERVICE,
+                DISPATCH,
             ],
             &all,
             |_| None,

@@ -134,6 +134,16 @@ fn lines(app: &App) -> Vec<(Keep, Line<'static>)> {
         Keep::Always,
         Line::from(format!("n {}  ok {}  errors {}", c.n, c.ok, errors)),
     ));
+    if let Some(ci) = &c.latency.ci95 {
+        lines.push((
+            Keep::Scroll,
+            Line::from(format!(
+                "95% CI p50 {} · p99 {}",
+                ci.p50.shown(),
+                ci.p99.shown()
+            )),
+        ));
+    }
     let mut more = |line| lines.push((Keep::Scroll, line));
     more(Line::from(format!(
         "ms: service p50 {} · dispatch p99 {}",
