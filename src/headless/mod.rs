@@ -100,7 +100,7 @@ impl SearchSaid {
         for c in s.capacity.iter().skip(self.answers) {
             out.extend(unsaid(self.probes, c));
             let verdict = if size == "D" {
-                c.verdict.replace(" samples/s)", " docs/s)")
+                encbench_report::answer_in_documents(&c.verdict)
             } else {
                 c.verdict.clone()
             };

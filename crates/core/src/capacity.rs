@@ -317,6 +317,8 @@ fn met_at(c: &mut Capacity, rate: f64, r: &PhaseResult) {
     c.latency_ms = Some(crate::stats::LatencySummary {
         p50: probe.p50,
         p99: probe.p99,
+        // Over the requests due, not the ok ones the phase's intervals are of.
+        ci95: None,
         ..r.latency_ms
     });
     c.goodput_per_s = r.goodput_share.map(|g| crate::stats::round3(rate * g));

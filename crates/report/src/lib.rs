@@ -10,6 +10,7 @@ pub mod compare;
 pub mod html;
 pub mod merge;
 mod rerank;
+pub use rerank::answer_in_documents;
 mod run;
 mod server;
 pub mod shards;

@@ -63,6 +63,11 @@ pub fn words(text: &str) -> String {
     }
 }
 
+/// A capacity answer says its rate in samples (`425 samples/s`): a reranker's are documents.
+pub fn answer_in_documents(answer: &str) -> String {
+    answer.replace(" samples/s)", " docs/s)")
+}
+
 /// Tables in a reranker's words.
 pub fn tables(tables: &mut [Table]) {
     for t in tables {
@@ -75,10 +80,9 @@ pub fn tables(tables: &mut [Table]) {
                 .replace("advice: batch ", "advice: D=")
                 .replace("per 1M samples", "per 1M documents");
         }
-        // A capacity answer says its rate in samples: a reranker's are documents.
         for row in &mut t.rows {
             for cell in row {
-                *cell = cell.replace(" samples/s)", " docs/s)");
+                *cell = answer_in_documents(cell);
             }
         }
     }
