@@ -68,6 +68,7 @@ pub fn live_snapshot(l: Live) -> Snapshot {
             concurrency: l.concurrency,
             warmup: 3,
             stop: StopAt::Never,
+            repetition: None,
             sent: l.sent,
         }),
         current: l.current,

@@ -17,6 +17,8 @@ use tokio::sync::watch;
 fn settings(a: &CompareArgs) -> Settings {
     Settings {
         batch_sizes: a.batch_sizes.clone(),
+        batch_concurrency: a.concurrency,
+        repeat: a.repeat,
         concurrency_levels: if a.no_concurrency {
             vec![]
         } else {
@@ -212,17 +214,24 @@ fn finish(a: &CompareArgs, mut export: Export, stdout: &mut Stdout<'_>) -> Resul
     }
 }
 
+/// " rep 2/5" under `--repeat`.
+fn rep_label(rep: Option<(u32, u32)>) -> String {
+    rep.map(|(k, of)| format!(" rep {k}/{of}"))
+        .unwrap_or_default()
+}
+
 fn progress_line(v: &CompareView) -> String {
     let running = v.rows.iter().find_map(|r| match &r.state {
-        RowState::Running(step) => Some((r, step)),
+        RowState::Running(step, rep) => Some((r, step, rep)),
         _ => None,
     });
     let what = match running {
-        Some((r, step)) => match &r.live {
+        Some((r, step, rep)) => match &r.live {
             Some((state, s)) => format!(
-                "{} {} {:<9} n {:>5}  p50 {:>7.1} ms  p99 {:>7.1} ms  {:>7.1} req/s  err {}",
+                "{} {}{} {:<9} n {:>5}  p50 {:>7.1} ms  p99 {:>7.1} ms  {:>7.1} req/s  err {}",
                 r.name,
                 step.label(),
+                rep_label(*rep),
                 state.label(),
                 s.n,
                 s.latency.p50,
@@ -230,7 +239,7 @@ fn progress_line(v: &CompareView) -> String {
                 s.req_per_s,
                 s.errors.values().sum::<u64>()
             ),
-            None => format!("{} {} starting", r.name, step.label()),
+            None => format!("{} {}{} starting", r.name, step.label(), rep_label(*rep)),
         },
         None => "checking accuracy".into(),
     };

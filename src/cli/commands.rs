@@ -4,8 +4,8 @@
 
 use super::run::{HttpArgs, SageMakerArgs, SloArgs};
 use super::values::{
-    batch, concurrency, count, non_negative_secs, positive_secs, probability, sim_ms, threads,
-    tokens, warmup_count,
+    batch, concurrency, count, non_negative_secs, positive_secs, probability, repetitions, sim_ms,
+    threads, tokens, warmup_count,
 };
 use clap::Args;
 use encbench_core::export::CompareOrder;
@@ -44,6 +44,15 @@ pub struct CompareArgs {
     /// Batch sizes measured closed loop at concurrency 1 (latency and throughput tables).
     #[arg(long, num_args = 1.., default_values_t = [1usize, 8], value_parser = batch)]
     pub batch_sizes: Vec<usize>,
+    /// Requests in flight in the batch phases (closed loop): 1 measures latency with nothing
+    /// queued; more measures each batch size under load.
+    #[arg(short = 'c', long, default_value_t = 1, value_parser = concurrency)]
+    pub concurrency: usize,
+    /// Run every phase K times with fresh seeds, the targets taking turns in each (A B A B
+    /// …): each difference between two targets then gets its 95 % interval from the
+    /// repetitions (3 or more), which sees the drift between runs that one run cannot.
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = repetitions)]
+    pub repeat: u32,
     /// Concurrency levels measured at batch 1 (the concurrency table).
     #[arg(long, num_args = 1.., default_values_t = [8usize], value_parser = concurrency)]
     pub concurrency_levels: Vec<usize>,

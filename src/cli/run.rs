@@ -5,7 +5,8 @@
 
 use super::values::{
     Rate, batch, concurrency, count, efficiency, objective, parse_burstiness, parse_rate, positive,
-    positive_secs, route, screen_setting, share, threads, tokens, warmup_count, window_secs,
+    positive_secs, repetitions, route, screen_setting, share, threads, tokens, warmup_count,
+    window_secs,
 };
 use clap::Args;
 use encbench_wire::payload::{Api, PayloadFormat, Pooling};
@@ -144,6 +145,11 @@ pub struct RunArgs {
     /// Run one phase per --concurrency-levels entry.
     #[arg(long, help_heading = "Workload")]
     pub sweep_concurrency: bool,
+    /// Run every phase (and every capacity search) K times with fresh seeds, the phases
+    /// taking turns (1 8 32 1 8 32 …): the tables report each phase pooled, and the mean of
+    /// p50, p99, req/s, samples/s and $/1M across the repetitions with a 95 % interval.
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = repetitions, help_heading = "Workload")]
+    pub repeat: u32,
     /// Concurrency caps of --sweep-concurrency and of the live screen's concurrency sweep
     /// (key s).
     #[arg(long, num_args = 1.., default_values_t = [1usize, 2, 4, 8, 16], value_parser = concurrency, help_heading = "Workload")]

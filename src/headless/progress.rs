@@ -54,10 +54,14 @@ pub(super) fn fields(s: &Snapshot, rerank: bool) -> Vec<Field> {
             Some((i, n)) => format!(": {} {i}/{n}", p.kind.name()),
             None => format!(" {}", p.kind.name()),
         };
+        let rep = p
+            .repetition
+            .map(|(k, of)| format!(" rep {k}/{of}"))
+            .unwrap_or_default();
         out.push(field(
             3,
             format!(
-                "[phase {}{what} {}={} c={}]",
+                "[phase {}{what}{rep} {}={} c={}]",
                 p.index,
                 if rerank { "D" } else { "b" },
                 p.batch_size,

@@ -23,10 +23,15 @@ fn state(r: &RowView) -> String {
     match &r.state {
         RowState::Waiting => "waiting".into(),
         RowState::CheckingAccuracy => "accuracy check".into(),
-        RowState::Running(step) => match &r.live {
-            Some((s, _)) => format!("{} {}", step.label(), s.label()),
-            None => format!("{} starting", step.label()),
-        },
+        RowState::Running(step, rep) => {
+            let rep = rep
+                .map(|(k, of)| format!(" rep {k}/{of}"))
+                .unwrap_or_default();
+            match &r.live {
+                Some((s, _)) => format!("{}{rep} {}", step.label(), s.label()),
+                None => format!("{}{rep} starting", step.label()),
+            }
+        }
         RowState::Done => "done".into(),
     }
 }
@@ -93,6 +98,8 @@ fn heading(v: &CompareView) -> Paragraph<'static> {
 /// The finished phases a row shows: batch 1's latency, the largest batch's throughput and
 /// the highest concurrency's.
 struct Columns {
+    /// The batch phases' cap (`--concurrency`).
+    bc: usize,
     b1: Option<usize>,
     bmax: Option<usize>,
     cmax: Option<usize>,
@@ -102,6 +109,7 @@ impl Columns {
     fn of(v: &CompareView) -> Columns {
         let batches = || v.steps.iter().filter(|s| s.kind == PhaseKind::Batch);
         Columns {
+            bc: batches().next().map_or(1, |s| s.concurrency),
             b1: batches().next().map(|s| s.batch_size),
             bmax: batches().map(|s| s.batch_size).max(),
             cmax: v
@@ -136,8 +144,12 @@ impl Columns {
     fn row(&self, r: &RowView) -> Row<'static> {
         let live = r.live.as_ref().map(|(_, s)| s);
         let fig = |x: Option<f64>, f: fn(f64) -> String| x.map_or("-".to_string(), f);
-        let at_b1 = self.b1.and_then(|b| result_at(r, PhaseKind::Batch, b, 1));
-        let at_bmax = self.bmax.and_then(|b| result_at(r, PhaseKind::Batch, b, 1));
+        let at_b1 = self
+            .b1
+            .and_then(|b| result_at(r, PhaseKind::Batch, b, self.bc));
+        let at_bmax = self
+            .bmax
+            .and_then(|b| result_at(r, PhaseKind::Batch, b, self.bc));
         let at_c = self
             .cmax
             .and_then(|c| result_at(r, PhaseKind::Concurrency, 1, c));

@@ -95,6 +95,7 @@ fn live_setup(url: &str, pace: Pace) -> EngineSetup {
             concurrency_levels: vec![1, 2],
             live: true,
             until_stable: None,
+            repeat: 1,
         },
         seed: 1,
         accuracy: Some(AccuracySetup {

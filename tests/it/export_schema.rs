@@ -468,6 +468,7 @@ fn every_field_of_a_runs_config_is_described_and_valid() {
         stability: 0.1,
         max_probe_secs: 30.0,
         until_stable: true,
+        repeat: 3,
         metrics_url: some("http://127.0.0.1:8002/metrics"),
         metrics: vec!["nv_inference_count".into()],
         cloudwatch_wait_s: Some(180.0),

@@ -42,11 +42,13 @@ pub struct SearchPlan {
 fn unanswered(batch_size: usize, plan: &SearchPlan, slo: &Slo) -> Capacity {
     Capacity {
         target: None,
+        repetition: None,
         batch_size,
         concurrency: plan.concurrency,
         slo: slo.describe(),
         ceiling_per_s: None,
         max_rate_per_s: None,
+        max_rate_ci95_per_s: None,
         failed_at_per_s: None,
         samples_per_s: None,
         latency_ms: None,

@@ -26,6 +26,7 @@ pub fn phase_row(
         concurrency: c,
         warmup: 3,
         stop: StopAt::Count(100),
+        repetition: None,
     };
     let pace = Pace {
         rate_per_s: None,

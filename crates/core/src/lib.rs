@@ -5,7 +5,10 @@
 //! export          the versioned JSON export, written atomically
 //! thresholds      --fail-on limits for CI (exit code 3), and the warning when most failed
 //! capacity        capacity search: the highest rate that meets the SLO, per batch size
-//! results         what a phase and a run amount to, and what a sweep says (knee, advice)
+//! results         what a phase and a run amount to, and what a sweep says (knee, advice);
+//!                 repeated phases pooled (`--repeat`)
+//! significance    whether two deployments differ: a difference's 95 % interval
+//! differences     compare's differences: every pair of targets, phase and figure
 //! verdicts        the accuracy check's verdicts, and how deployments' verdicts compare
 //! server_metrics  the server's own figures: Prometheus metrics diffed over a phase,
 //!                 Triton's statistics, SageMaker's CloudWatch figures
@@ -24,6 +27,7 @@
 pub mod arrival;
 pub mod assets;
 pub mod capacity;
+pub mod differences;
 pub mod export;
 pub mod failure;
 // Always built: behind a feature, the tests of the crates above would need it enabled.
@@ -38,6 +42,7 @@ pub mod results;
 pub mod scrub;
 pub mod server_metrics;
 pub mod shard;
+pub mod significance;
 pub mod slo;
 pub mod stats;
 pub mod text;

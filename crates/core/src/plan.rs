@@ -85,6 +85,8 @@ pub struct PhaseSpec {
     /// padding buffers grow), and a new concurrency level opens new connections.
     pub warmup: u64,
     pub stop: StopAt,
+    /// `--repeat`: this is repetition k of K (1-based); `None` for a phase measured once.
+    pub repetition: Option<(u32, u32)>,
 }
 
 /// The sweep-related part of the workload.
@@ -106,6 +108,8 @@ pub struct RunPlan {
     pub live: bool,
     /// `--until-stable`: sweep phases run until stable instead of a fixed count.
     pub until_stable: Option<ProbeRule>,
+    /// `--repeat`: how many times each planned phase (and each capacity search) runs.
+    pub repeat: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,9 +143,26 @@ impl RunPlan {
                 concurrency: self.concurrency,
                 warmup: self.warmup,
                 stop: self.stop,
+                repetition: None,
             });
         }
-        out
+        self.repeated(&out)
+    }
+
+    /// `--repeat K`: the phases K times over, round robin (1 8 32 1 8 32 …, not 1 1 8 8 …),
+    /// so that drift during the run falls on every phase alike.
+    pub fn repeated(&self, once: &[PhaseSpec]) -> Vec<PhaseSpec> {
+        if self.repeat <= 1 {
+            return once.to_vec();
+        }
+        (1..=self.repeat)
+            .flat_map(|k| {
+                once.iter().map(move |s| PhaseSpec {
+                    repetition: Some((k, self.repeat)),
+                    ..*s
+                })
+            })
+            .collect()
     }
 
     /// `fixed` is the concurrency of a batch sweep, or the batch size of a concurrency sweep.
@@ -161,6 +182,7 @@ impl RunPlan {
                     concurrency: fixed,
                     warmup: self.warmup,
                     stop,
+                    repetition: None,
                 })
                 .collect(),
             SweepKind::Concurrency => self
@@ -172,6 +194,7 @@ impl RunPlan {
                     concurrency: c,
                     warmup: self.warmup,
                     stop,
+                    repetition: None,
                 })
                 .collect(),
         }
@@ -184,6 +207,7 @@ impl RunPlan {
             concurrency,
             warmup: self.warmup,
             stop: StopAt::Never,
+            repetition: None,
         }
     }
 }
@@ -205,6 +229,7 @@ mod tests {
             concurrency_levels: vec![1, 4],
             live: false,
             until_stable: None,
+            repeat: 1,
         }
     }
 
@@ -241,6 +266,28 @@ mod tests {
             p.iter()
                 .all(|s| s.warmup == 5 && s.stop == StopAt::Count(50))
         );
+    }
+
+    #[test]
+    fn repeated_phases_take_turns() {
+        let p = RunPlan {
+            sweep_batch: true,
+            repeat: 3,
+            ..plan()
+        }
+        .initial();
+        let rows: Vec<_> = p.iter().map(|s| (s.batch_size, s.repetition)).collect();
+        let mut want = vec![];
+        for k in 1..=3 {
+            want.extend([1, 8, 32].map(|b| (b, Some((k, 3)))));
+        }
+        assert_eq!(rows, want);
+        let once = RunPlan {
+            repeat: 1,
+            ..plan()
+        }
+        .initial();
+        assert_eq!(once[0].repetition, None);
     }
 
     #[test]

@@ -41,6 +41,11 @@ pub fn heading(e: &Export) -> Vec<String> {
         super::started(e),
         format!("order: {}", cmp.order_note),
     ];
+    if let Some(k) = c["repeat"].as_u64().filter(|&k| k > 1) {
+        lines.push(format!(
+            "each phase {k} times with fresh seeds, the targets taking turns within each repetition (A B A B …): the tables pool the repetitions; the differences' intervals come from their spread"
+        ));
+    }
     if e.stopped_early {
         lines.push("stopped before the comparison finished".into());
     }
@@ -49,6 +54,14 @@ pub fn heading(e: &Export) -> Vec<String> {
     }
     lines.extend(e.notices.iter().map(|n| format!("note: {n}")));
     lines
+}
+
+/// The batch phases' cap (`compare --concurrency`; 1 in exports written before it).
+fn batch_concurrency(e: &Export) -> usize {
+    e.config["concurrency"]
+        .as_u64()
+        .and_then(|c| usize::try_from(c).ok())
+        .unwrap_or(1)
 }
 
 fn by<'a>(
@@ -153,14 +166,15 @@ pub fn tables(e: &Export) -> Vec<Table> {
     let batches = sizes(e, PhaseKind::Batch, |p| p.batch_size);
     let levels = sizes(e, PhaseKind::Concurrency, |p| p.concurrency);
     let mut out = Vec::new();
+    let c1 = batch_concurrency(e);
     for &b in &batches {
         out.push(latency_table(
             e,
             &names,
-            format!("Latency at batch {b}, concurrency 1 (fastest p50 first)"),
+            format!("Latency at batch {b}, concurrency {c1} (fastest p50 first)"),
             PhaseKind::Batch,
             b,
-            1,
+            c1,
         ));
     }
     if !batches.is_empty() {
@@ -180,6 +194,9 @@ pub fn tables(e: &Export) -> Vec<Table> {
         out.push(cost_table(e, cmp, b));
     }
     out.extend(capacity_table(e));
+    out.extend(super::repeats::phases_table(&e.phases));
+    out.extend(super::repeats::capacity_table(&e.capacity));
+    out.extend(super::differences::table(e));
     if cmp.targets.iter().any(|t| t.accuracy.is_some()) {
         out.push(verdicts_table(cmp));
     }
@@ -206,16 +223,20 @@ fn throughput_table(e: &Export, names: &[String], batches: &[usize]) -> Table {
         }
     }
     let mut t = Table::new(
-        "Throughput, closed loop at concurrency 1 (most samples/s at the largest batch first)",
+        format!(
+            "Throughput, closed loop at concurrency {} (most samples/s at the largest batch first)",
+            batch_concurrency(e)
+        ),
         &headers.iter().map(String::as_str).collect::<Vec<_>>(),
     );
-    let sps = |n: &String, b: usize| by(e, n, PhaseKind::Batch, b, 1).map(|p| p.samples_per_s);
+    let c1 = batch_concurrency(e);
+    let sps = |n: &String, b: usize| by(e, n, PhaseKind::Batch, b, c1).map(|p| p.samples_per_s);
     let mut order: Vec<&String> = names.iter().collect();
     order.sort_by(|x, y| ascending(sps(y, largest), sps(x, largest)));
     for n in order {
         let mut r = vec![n.clone()];
         for &b in batches {
-            let p = by(e, n, PhaseKind::Batch, b, 1);
+            let p = by(e, n, PhaseKind::Batch, b, c1);
             r.push(num(p.map(|p| p.req_per_s), 1));
             r.push(num(p.map(|p| p.samples_per_s), 1));
             if b != 1 {
@@ -239,7 +260,12 @@ fn cost_table(e: &Export, cmp: &CompareSection, b: usize) -> Table {
     let mut rows: Vec<_> = cmp
         .targets
         .iter()
-        .map(|ct| (ct, by(e, &ct.name, PhaseKind::Batch, b, 1)))
+        .map(|ct| {
+            (
+                ct,
+                by(e, &ct.name, PhaseKind::Batch, b, batch_concurrency(e)),
+            )
+        })
         .collect();
     rows.sort_by(|x, y| {
         ascending(

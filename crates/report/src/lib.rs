@@ -7,8 +7,10 @@
 
 pub mod cold_start;
 pub mod compare;
+mod differences;
 pub mod html;
 pub mod merge;
+mod repeats;
 mod rerank;
 pub use rerank::answer_in_documents;
 mod run;

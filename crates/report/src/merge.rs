@@ -211,7 +211,70 @@ fn merge_phase(sources: &[(String, Export)], i: usize) -> Result<PhaseResult, St
     m.goodput_per_s = None;
     m.goodput_share = None;
     m.judge(&slo_of(&sources[0].1), &latency);
+    m.repetitions = merge_repetitions(sources, i)?;
     Ok(m)
+}
+
+/// `--repeat`: each host's k-th repetition of a phase adds up with the others' k-th, as the
+/// hosts ran it together.
+fn merge_repetitions(sources: &[(String, Export)], i: usize) -> Result<Vec<PhaseResult>, String> {
+    let k = sources[0].1.phases[i].repetitions.len();
+    if let Some((src, e)) = sources
+        .iter()
+        .find(|(_, e)| e.phases[i].repetitions.len() != k)
+    {
+        return Err(format!(
+            "{src}: phase {} has {} here but {k} in {}",
+            i + 1,
+            encbench_core::text::count(e.phases[i].repetitions.len(), "repetition"),
+            sources[0].0
+        ));
+    }
+    (0..k)
+        .map(|r| {
+            let each: Vec<(String, Export)> = sources
+                .iter()
+                .map(|(src, e)| {
+                    let phase = e.phases[i].repetitions[r].clone();
+                    (
+                        src.clone(),
+                        Export {
+                            phases: vec![phase],
+                            timeline: vec![],
+                            ..e.clone()
+                        },
+                    )
+                })
+                .collect();
+            merge_phase(&each, 0)
+        })
+        .collect()
+}
+
+/// Derived figures of each repetition (efficiency against the same repetition's batch 1,
+/// cost), and the spread across them, once the repetitions are merged.
+fn derive_repetitions(phases: &mut [PhaseResult], price: Option<f64>) {
+    let most = phases
+        .iter()
+        .map(|p| p.repetitions.len())
+        .max()
+        .unwrap_or(0);
+    for r in 0..most {
+        let at: Vec<usize> = (0..phases.len())
+            .filter(|&i| phases[i].repetitions.len() > r)
+            .collect();
+        let mut reps: Vec<PhaseResult> = at
+            .iter()
+            .map(|&i| phases[i].repetitions[r].clone())
+            .collect();
+        derive(&mut reps, price);
+        for (&i, rep) in at.iter().zip(reps) {
+            phases[i].repetitions[r] = rep;
+        }
+    }
+    for p in phases.iter_mut().filter(|p| !p.repetitions.is_empty()) {
+        p.across = Some(encbench_core::results::repeat::Across::of(&p.repetitions));
+    }
 }
 
 /// The SLO an export's run was judged against (`config.slo`); empty when none.
@@ -313,6 +376,7 @@ pub fn merge(sources: &[(String, Export)]) -> Result<Export, String> {
         .map(|i| merge_phase(sources, i))
         .collect::<Result<Vec<_>, _>>()?;
     derive(&mut phases, first.config["price_per_hour_usd"].as_f64());
+    derive_repetitions(&mut phases, first.config["price_per_hour_usd"].as_f64());
 
     let times: Vec<(OffsetDateTime, OffsetDateTime)> = sources
         .iter()

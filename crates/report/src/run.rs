@@ -116,6 +116,11 @@ pub fn heading(e: &Export) -> Vec<String> {
     ) {
         lines.push(format!("price {name} ${price:.3}/h"));
     }
+    if let Some(k) = c["repeat"].as_u64().filter(|&k| k > 1) {
+        lines.push(format!(
+            "each phase {k} times with fresh seeds, taking turns (--repeat): the tables pool the repetitions, and the table across them says how far a repeat of the run would move"
+        ));
+    }
     lines.push(super::started(e));
     if e.stopped_early && e.phases.last().is_some_and(|p| p.kind != PhaseKind::Live) {
         lines.push("stopped before the plan finished: the last phase is partial".into());
@@ -136,8 +141,10 @@ pub fn tables(e: &Export) -> Vec<Table> {
         latency_table(&e.phases),
         schedule_table(&e.phases),
         slo_table(&e.phases),
+        super::repeats::phases_table(&e.phases),
         capacity_table(&e.capacity),
         probes_table(&e.capacity),
+        super::repeats::capacity_table(&e.capacity),
         errors_table(&e.phases),
         server_table(&e.phases),
         super::server::breakdown_table(&e.phases),

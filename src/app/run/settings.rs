@@ -159,6 +159,7 @@ pub(super) fn run_config(a: &RunArgs, p: &PreparedTarget, hosts: &Hosts) -> RunC
         stability: a.slo.stability,
         max_probe_secs: a.slo.max_probe_secs,
         until_stable: a.until_stable,
+        repeat: a.repeat,
         metrics_url: a
             .server
             .metrics_url
@@ -230,6 +231,7 @@ fn plan(a: &RunArgs, batch_size: usize, live: bool) -> RunPlan {
         concurrency_levels: a.concurrency_levels.clone(),
         live,
         until_stable: a.until_stable.then(|| a.slo.probe_rule()),
+        repeat: a.repeat,
     }
 }
 

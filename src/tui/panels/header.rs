@@ -187,13 +187,17 @@ fn second(s: &Snapshot, rerank: bool, width: usize) -> Line<'static> {
     let phase = match &s.phase {
         Some(p) => {
             let of = p.step.map(|(i, n)| format!(" {i}/{n}")).unwrap_or_default();
+            let rep = p
+                .repetition
+                .map(|(k, of)| (format!(" rep {k}/{of}"), format!(" r{k}/{of}")))
+                .unwrap_or_default();
             let short = match p.kind {
                 PhaseKind::Concurrency => "conc",
                 k => k.name(),
             };
             vec![
-                format!("phase {} {}{of}", p.index, p.kind.name()),
-                format!("#{} {short}{of}", p.index),
+                format!("phase {} {}{of}{}", p.index, p.kind.name(), rep.0),
+                format!("#{} {short}{of}{}", p.index, rep.1),
             ]
         }
         None => vec!["starting".into()],

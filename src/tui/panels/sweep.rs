@@ -193,9 +193,15 @@ fn content(app: &App) -> (String, Rows, Vec<String>) {
         .phase
         .as_ref()
         .filter(|p| p.kind != PhaseKind::Live)
-        .map(|p| match p.step {
-            Some((i, n)) => format!(" · running {} {i}/{n}", p.kind.name()),
-            None => format!(" · running phase {}", p.index),
+        .map(|p| {
+            let rep = p
+                .repetition
+                .map(|(k, of)| format!(" rep {k}/{of}"))
+                .unwrap_or_default();
+            match p.step {
+                Some((i, n)) => format!(" · running {} {i}/{n}{rep}", p.kind.name()),
+                None => format!(" · running phase {}{rep}", p.index),
+            }
         });
     let title = format!(
         " sweeps, capacity{} (b, s, f) ",

@@ -310,6 +310,8 @@ fn at_80x24_lines_end_at_a_word_and_the_histogram_keeps_its_shape() {
     });
     snap.searching = Some(encbench_core::results::capacity::Capacity {
         target: None,
+        repetition: None,
+        max_rate_ci95_per_s: None,
         batch_size: 1,
         concurrency: 2,
         slo: "p99 ≤ 100 ms".into(),

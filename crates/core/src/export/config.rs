@@ -55,6 +55,8 @@ pub struct RunConfig {
     pub stability: f64,
     pub max_probe_secs: f64,
     pub until_stable: bool,
+    /// `--repeat`: each phase (and capacity search) this many times.
+    pub repeat: u32,
     /// Without a user or password in it.
     pub metrics_url: Option<String>,
     pub metrics: Vec<String>,

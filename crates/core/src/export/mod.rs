@@ -106,6 +106,10 @@ pub struct CompareSection {
     /// Rerankers: how alike each pair of targets ranks the same queries' documents.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub score_agreement: Vec<crate::verdicts::rank_agreement::RankAgreement>,
+    /// Each pair of targets in each headline figure of each phase: how far apart, its 95 %
+    /// interval, and whether the data tell them apart.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub differences: Vec<crate::differences::Difference>,
 }
 
 pub fn rfc3339(t: SystemTime) -> String {

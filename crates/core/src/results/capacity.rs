@@ -35,6 +35,9 @@ pub struct Capacity {
     /// The compared target searched (`compare` exports only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
+    /// `--repeat`: which of the searches this answer is (1-based).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repetition: Option<u32>,
     pub batch_size: usize,
     pub concurrency: usize,
     /// The SLO searched against ("p99 ≤ 100 ms").
@@ -43,6 +46,9 @@ pub struct Capacity {
     pub ceiling_per_s: Option<f64>,
     /// The highest offered rate that met the SLO; `None` when none did.
     pub max_rate_per_s: Option<f64>,
+    /// The answer's 95 % interval `[lo, hi]` in req/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rate_ci95_per_s: Option<[f64; 2]>,
     /// The lowest rate probed that did not, above `max_rate_per_s`.
     pub failed_at_per_s: Option<f64>,
     /// At `max_rate_per_s`: samples/s and goodput are the rate times the probe's shares of

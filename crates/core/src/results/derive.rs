@@ -44,7 +44,8 @@ fn most_in_flight(p: &PhaseResult) -> u64 {
 }
 
 /// samples/s of the batch-1 row in the same sweep (the run of consecutive batch phases
-/// around row `i`) at the same concurrency.
+/// around row `i`) at the same concurrency and in the same repetition (`--repeat` takes
+/// the sweep's batch sizes in turns).
 fn batch_one_of_sweep(phases: &[PhaseResult], i: usize) -> Option<f64> {
     let is_batch = |p: &PhaseResult| p.kind == PhaseKind::Batch;
     let start = phases[..i]
@@ -57,7 +58,11 @@ fn batch_one_of_sweep(phases: &[PhaseResult], i: usize) -> Option<f64> {
         .map_or(phases.len(), |k| i + k);
     phases[start..end]
         .iter()
-        .find(|q| q.batch_size == 1 && q.concurrency == phases[i].concurrency)
+        .find(|q| {
+            q.batch_size == 1
+                && q.concurrency == phases[i].concurrency
+                && q.repetition == phases[i].repetition
+        })
         .map(|q| q.samples_per_s)
 }
 

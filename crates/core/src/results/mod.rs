@@ -5,6 +5,7 @@ pub mod analysis;
 pub mod capacity;
 pub mod cold_start;
 mod derive;
+pub mod repeat;
 
 pub use derive::{batch_efficiency, derive, tail_ratio};
 
@@ -29,6 +30,10 @@ pub struct PhaseResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     pub kind: PhaseKind,
+    /// `--repeat`: which of the phase's repetitions this is (1-based); absent on a phase
+    /// measured once and on a pooled phase, which holds its repetitions instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repetition: Option<u32>,
     /// `--shard`: which part of a run over several hosts this phase is. Its concurrency,
     /// counts and rates are this host's share; `report --merge` adds the shards up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -131,6 +136,12 @@ pub struct PhaseResult {
     pub service_hdr_b64: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dispatch_delay_hdr_b64: Option<String>,
+    /// `--repeat`: this phase pools these repetitions (every request of each), and `across`
+    /// is how its headline figures spread from one repetition to the next.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repetitions: Vec<PhaseResult>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub across: Option<repeat::Across>,
 }
 
 /// HdrHistogram V2 (no deflate) in standard base64: the export's histogram encoding.
@@ -179,6 +190,7 @@ impl PhaseResult {
         PhaseResult {
             target: None,
             kind: spec.kind,
+            repetition: spec.repetition.map(|r| r.0),
             shard: None,
             batch_size: spec.batch_size,
             concurrency: spec.concurrency,
@@ -228,6 +240,8 @@ impl PhaseResult {
             histogram_hdr_b64: encode_histogram(&rec.scheduled),
             service_hdr_b64: Some(encode_histogram(&rec.service)),
             dispatch_delay_hdr_b64: Some(encode_histogram(&rec.dispatch_delay)),
+            repetitions: Vec::new(),
+            across: None,
         }
     }
 }

@@ -25,8 +25,12 @@ use tokio::sync::watch;
 /// The workload every target gets, and the defaults of targets that do not say otherwise.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
-    /// Batch sizes measured closed loop at concurrency 1.
+    /// Batch sizes measured closed loop at `batch_concurrency`.
     pub batch_sizes: Vec<usize>,
+    /// The batch phases' cap (`--concurrency`): 1 measures latency with nothing queued.
+    pub batch_concurrency: usize,
+    /// `--repeat`: every phase this many times, the targets taking turns in each.
+    pub repeat: u32,
     /// Concurrency levels measured at batch 1 (empty: no concurrency table).
     pub concurrency_levels: Vec<usize>,
     pub n: u64,
@@ -84,13 +88,14 @@ impl Step {
     }
 }
 
-/// Every batch size at concurrency 1, then every concurrency level at batch 1, closed loop;
-/// with an SLO, a capacity search over the batch sizes at the highest concurrency last.
+/// Every batch size at the batch phases' cap (1 by default), then every concurrency level at
+/// batch 1, closed loop; with an SLO, a capacity search over the batch sizes at the highest
+/// concurrency last.
 pub fn steps(a: &Settings) -> Vec<Step> {
     let batch = a.batch_sizes.iter().map(|&b| Step {
         kind: PhaseKind::Batch,
         batch_size: b,
-        concurrency: 1,
+        concurrency: a.batch_concurrency,
     });
     let conc = a.concurrency_levels.iter().map(|&c| Step {
         kind: PhaseKind::Concurrency,
@@ -123,7 +128,8 @@ pub fn order_note(order: CompareOrder) -> &'static str {
 pub enum RowState {
     Waiting,
     CheckingAccuracy,
-    Running(Step),
+    /// The step, and with `--repeat` its repetition k of K.
+    Running(Step, Option<(u32, u32)>),
     Done,
 }
 
@@ -169,10 +175,12 @@ struct Outcome {
 }
 
 impl Outcome {
-    /// An engine run's phases, capacity answers and notices, each named after its target.
-    fn keep(&mut self, target: &str, report: RunReport) {
+    /// An engine run's phases, capacity answers and notices, each named after its target
+    /// and marked with its repetition.
+    fn keep(&mut self, target: &str, report: RunReport, repetition: Option<u32>) {
         for mut ph in report.phases {
             ph.target = Some(target.to_string());
+            ph.repetition = repetition;
             self.phases.push(ph);
         }
         for n in report.notices {
@@ -183,11 +191,13 @@ impl Outcome {
         }
         for mut c in report.capacity {
             c.target = Some(target.to_string());
+            c.repetition = repetition;
             self.capacity.push(c);
         }
     }
 }
 
+/// `index` numbers the (step, repetition) pairs: each repetition draws arrivals of its own.
 fn engine_for(entry: &Entry, a: &Settings, step: Step, index: usize) -> Engine {
     let p = &entry.prepared;
     Engine::start(EngineSetup {
@@ -217,6 +227,7 @@ fn engine_for(entry: &Entry, a: &Settings, step: Step, index: usize) -> Engine {
             concurrency_levels: vec![step.concurrency],
             live: false,
             until_stable: None,
+            repeat: 1,
         },
         seed: phase_seed(p.seed, index, 0),
         accuracy: None,
@@ -266,7 +277,8 @@ pub async fn run(
             notices: vec![],
         })
         .collect();
-    let pairs = turns(a.order, entries.len(), steps.len());
+    let repeat = a.repeat.max(1);
+    let pairs = turns(a.order, entries.len(), steps.len(), repeat);
     let set_row = |t: usize, f: &dyn Fn(&mut RowView)| {
         view.send_modify(|v| {
             f(&mut v.rows[t]);
@@ -275,13 +287,21 @@ pub async fn run(
     };
     let mut stopped = false;
     let mut failure = None;
-    for (k, &(t, s)) in pairs.iter().enumerate() {
+    for (
+        k,
+        &Turn {
+            target: t,
+            step: s,
+            rep,
+        },
+    ) in pairs.iter().enumerate()
+    {
         if *stop.borrow() {
             stopped = true;
             break;
         }
         let p = &entries[t].prepared;
-        if s == 0 {
+        if s == 0 && rep == 0 {
             set_row(t, &|r| r.state = RowState::CheckingAccuracy);
             outcomes[t].before = check_accuracy(p, true).await;
             let before = outcomes[t].before.clone();
@@ -293,8 +313,10 @@ pub async fn run(
             set_row(t, &|r| r.accuracy.clone_from(&before));
         }
         let step = steps[s];
-        set_row(t, &|r| r.state = RowState::Running(step));
-        let engine = engine_for(&entries[t], a, step, s);
+        let shown_rep = (repeat > 1).then_some((rep + 1, repeat));
+        set_row(t, &|r| r.state = RowState::Running(step, shown_rep));
+        let index = s + rep as usize * steps.len();
+        let engine = engine_for(&entries[t], a, step, index);
         let live =
             |snap: &Snapshot| set_row(t, &|r| r.live = Some((snap.state, snap.current.clone())));
         let report = drive(engine, &live, &mut stop, &mut stopped).await;
@@ -303,7 +325,7 @@ pub async fn run(
             failure = Some(format!("{}: {e}", entries[t].name));
             stopped = true;
         }
-        outcomes[t].keep(&entries[t].name, report);
+        outcomes[t].keep(&entries[t].name, report, shown_rep.map(|r| r.0));
         let results = outcomes[t].phases.clone();
         set_row(t, &|r| {
             r.live = None;
@@ -313,7 +335,7 @@ pub async fn run(
         if stopped {
             break;
         }
-        if s + 1 == steps.len() {
+        if s + 1 == steps.len() && rep + 1 == repeat {
             set_row(t, &|r| r.state = RowState::CheckingAccuracy);
             outcomes[t].after = check_accuracy(p, false).await;
             let after = outcomes[t].after.clone();
@@ -342,14 +364,24 @@ pub async fn run(
     export
 }
 
-/// The (target, step) pairs in the order they take their turns.
-fn turns(order: CompareOrder, targets: usize, steps: usize) -> Vec<(usize, usize)> {
+/// One engine run of the comparison: a target, a step, and its repetition (0-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Turn {
+    target: usize,
+    step: usize,
+    rep: u32,
+}
+
+/// The turns in the order they are taken. Interleaved, each step's repetitions take turns
+/// between the targets (A B A B …, not A A B B), so drift falls on both of every pair.
+fn turns(order: CompareOrder, targets: usize, steps: usize, repeat: u32) -> Vec<Turn> {
+    let turn = |target, step, rep| Turn { target, step, rep };
     match order {
         CompareOrder::Interleaved => (0..steps)
-            .flat_map(|s| (0..targets).map(move |t| (t, s)))
+            .flat_map(|s| (0..repeat).flat_map(move |r| (0..targets).map(move |t| turn(t, s, r))))
             .collect(),
         CompareOrder::Sequential => (0..targets)
-            .flat_map(|t| (0..steps).map(move |s| (t, s)))
+            .flat_map(|t| (0..steps).flat_map(move |s| (0..repeat).map(move |r| turn(t, s, r))))
             .collect(),
     }
 }
@@ -404,7 +436,7 @@ pub fn initial_view(a: &Settings, entries: &[Entry]) -> CompareView {
     let steps = steps(a);
     CompareView {
         order: a.order,
-        total: steps.len() * entries.len(),
+        total: steps.len() * entries.len() * a.repeat.max(1) as usize,
         steps,
         done: 0,
         elapsed: Duration::ZERO,
@@ -433,7 +465,9 @@ fn export(
     stopped: bool,
 ) -> Export {
     for (o, e) in outcomes.iter_mut().zip(entries) {
-        derive(&mut o.phases, e.prepared.price.as_ref().map(|p| p.1));
+        let price = e.prepared.price.as_ref().map(|p| p.1);
+        derive(&mut o.phases, price);
+        o.phases = encbench_core::results::repeat::pool(&o.phases, &a.slo, price);
     }
     let checked: Vec<(String, Option<AccuracyReport>)> = entries
         .iter()
@@ -466,7 +500,8 @@ fn export(
         "warmup": a.warmup,
         "task": first.task,
         "batch_size": 1,
-        "concurrency": 1,
+        "concurrency": a.batch_concurrency,
+        "repeat": a.repeat.max(1),
         "request_rate": null,
         "burstiness": 1.0,
         "closed_loop": true,
@@ -500,6 +535,10 @@ fn export(
             accuracy: AccuracyExport::of(&o.before, &o.after),
         })
         .collect();
+    let capacity: Vec<_> = outcomes.iter().flat_map(|o| o.capacity.clone()).collect();
+    let phases: Vec<PhaseResult> = outcomes.into_iter().flat_map(|o| o.phases).collect();
+    let names: Vec<String> = entries.iter().map(|e| e.name.clone()).collect();
+    let differences = encbench_core::differences::differences(&phases, &capacity, &names);
     Export {
         schema_version: SCHEMA_VERSION,
         tool: "encbench-tui".into(),
@@ -507,8 +546,8 @@ fn export(
         started_at: rfc3339(started_at),
         ended_at: rfc3339(SystemTime::now()),
         config,
-        capacity: outcomes.iter().flat_map(|o| o.capacity.clone()).collect(),
-        phases: outcomes.into_iter().flat_map(|o| o.phases).collect(),
+        capacity,
+        phases,
         accuracy: None,
         timeline: vec![],
         stopped_early: stopped,
@@ -522,6 +561,7 @@ fn export(
             verdict_diff: diff,
             vector_agreement,
             score_agreement,
+            differences,
         }),
     }
 }

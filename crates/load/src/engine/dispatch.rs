@@ -386,6 +386,7 @@ fn mark_started(
         concurrency: spec.concurrency,
         warmup: spec.warmup,
         stop: spec.stop,
+        repetition: spec.repetition,
         sent: 0,
     });
     let pace = live.pace;

@@ -61,6 +61,7 @@ mod tests {
             concurrency: 10,
             warmup: 3,
             stop: StopAt::Count(1001),
+            repetition: None,
         };
         let parts: Vec<PhaseSpec> = (0..4)
             .map(|i| {

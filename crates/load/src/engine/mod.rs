@@ -201,6 +201,7 @@ impl Interim {
                 concurrency: p.concurrency,
                 warmup: p.warmup,
                 stop: p.stop,
+                repetition: p.repetition,
             };
             let pace = self.shared.hosts.pace(live.pace);
             let mut r = PhaseResult::new(&spec, pace, self.shared.shape, &rec);
@@ -213,7 +214,7 @@ impl Interim {
         RunReport {
             started_at: self.started_at,
             ended_at: SystemTime::now(),
-            phases,
+            phases: self.shared.pooled(&phases),
             capacity,
             accuracy_before: live.accuracy_before.clone(),
             accuracy_after: None,

@@ -105,7 +105,12 @@ pub(super) fn finish(
     let phases = Arc::make_mut(&mut live.results);
     phases.push(result);
     results::derive(phases, ctx.price_per_hour);
-    let row = phases.last().expect("just pushed");
+    live.shown = if phases.iter().any(|p| p.repetition.is_some()) {
+        Arc::new(ctx.shared.pooled(phases))
+    } else {
+        live.results.clone()
+    };
+    let row = live.results.last().expect("just pushed");
     let summary = format!(
         "phase {index} end: n {} p50 {:.1} ms p99 {:.1} ms {:.1} req/s",
         row.n, row.latency_ms.p50, row.latency_ms.p99, row.req_per_s

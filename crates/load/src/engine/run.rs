@@ -52,7 +52,7 @@ pub(super) async fn run(
     RunReport {
         started_at,
         ended_at: SystemTime::now(),
-        phases: live.results.as_ref().clone(),
+        phases: shared.pooled(&live.results),
         capacity: live.capacity.clone(),
         accuracy_before,
         accuracy_after,
@@ -71,6 +71,8 @@ struct Phases {
     slo: Slo,
     search_setup: Option<SearchSetup>,
     search: Option<Search>,
+    /// `--repeat`: which of the searches the one under way is (k of K).
+    search_rep: Option<(u32, u32)>,
     /// Each with its place in the sweep it belongs to (see `numbered`).
     queue: VecDeque<(PhaseSpec, Option<(usize, usize)>)>,
     /// Phases run so far.
@@ -87,14 +89,13 @@ impl Phases {
             slo: setup.slo.clone(),
             search_setup: setup.search,
             search: None,
+            search_rep: None,
             queue: VecDeque::new(),
             index: 0,
             segment_follows: shared.hosts.start_at.is_some(),
         };
         match setup.search {
-            Some(s) if s.at_start => {
-                phases.search = Some(start_search(shared, &phases.plan, &phases.slo, s));
-            }
+            Some(s) if s.at_start => phases.begin_search(s),
             _ => phases.queue = numbered(&phases.plan.initial()),
         }
         phases
@@ -138,12 +139,26 @@ impl Phases {
         false
     }
 
+    /// The first of `--repeat` searches (one without it).
+    fn begin_search(&mut self, setup: SearchSetup) {
+        self.search_rep = (self.plan.repeat > 1).then_some((1, self.plan.repeat));
+        self.search = Some(start_search(&self.shared, &self.plan, &self.slo, setup));
+    }
+
     /// The next phase: the search's next step, the next planned phase, or the live phase.
     fn next(&mut self) -> Option<(PhaseSpec, Option<(usize, usize)>)> {
         while let Some(s) = self.search.as_mut() {
-            match s.next_step() {
-                Some(step) => return Some((probe_phase(&self.shared, &self.plan, s, step), None)),
-                None => end_search(&self.shared, self.search.take()),
+            if let Some(step) = s.next_step() {
+                let spec = probe_phase(&self.shared, &self.plan, s, step, self.search_rep);
+                return Some((spec, None));
+            }
+            end_search(&self.shared, self.search.take(), self.search_rep);
+            // `--repeat`: the next search, from its own ceiling, as the first began.
+            if let (Some((k, of)), Some(setup)) = (self.search_rep, self.search_setup)
+                && k < of
+            {
+                self.search_rep = Some((k + 1, of));
+                self.search = Some(start_search(&self.shared, &self.plan, &self.slo, setup));
             }
         }
         if let Some(queued) = self.queue.pop_front() {
@@ -188,12 +203,12 @@ impl Phases {
         match end {
             PhaseEnd::Completed | PhaseEnd::Segment => {}
             PhaseEnd::Stopped => {
-                end_search(shared, self.search.take());
+                end_search(shared, self.search.take(), self.search_rep);
                 return true;
             }
             PhaseEnd::Sweep(kind) => self.start_sweep(kind),
             PhaseEnd::Capacity => match self.search_setup {
-                Some(s) => self.search = Some(start_search(shared, &self.plan, &self.slo, s)),
+                Some(s) => self.begin_search(s),
                 None => shared.event("capacity search needs an SLO: start with --slo p99=100ms"),
             },
         }
@@ -217,7 +232,7 @@ impl Phases {
                 SweepKind::Concurrency => live.batch_size,
             }
         };
-        self.queue = numbered(&self.plan.sweep(kind, fixed));
+        self.queue = numbered(&self.plan.repeated(&self.plan.sweep(kind, fixed)));
     }
 }
 
@@ -275,10 +290,10 @@ fn requeue(mut cmds: UnboundedReceiver<Command>, held: Vec<Command>) -> Unbounde
 
 /// Planned phases, each with its place among the phases of its sweep (1-based, and how many):
 /// a batch sweep's 2nd of 3 batch sizes is (2, 3) whatever ran before it, which is what the
-/// user asked for. A phase of its own (a plain run) has none.
+/// user asked for, in each of its repetitions. A phase of its own (a plain run) has none.
 fn numbered(specs: &[PhaseSpec]) -> VecDeque<(PhaseSpec, Option<(usize, usize)>)> {
     let mut out = VecDeque::with_capacity(specs.len());
-    for group in specs.chunk_by(|a, b| a.kind == b.kind) {
+    for group in specs.chunk_by(|a, b| a.kind == b.kind && a.repetition == b.repetition) {
         let n = group.len();
         out.extend((group.iter().enumerate()).map(|(i, s)| (*s, (n > 1).then_some((i + 1, n)))));
     }

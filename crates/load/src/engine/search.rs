@@ -3,7 +3,7 @@
 
 use super::settings::SearchSetup;
 use super::shared::Shared;
-use encbench_core::capacity::{Search, SearchPlan, Step};
+use encbench_core::capacity::{Capacity, Search, SearchPlan, Step};
 use encbench_core::plan::{
     OPEN_LOOP_CAP, PhaseKind, PhaseSpec, ProbeRule, RunPlan, SEARCH_CEILING_CAP, StopAt,
 };
@@ -66,6 +66,7 @@ pub(super) fn probe_phase(
     plan: &RunPlan,
     search: &Search,
     step: Step,
+    repetition: Option<(u32, u32)>,
 ) -> PhaseSpec {
     let mut live = shared.lock();
     let (batch_size, rate, concurrency) = match step {
@@ -93,22 +94,31 @@ pub(super) fn probe_phase(
             throughput_only: rate.is_none(),
             ..search.plan().probe
         }),
+        repetition,
     }
 }
 
-/// Keeps a finished (or stopped) search's answers and gives the live settings back.
-pub(super) fn end_search(shared: &Shared, search: Option<Search>) {
+/// Keeps a finished (or stopped) search's answers, marked with its repetition, and gives the
+/// live settings back.
+pub(super) fn end_search(shared: &Shared, search: Option<Search>, repetition: Option<(u32, u32)>) {
     let Some(search) = search else {
         return;
     };
     let mut live = shared.lock();
+    let rep = repetition
+        .map(|(k, of)| format!(" (search {k} of {of})"))
+        .unwrap_or_default();
     for c in search.results() {
         live.timeline.event(
             Instant::now(),
-            format!("capacity b={}: {}", c.batch_size, c.verdict),
+            format!("capacity b={}{rep}: {}", c.batch_size, c.verdict),
         );
     }
-    live.capacity.extend(search.results().iter().cloned());
+    live.capacity
+        .extend(search.results().iter().cloned().map(|c| Capacity {
+            repetition: repetition.map(|r| r.0),
+            ..c
+        }));
     live.searching = None;
     if let Some((b, c, pace)) = live.after_sweep.take() {
         live.batch_size = b;

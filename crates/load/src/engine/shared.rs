@@ -47,6 +47,9 @@ pub(super) struct Live {
     pub(super) run_errors: u64,
     pub(super) timeline: Timeline,
     pub(super) results: Arc<Vec<PhaseResult>>,
+    /// `results` as the screen shows them: each repeated phase pooled so far (the same
+    /// list without `--repeat`), made once per phase end rather than once per frame.
+    pub(super) shown: Arc<Vec<PhaseResult>>,
     pub(super) accuracy_before: Option<AccuracyReport>,
     pub(super) accuracy_latest: Option<AccuracyReport>,
     pub(super) accuracy_running: bool,
@@ -85,6 +88,8 @@ pub(super) struct Shared {
     pub(super) route: Option<String>,
     pub(super) shape: Shape,
     pub(super) slo: Slo,
+    /// The hourly price: derived figures of phases pooled over their repetitions.
+    pub(super) price_per_hour: Option<f64>,
     /// The accuracy check under way: outside the lock, which a verdict must not wait for.
     pub(super) accuracy_progress: accuracy::Progress,
     pub(super) hosts: Hosts,
@@ -106,6 +111,7 @@ impl Shared {
                 run_errors: 0,
                 timeline: Timeline::new(started, setup.window_s),
                 results: Arc::new(Vec::new()),
+                shown: Arc::new(Vec::new()),
                 accuracy_before: None,
                 accuracy_latest: None,
                 accuracy_running: false,
@@ -128,10 +134,16 @@ impl Shared {
             route: setup.target.route(),
             shape: setup.shape,
             slo: setup.slo.clone(),
+            price_per_hour: setup.price_per_hour,
             accuracy_progress: accuracy::Progress::default(),
             hosts,
         }
     }
+    /// The phases as a report gives them: each repeated phase pooled (`results::repeat`).
+    pub(super) fn pooled(&self, phases: &[PhaseResult]) -> Vec<PhaseResult> {
+        encbench_core::results::repeat::pool(phases, &self.slo, self.price_per_hour)
+    }
+
     pub(super) fn lock(&self) -> MutexGuard<'_, Live> {
         // A panic in a request task must not take the measurements with it.
         self.live
@@ -298,7 +310,7 @@ impl Shared {
             run_latency: live.run_latency.clone(),
             run_errors: live.run_errors,
             timeline_tail: tail,
-            phases: live.results.clone(),
+            phases: live.shown.clone(),
             accuracy_before: live.accuracy_before.clone(),
             accuracy_latest: live.accuracy_latest.clone(),
             accuracy_running: live.accuracy_running,

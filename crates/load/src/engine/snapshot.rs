@@ -54,6 +54,8 @@ pub struct PhaseView {
     pub concurrency: usize,
     pub warmup: u64,
     pub stop: StopAt,
+    /// `--repeat`: repetition k of K.
+    pub repetition: Option<(u32, u32)>,
     /// Requests dispatched in this phase, warmup included.
     pub sent: u64,
 }

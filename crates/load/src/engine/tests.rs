@@ -62,6 +62,7 @@ async fn a_panicking_request_is_counted_and_the_phase_completes() {
             concurrency_levels: vec![],
             live: false,
             until_stable: None,
+            repeat: 1,
         },
         seed: 1,
         accuracy: None,
