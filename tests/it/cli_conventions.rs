@@ -52,6 +52,33 @@ fn a_knee_that_is_no_efficiency_is_refused() {
     }
 }
 
+/// `--repeat` takes 1 to 1000 repetitions, for a run and for `compare`, and `compare
+/// --concurrency` a cap; a typo gets clap's suggestion.
+#[test]
+fn a_repeat_that_is_no_count_is_refused() {
+    for bad in ["0", "1001", "x", "2.5"] {
+        for head in [
+            &["--demo", "--headless"][..],
+            &["compare", "--demo", "--headless"],
+        ] {
+            let mut args = head.to_vec();
+            args.extend(["--repeat", bad]);
+            refused(
+                &args,
+                &["--repeat <K>", "must be a whole number from 1 to 1000"],
+            );
+        }
+    }
+    refused(
+        &["compare", "--demo", "--headless", "--concurrency", "0"],
+        &["--concurrency", "must be a whole number from 1 to 100000"],
+    );
+    refused(
+        &["--demo", "--repet", "3"],
+        &["a similar argument exists: '--repeat'"],
+    );
+}
+
 #[test]
 fn a_missing_argument_is_named_with_the_usage_line() {
     refused(

@@ -172,6 +172,28 @@ fn three_reference_endpoints_rows_order_and_cost() {
     // The same model everywhere: no verdict diff.
     assert_eq!(e["compare"]["verdict_diff"], serde_json::json!([]));
     assert!(text.contains("slow    4/4       yes"), "{text}");
+
+    // Differences from one run: each figure's own interval. Service times this far apart
+    // tell every median apart; 25 requests bound no p99 from above, so no p99 is told.
+    let diffs = e["compare"]["differences"].as_array().unwrap();
+    // 3 pairs × 3 phases × p50, p99, req/s and $/1M.
+    assert_eq!(diffs.len(), 36);
+    for d in diffs {
+        assert_eq!(d["basis"], "samples", "{d}");
+        let significant = d["significant"] == true;
+        match d["figure"].as_str().unwrap() {
+            "p99_ms" => {
+                assert!(!significant, "{d}");
+                assert!(d["needed"].as_str().unwrap().contains("no upper bound: -n "), "{d}");
+            }
+            _ => assert!(significant, "{d}"),
+        }
+    }
+    assert!(text.contains("95 % intervals from each figure's own samples: one run"), "{text}");
+    assert!(
+        text.lines().any(|l| l.starts_with("advice: most req/s at b=8 c=1: fast (+")),
+        "{text}"
+    );
 }
 
 #[test]

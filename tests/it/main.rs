@@ -31,6 +31,7 @@ mod newcomer_small;
 mod parsers_fuzz;
 mod peers;
 mod real_model;
+mod repeat;
 mod report;
 mod rerank;
 mod sagemaker;
