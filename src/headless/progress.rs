@@ -137,14 +137,19 @@ pub(super) fn fit(fields: &[Field], width: Option<usize>) -> String {
 pub(super) fn done(r: &RunReport) -> Vec<Field> {
     let sum =
         |f: fn(&encbench_core::results::PhaseResult) -> u64| r.phases.iter().map(f).sum::<u64>();
-    let warmup = sum(|p| p.warmup);
-    let phases = r.phases.len();
+    // A pooled phase's warmup is one repetition's; each repetition warmed up.
+    let warmup = sum(|p| match p.repetitions.as_slice() {
+        [] => p.warmup,
+        reps => reps.iter().map(|r| r.warmup).sum(),
+    });
+    let phases = text::count(r.phases.len(), "phase");
+    let repeated = match r.phases.iter().map(|p| p.repetitions.len()).max() {
+        Some(k) if k > 1 => format!(" × {k} repetitions"),
+        _ => String::new(),
+    };
     let mut out = vec![
         field(0, if r.stopped_early { "stopped" } else { "done" }),
-        field(
-            3,
-            format!("{phases} phase{}", if phases == 1 { "" } else { "s" }),
-        ),
+        field(3, format!("{phases}{repeated}")),
         field(1, format!("sent {}", sum(|p| p.sent))),
         field(1, format!("ok {}", sum(|p| p.ok))),
         field(
@@ -205,6 +210,11 @@ mod tests {
         assert!(fit(&fields(&s, false), None).contains("[phase 7 batch b=8 c=1]"));
         // A reranker's batch is its documents per query.
         assert!(fit(&fields(&s, true), None).contains("[phase 7 batch D=8 c=1]"));
+        // --repeat: the repetition under way, beside the place in the sweep.
+        let p = s.phase.as_mut().unwrap();
+        (p.step, p.repetition) = (Some((2, 3)), Some((4, 5)));
+        let line = fit(&fields(&s, false), None);
+        assert!(line.contains("[phase 7: batch 2/3 rep 4/5 b=8 c=1]"), "{line}");
     }
 
     #[test]

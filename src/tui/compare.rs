@@ -23,15 +23,10 @@ fn state(r: &RowView) -> String {
     match &r.state {
         RowState::Waiting => "waiting".into(),
         RowState::CheckingAccuracy => "accuracy check".into(),
-        RowState::Running(step, rep) => {
-            let rep = rep
-                .map(|(k, of)| format!(" rep {k}/{of}"))
-                .unwrap_or_default();
-            match &r.live {
-                Some((s, _)) => format!("{}{rep} {}", step.label(), s.label()),
-                None => format!("{}{rep} starting", step.label()),
-            }
-        }
+        RowState::Running(step, _) => match &r.live {
+            Some((s, _)) => format!("{} {}", step.label(), s.label()),
+            None => format!("{} starting", step.label()),
+        },
         RowState::Done => "done".into(),
     }
 }
@@ -72,6 +67,17 @@ pub fn draw(f: &mut Frame, v: &CompareView, quitting: bool) {
     f.render_widget(Paragraph::new(footer), foot);
 }
 
+/// " · repetition 2 of 3" while a repeated phase runs (`--repeat`).
+fn repetition(v: &CompareView) -> String {
+    v.rows
+        .iter()
+        .find_map(|r| match r.state {
+            RowState::Running(_, Some((k, of))) => Some(format!(" · repetition {k} of {of}")),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
 fn heading(v: &CompareView) -> Paragraph<'static> {
     let status = if v.finished { "finished" } else { "running" };
     Paragraph::new(vec![
@@ -83,9 +89,10 @@ fn heading(v: &CompareView) -> Paragraph<'static> {
         ))
         .style(Style::default().add_modifier(Modifier::BOLD)),
         Line::from(format!(
-            " phase runs {}/{} · each target: {}",
+            " phase runs {}/{}{} · each target: {}",
             v.done,
             v.total,
+            repetition(v),
             v.steps
                 .iter()
                 .map(encbench_load::compare::Step::label)

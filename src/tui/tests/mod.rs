@@ -266,7 +266,7 @@ fn compare_view() -> encbench_load::compare::CompareView {
                 shown: t.target["url"].as_str().unwrap_or("").into(),
                 instance: t.instance_type.clone().zip(t.price_per_hour_usd),
                 state: if last {
-                    RowState::Running(steps[2], None)
+                    RowState::Running(steps[2], Some((2, 3)))
                 } else {
                     RowState::Waiting
                 },
