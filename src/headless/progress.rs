@@ -214,7 +214,10 @@ mod tests {
         let p = s.phase.as_mut().unwrap();
         (p.step, p.repetition) = (Some((2, 3)), Some((4, 5)));
         let line = fit(&fields(&s, false), None);
-        assert!(line.contains("[phase 7: batch 2/3 rep 4/5 b=8 c=1]"), "{line}");
+        assert!(
+            line.contains("[phase 7: batch 2/3 rep 4/5 b=8 c=1]"),
+            "{line}"
+        );
     }
 
     #[test]

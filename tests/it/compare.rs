@@ -184,14 +184,24 @@ fn three_reference_endpoints_rows_order_and_cost() {
         match d["figure"].as_str().unwrap() {
             "p99_ms" => {
                 assert!(!significant, "{d}");
-                assert!(d["needed"].as_str().unwrap().contains("no upper bound: -n "), "{d}");
+                assert!(
+                    d["needed"]
+                        .as_str()
+                        .unwrap()
+                        .contains("no upper bound: -n "),
+                    "{d}"
+                );
             }
             _ => assert!(significant, "{d}"),
         }
     }
-    assert!(text.contains("95 % intervals from each figure's own samples: one run"), "{text}");
     assert!(
-        text.lines().any(|l| l.starts_with("advice: most req/s at b=8 c=1: fast (+")),
+        text.contains("95 % intervals from each figure's own samples: one run"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("advice: most req/s at b=8 c=1: fast (+")),
         "{text}"
     );
 }

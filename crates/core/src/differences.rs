@@ -182,7 +182,11 @@ pub fn rate_interval(p: &PhaseResult) -> Option<Interval> {
 
 /// A target's capacity at one batch size: the mean over its searches, each search's answer
 /// as a repetition, and a single search's own interval; with the concurrency it ran at.
-fn capacity_measure(all: &[Capacity], target: &str, batch_size: usize) -> Option<(Measure, usize)> {
+pub fn capacity_measure(
+    all: &[Capacity],
+    target: &str,
+    batch_size: usize,
+) -> Option<(Measure, usize)> {
     let found: Vec<&Capacity> = all
         .iter()
         .filter(|c| c.target.as_deref() == Some(target) && c.batch_size == batch_size)

@@ -325,7 +325,7 @@ fn capacity_table(e: &Export) -> Option<Table> {
         ]);
     }
     t.notes.push(
-        encbench_core::capacity::cheapest(&e.capacity)
+        super::differences::capacity_verdict(e)
             .unwrap_or_else(|| format!("no target meets {} at any rate probed", first.slo)),
     );
     Some(t)

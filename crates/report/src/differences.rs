@@ -209,3 +209,108 @@ fn between(here: &[&Difference], best: &str, next: &str) -> Option<Judged> {
         ..d.judged.clone()
     })
 }
+
+/// `compare --slo`'s answer: the cheapest target within the SLO (or, without prices, the one
+/// with the most capacity), as `capacity::cheapest` names it, kept only where its capacity
+/// (or cost) is significantly better than every other target's best; otherwise the targets
+/// the searches cannot tell apart.
+pub fn capacity_verdict(e: &Export) -> Option<String> {
+    use encbench_core::differences::capacity_measure;
+    use encbench_core::significance::judge;
+    let line = encbench_core::capacity::cheapest(&e.capacity)?;
+    let cmp = e.compare.as_ref()?;
+    let price = |t: &str| {
+        cmp.targets
+            .iter()
+            .find(|x| x.name == t)
+            .and_then(|x| x.price_per_hour_usd)
+    };
+    let priced = line.starts_with("cheapest");
+    // Each target's best batch size, as `cheapest` ranks them.
+    let per_sample = |t: &str, b: usize| {
+        let (m, _) = capacity_measure(&e.capacity, t, b)?;
+        let samples = m.value * b as f64;
+        Some(if priced {
+            price(t)? / samples
+        } else {
+            -samples
+        })
+    };
+    let mut best: Vec<(&str, usize, f64)> = Vec::new();
+    for t in &cmp.targets {
+        let sizes = e
+            .capacity
+            .iter()
+            .filter(|c| c.target.as_deref() == Some(&t.name));
+        let found = sizes
+            .filter_map(|c| Some((c.batch_size, per_sample(&t.name, c.batch_size)?)))
+            .min_by(|x, y| x.1.total_cmp(&y.1));
+        if let Some((b, v)) = found {
+            best.push((t.name.as_str(), b, v));
+        }
+    }
+    best.sort_by(|x, y| x.2.total_cmp(&y.2));
+    let [(w, bw, _), rest @ ..] = best.as_slice() else {
+        return Some(line);
+    };
+    let mut tied = Vec::new();
+    for &(t, bt, _) in rest {
+        let (Some((mw, _)), Some((mt, _))) = (
+            capacity_measure(&e.capacity, w, *bw),
+            capacity_measure(&e.capacity, t, bt),
+        ) else {
+            continue;
+        };
+        // The winner's rate against the other's; its cost per sample (or its samples/s)
+        // against the other's follows by the prices and batch sizes, which are exact.
+        let j = judge(Figure::CapacityPerS, &mt, &mw);
+        let Some(Interval(lo, hi)) = j.ci95 else {
+            tied.push(format!(
+                "{t} (no interval: {})",
+                j.needed.unwrap_or_default()
+            ));
+            continue;
+        };
+        let (bw, bt) = (*bw as f64, bt as f64);
+        let (what, ratio, ends) = if priced {
+            let k = price(w).zip(price(t)).map_or(1.0, |(pw, pt)| pw / pt) * bt / bw;
+            let ends = (
+                hi.map_or(0.0, |h| k / (1.0 + h)),
+                (lo > -1.0).then(|| k / (1.0 + lo)),
+            );
+            ("per sample", k / (1.0 + j.relative), ends)
+        } else {
+            let q = bw / bt;
+            (
+                "in samples/s",
+                (1.0 + j.relative) * q,
+                ((1.0 + lo) * q, hi.map(|h| (1.0 + h) * q)),
+            )
+        };
+        let told = if priced {
+            ends.1.is_some_and(|h| h < 1.0)
+        } else {
+            ends.0 > 1.0
+        };
+        if !told {
+            let shown = Interval(ends.0 - 1.0, ends.1.map(|h| h - 1.0));
+            tied.push(format!(
+                "{t} ({} {} {what}{})",
+                percent(ratio - 1.0),
+                interval_percent(shown),
+                j.needed
+                    .as_deref()
+                    .map(|n| format!(": {n}"))
+                    .unwrap_or_default()
+            ));
+        }
+    }
+    Some(if tied.is_empty() {
+        line
+    } else {
+        format!(
+            "{line}; but {w} is {NOT_DISTINGUISHABLE} from {}: no winner",
+            tied.join(", ")
+        )
+    })
+}
