@@ -76,7 +76,7 @@ fn operator_session_through_keys() {
     assert_eq!(tmux.wait_exit(15), 0);
     // The terminal is restored: the tables are printed on the normal screen.
     let after = tmux.history(300);
-    assert!(after.contains("Batch (n = measured"), "{after}");
+    assert!(after.contains("n = measured requests per row)"), "{after}");
     assert!(
         !after.contains("╭ latency"),
         "alternate screen left behind:\n{after}"
