@@ -113,10 +113,14 @@ impl Estimate {
         };
         match self.ci {
             None => (self.figure(v), String::new()),
-            Some(Interval(lo, None)) => (format!("≥ {}", self.bound(lo)), String::new()),
+            Some(Interval(lo, None)) => (format!("≥ {}", self.bound(lo, End::Low)), String::new()),
             Some(Interval(lo, Some(hi))) => (
                 self.figure(v),
-                format!("[{}, {}]", self.bound(lo), self.bound(hi)),
+                format!(
+                    "[{}, {}]",
+                    self.bound(lo, End::Low),
+                    self.bound(hi, End::High)
+                ),
             ),
         }
     }
@@ -140,9 +144,11 @@ impl Estimate {
     }
 
     /// A bound to at most three significant figures (`[270, 291]`, not `[270.1, 290.5]`):
-    /// the ends of an interval are themselves uncertain by a bucket of the histogram, and
-    /// a column of them stays narrow.
-    fn bound(&self, v: f64) -> String {
+    /// the ends of an interval are themselves uncertain by a bucket of the histogram, and a
+    /// column of them stays narrow. Fewer decimals than the figure's round outward (the low
+    /// end down, the high end up), so that the interval shown still holds the figure shown:
+    /// `367.9 [367, 369]`, never `[368, 368]`.
+    fn bound(&self, v: f64, end: End) -> String {
         let Some(d) = self.decimals else {
             return v.to_string();
         };
@@ -151,9 +157,23 @@ impl Estimate {
             x if x < 100.0 => 1,
             _ => 0,
         };
-        let d = d.min(sig3);
-        format!("{v:.d$}")
+        if sig3 >= d {
+            return format!("{v:.d$}");
+        }
+        let scale = 10f64.powi(i32::try_from(sig3).unwrap_or(0));
+        let out = match end {
+            End::Low => (v * scale).floor(),
+            End::High => (v * scale).ceil(),
+        } / scale;
+        format!("{out:.sig3$}")
     }
+}
+
+/// Which end of an interval a bound is.
+#[derive(Clone, Copy)]
+enum End {
+    Low,
+    High,
 }
 
 /// The header of an interval's low or high end beside its figure's column: `p99_ms` gives
@@ -205,6 +225,18 @@ mod tests {
             decimals: Some(1),
         };
         assert_eq!(wide.shown(), "278.3 [270, 291]");
+        // Rounded outward where the bounds have fewer decimals: the figure stays inside.
+        let tight = Estimate {
+            value: Some(367.9),
+            ci: Some(Interval(367.84, Some(368.12))),
+            decimals: Some(1),
+        };
+        assert_eq!(tight.shown(), "367.9 [367, 369]");
+        let open = Estimate {
+            ci: Some(Interval(369.6, None)),
+            ..tight
+        };
+        assert_eq!(open.shown(), "≥ 369");
         let per_doc = Estimate {
             decimals: Some(2),
             ..wide
