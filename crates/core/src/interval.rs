@@ -67,6 +67,12 @@ impl Ci95 {
     }
 }
 
+/// The interval of any quantile `q` of `h` (a percentile spectrum's every point); `None`
+/// for an empty histogram.
+pub fn of_quantile(h: &Histogram<u64>, q: f64) -> Option<Interval> {
+    (!h.is_empty()).then(|| interval(h, h.len(), q))
+}
+
 /// The bounds widen to the whole histogram bucket they fall in, so the histogram's rounding
 /// never narrows an interval.
 fn interval(h: &Histogram<u64>, n: u64, q: f64) -> Interval {

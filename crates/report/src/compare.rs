@@ -2,8 +2,9 @@
 //! its export print the same thing): latency per batch size, throughput with ×b=1, a table
 //! per concurrency level, cost, and the verdict diff.
 
-use super::table::Table;
+use super::table::{Cell, Estimate, Table};
 use encbench_core::export::{CompareSection, Export};
+use encbench_core::percentile::Percentile;
 use encbench_core::plan::PhaseKind;
 use encbench_core::results::PhaseResult;
 use encbench_core::text::{num, truncate};
@@ -46,6 +47,7 @@ pub fn heading(e: &Export) -> Vec<String> {
             "each phase {k} times with fresh seeds, the targets taking turns within each repetition (A B A B …): the tables pool the repetitions; the differences' intervals come from their spread"
         ));
     }
+    lines.extend(super::intervals_line(e));
     if e.stopped_early {
         lines.push("stopped before the comparison finished".into());
     }
@@ -131,22 +133,28 @@ fn latency_table(
             Some(false) => "missed",
             None => "-",
         };
-        let mut cells = match p {
-            Some(p) if p.ok > 0 => vec![
-                name.clone(),
-                p.n.to_string(),
-                num(Some(p.latency_ms.p50), 1),
-                num(Some(p.latency_ms.p90), 1),
-                num(Some(p.latency_ms.p95), 1),
-                num(Some(p.latency_ms.p99), 1),
-                num(p.p99_over_p50, 2),
-                num(Some(p.req_per_s), 1),
-                p.error_count().to_string(),
-            ],
+        let mut cells: Vec<Cell> = match p {
+            Some(p) if p.ok > 0 => {
+                let at = |q| Estimate::of(&p.latency_ms, q, 1).into();
+                vec![
+                    name.clone().into(),
+                    p.n.to_string().into(),
+                    at(Percentile::P50),
+                    at(Percentile::P90),
+                    at(Percentile::P95),
+                    at(Percentile::P99),
+                    num(p.p99_over_p50, 2).into(),
+                    num(Some(p.req_per_s), 1).into(),
+                    p.error_count().to_string().into(),
+                ]
+            }
             _ => {
-                let mut r = vec![name.clone(), p.map_or("0".into(), |p| p.n.to_string())];
-                r.extend(std::iter::repeat_n("-".to_string(), 6));
-                r.push(p.map_or("-".into(), |p| p.error_count().to_string()));
+                let mut r: Vec<Cell> = vec![
+                    name.clone().into(),
+                    p.map_or("0".into(), |p| p.n.to_string()).into(),
+                ];
+                r.extend(std::iter::repeat_n(Cell::from("-"), 6));
+                r.push(p.map_or("-".into(), |p| p.error_count().to_string()).into());
                 r
             }
         };
