@@ -58,6 +58,12 @@ fn pct(l: &LatencySummary, at: Percentile, form: Form) -> Cell {
     }
 }
 
+/// Percentile `at` of `l` with a margin that holds its interval (`26.1±.8`, `≥26.6`): a
+/// finished phase's figure where a screen has a narrow column for it.
+pub(crate) fn with_margin(l: &LatencySummary, at: Percentile) -> String {
+    pct(l, at, Form::Margin).0
+}
+
 /// The larger side of an interval, at the figure's own decimals (`.8`, `12`): the interval
 /// `v ± margin` holds the one measured, so it claims no more than it.
 fn margin(m: f64, v: f64) -> String {
