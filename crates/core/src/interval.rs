@@ -40,11 +40,17 @@ pub struct Ci95 {
 impl Ci95 {
     /// `None` for an empty histogram (values in µs, the intervals in ms).
     pub fn of(h: &Histogram<u64>) -> Option<Ci95> {
-        let n = h.len();
-        if n == 0 {
+        Ci95::over_due(h, h.len())
+    }
+
+    /// The intervals of the percentiles over `due` requests of which `h` holds the ok ones,
+    /// the others (errors, unsent) counted as later than any: those an SLO is judged on.
+    /// `None` when nothing completed ok.
+    pub fn over_due(h: &Histogram<u64>, due: u64) -> Option<Ci95> {
+        if h.is_empty() || due < h.len() {
             return None;
         }
-        let at = |q| interval(h, n, q);
+        let at = |q| interval(h, due, q);
         Some(Ci95 {
             p50: at(0.50),
             p90: at(0.90),
@@ -67,15 +73,19 @@ impl Ci95 {
     }
 }
 
-/// The bounds widen to the whole histogram bucket they fall in, so the histogram's rounding
-/// never narrows an interval.
-fn interval(h: &Histogram<u64>, n: u64, q: f64) -> Interval {
-    let (lo, hi) = ranks(n, q);
-    let value = |rank: u64| h.value_at_quantile((rank as f64 - 0.5) / n as f64);
+/// The q-quantile's interval over `due` samples of which `h` holds the smallest (the ok
+/// requests; the rest were late without bound). The bounds widen to the whole histogram
+/// bucket they fall in, so the histogram's rounding never narrows an interval. A rank past
+/// the ok samples has no upper end, and a lower end there is at least the largest of them.
+fn interval(h: &Histogram<u64>, due: u64, q: f64) -> Interval {
+    let (lo, hi) = ranks(due, q);
+    let ok = h.len();
+    let value = |rank: u64| h.value_at_quantile((rank.min(ok) as f64 - 0.5) / ok as f64);
     let ms = |us: u64| us as f64 / 1000.0;
     Interval(
         ms(h.lowest_equivalent(value(lo))),
-        hi.map(|r| ms(h.highest_equivalent(value(r)))),
+        hi.filter(|&r| r <= ok)
+            .map(|r| ms(h.highest_equivalent(value(r)))),
     )
 }
 

@@ -316,6 +316,7 @@ fn at_80x24_lines_end_at_a_word_and_the_histogram_keeps_its_shape() {
         ceiling_per_s: Some(40.0),
         max_rate_per_s: Some(18.9),
         failed_at_per_s: Some(28.1),
+        max_rate_per_s_ci95_per_s: None,
         samples_per_s: None,
         latency_ms: None,
         goodput_per_s: None,

@@ -1,0 +1,98 @@
+//! How sure the answer is: the bracket it stopped in, widened where the noise of the probes
+//! at its ends reaches past it.
+//!
+//! The probe that met at `lo` measured the objective's percentile with a 95 % interval (the
+//! order statistics over the requests due, `interval`). Where the top of that interval is
+//! past the bound, the true curve may cross the bound below `lo`: by as much as the excess
+//! over the curve's local slope. Likewise below the bound at the probe that missed, above
+//! it. The ceiling bounds the answer outright: no open loop above it keeps up.
+//!
+//! The order statistics assume independent samples; a queue's are not (a busy period makes
+//! a run of late requests), so the intervals are widened by `AUTOCORRELATION`, calibrated on
+//! simulated M/M/1 and M/M/4 searches so that the answer's interval covers queueing theory's
+//! answer 95 % of the time (`sim_tests`).
+
+use super::judge::Point;
+
+/// How much wider than the order statistics' a probe's interval on its percentile is when
+/// its samples come from a queue, per unit of 1 + ε (ε: the latency's elasticity to load,
+/// measured by the probes). A queue forgets its state over a relaxation time that grows as
+/// 1/(1 − ρ)² (heavy traffic), so a tail share counted over n requests is as sure as one
+/// over n·(1 − ρ)² independent ones, and its interval wider by 1/(1 − ρ); a latency that
+/// grows as 1/(1 − ρ) has ε = ρ/(1 − ρ), so 1/(1 − ρ) = 1 + ε, which the probes measure
+/// without knowing the endpoint. The factor is the smallest with which the simulated
+/// searches' intervals (`sim_tests`) covered theory in at least 95 % of the runs.
+pub(super) const AUTOCORRELATION: f64 = 2.5;
+
+/// `[lo, hi]` around the answer `lo`, given the lowest rate that missed (`failed`) or none
+/// (the ceiling is then the upper end).
+pub(super) fn interval(points: &[Point], lo: f64, failed: Option<f64>, ceiling: f64) -> [f64; 2] {
+    widened(points, lo, failed, ceiling, AUTOCORRELATION)
+}
+
+/// `interval` with `k0` for `AUTOCORRELATION`.
+pub(super) fn widened(
+    points: &[Point],
+    lo: f64,
+    failed: Option<f64>,
+    ceiling: f64,
+    k0: f64,
+) -> [f64; 2] {
+    let at = |rate: f64| points.iter().rev().find(|p| p.rate == rate).copied();
+    let e = elasticity(points, lo, ceiling);
+    // The ratio's interval at a probe, widened for autocorrelation, mapped to rates through
+    // the local slope dr/dλ = ε·r/λ.
+    let reach = |p: Point, end: f64| {
+        let k = k0 * (1.0 + e);
+        let moved = p.ratio + k * (end - p.ratio);
+        (moved - 1.0) / (e * p.ratio / p.rate)
+    };
+    let low = match at(lo).and_then(|p| p.ci.map(|(_, top)| (p, top))) {
+        Some((p, top)) => lo - reach(p, top).max(0.0),
+        None => lo,
+    };
+    let high = match failed.map(|hi| (hi, at(hi).and_then(|p| p.ci.map(|(bottom, _)| (p, bottom)))))
+    {
+        Some((hi, Some((p, bottom)))) => (hi - reach(p, bottom).min(0.0)).min(ceiling),
+        Some((hi, None)) => hi,
+        None => ceiling,
+    };
+    [low.max(0.0), high.max(failed.unwrap_or(lo))]
+}
+
+/// The latency's elasticity to load, ε = d ln r / d ln λ, at the answer: the least-squares
+/// slope of ln r against ln λ over the probes within `NEAR` of it, or over all where that is
+/// steeper (a curve that steepens with load has its steepest near the answer, and noise
+/// between probes a precision apart can flatten theirs), or with fewer than two probes that
+/// rise with load, the ceiling's: r ∝ 1/(ceiling − λ).
+pub(super) fn elasticity(points: &[Point], rate: f64, ceiling: f64) -> f64 {
+    let curve: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| p.judged && p.ratio.is_finite() && p.ratio > 0.0)
+        .map(|p| (p.rate.ln(), p.ratio.ln()))
+        .collect();
+    let near: Vec<(f64, f64)> = curve
+        .iter()
+        .filter(|p| (p.0 - rate.ln()).abs() <= NEAR.ln())
+        .copied()
+        .collect();
+    match (log_slope(&near), log_slope(&curve)) {
+        (Some(a), Some(b)) => a.max(b),
+        (a, b) => a
+            .or(b)
+            .unwrap_or(rate / (ceiling - rate).max(f64::MIN_POSITIVE)),
+    }
+}
+
+/// How near the answer a probe's rate is for the local slope: within 15 %.
+const NEAR: f64 = 1.15;
+
+fn log_slope(v: &[(f64, f64)]) -> Option<f64> {
+    let n = v.len() as f64;
+    let mx = v.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = v.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = v.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = v.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let slope = sxy / sxx;
+    (v.len() >= 2 && sxx > 1e-9 && slope.is_finite() && slope > 0.0).then_some(slope)
+}
