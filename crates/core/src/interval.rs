@@ -220,6 +220,30 @@ mod tests {
         );
     }
 
+    /// Over the requests due, those that never completed ok count as later than any: the
+    /// ranks are the binomial's over all that were due, read among the ok samples, and a
+    /// rank past them bounds nothing from above.
+    #[test]
+    fn intervals_over_the_requests_due_count_the_missing_as_late() {
+        let mut h = crate::stats::phase_histogram();
+        for ms in 1..=1000u64 {
+            h.record(ms * 1000).unwrap();
+        }
+        let all = Ci95::of(&h).unwrap();
+        assert_eq!(Ci95::over_due(&h, 1000), Some(all));
+        // 1,000 ok of 1,010 due: the median's ranks move up by five, p99's upper end (rank
+        // 1,010 of 1,010) is past the ok samples.
+        let due = Ci95::over_due(&h, 1010).unwrap();
+        let (l, u) = ranks(1010, 0.5);
+        assert!((due.p50.0 - l as f64).abs() <= 1.0, "{:?} {l}", due.p50);
+        assert!((due.p50.1.unwrap() - u.unwrap() as f64).abs() <= 1.0);
+        assert!(due.p50.0 > all.p50.0);
+        assert_eq!(due.p99.1, None, "{:?}", due.p99);
+        assert!(due.p99.0 >= all.p99.0);
+        // Fewer due than ok is no record of a phase.
+        assert_eq!(Ci95::over_due(&h, 999), None);
+    }
+
     /// Over 200 seeded samples of an exponential latency, the intervals of p50 and p99 cover
     /// the true quantile in 93–97 % of them: the histogram path, as a phase reads it. (The
     /// exact coverage at these n is 95.3 % and 95.4 %; 200 samples estimate it ± 1.5 %, and

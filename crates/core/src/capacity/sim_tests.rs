@@ -6,7 +6,16 @@ use super::*;
 
 /// The widening factors whose coverage the side-by-side reports, to calibrate
 /// `uncertainty::AUTOCORRELATION`.
-const FACTORS: [f64; 6] = [0.5, 1.0, 1.5, 2.0, 2.5, 3.0];
+const FACTORS: [(f64, f64); 8] = [
+    (1.5, 1.0),
+    (2.0, 1.0),
+    (2.5, 1.0),
+    (3.0, 1.0),
+    (0.5, 2.0),
+    (0.75, 2.0),
+    (1.0, 2.0),
+    (1.25, 2.0),
+];
 
 /// What `runs` seeded searches of one endpoint came to.
 #[derive(Debug, Default)]
@@ -19,6 +28,8 @@ struct Tally {
     covered: usize,
     /// Runs whose interval, widened by each of `FACTORS` instead, covered theory.
     covered_with: [usize; FACTORS.len()],
+    /// And the widths of those intervals over theory, summed.
+    width_with: [f64; FACTORS.len()],
     /// The interval's width over theory.
     widths: Vec<f64>,
 }
@@ -48,8 +59,12 @@ impl Tally {
             self.coverage() * 100.0,
             mean(&self.widths) * 100.0,
         ) + &format!(
-            " · with k = {FACTORS:?}: {:?} %",
+            " · with (k0, power) = {FACTORS:?}: {:?} %",
             self.covered_with.map(|n| n * 100 / self.runs)
+        ) + &format!(
+            ", widths {:?} %",
+            self.width_with
+                .map(|w| (w * 100.0 / self.runs as f64).round())
         )
     }
 }
@@ -94,12 +109,17 @@ fn tally(e: &Endpoint, precision: f64, bisect_only: bool, runs: usize, seed: u64
         if lo <= want && want <= hi {
             t.covered += 1;
         }
-        for (k, n) in FACTORS.iter().zip(&mut t.covered_with) {
+        for ((k, n), w) in FACTORS
+            .iter()
+            .zip(&mut t.covered_with)
+            .zip(&mut t.width_with)
+        {
             let ceiling = c.ceiling_per_s.unwrap();
             let [lo, hi] = uncertainty::widened(&s.points, got, c.failed_at_per_s, ceiling, *k);
             if lo <= want && want <= hi {
                 *n += 1;
             }
+            *w += (hi - lo) / want;
         }
     }
     t
