@@ -273,9 +273,9 @@ fn capacity_table(e: &Export) -> Option<Table> {
         &[
             "target",
             "batch",
-            "max req/s",
+            "max req/s [95% CI]",
             "samples/s",
-            "p99 ms",
+            "p99 ms [95% CI]",
             "$/1M",
             "probes",
             "answer",
@@ -290,9 +290,12 @@ fn capacity_table(e: &Export) -> Option<Table> {
         t.row(vec![
             c.target.clone().unwrap_or_default(),
             c.batch_size.to_string(),
-            num(c.max_rate_per_s, 1),
+            super::run::max_rate(c),
             num(c.samples_per_s, 1),
-            num(c.latency_ms.map(|l| l.p99), 1),
+            super::run::sure(
+                c.latency_ms.map(|l| l.p99),
+                c.latency_ms.and_then(|l| l.ci95).map(|i| i.p99),
+            ),
             num(c.cost_per_1m_usd, 4),
             c.probes.len().to_string(),
             c.verdict.clone(),

@@ -9,6 +9,8 @@
 use super::table::{NOT_A_RATE, Table};
 use encbench_core::arrival::Pace;
 use encbench_core::export::{AccuracyExport, Export};
+use encbench_core::interval::Interval;
+use encbench_core::percentile::Percentile;
 use encbench_core::plan::PhaseKind;
 use encbench_core::results::capacity::Capacity;
 use encbench_core::results::{PhaseResult, analysis};
@@ -296,10 +298,10 @@ fn capacity_table(found: &[Capacity]) -> Option<Table> {
         ),
         &[
             "batch",
-            "max req/s",
+            "max req/s [95% CI]",
             "samples/s",
-            "p50 ms",
-            "p99 ms",
+            "p50 ms [95% CI]",
+            "p99 ms [95% CI]",
             "goodput/s",
             "$/1M",
             "ceiling req/s",
@@ -308,12 +310,17 @@ fn capacity_table(found: &[Capacity]) -> Option<Table> {
         ],
     );
     for c in found {
+        let ci = |at| {
+            c.latency_ms
+                .and_then(|l| l.ci95)
+                .map(|i| i.of_percentile(at))
+        };
         t.row(vec![
             c.batch_size.to_string(),
-            num(c.max_rate_per_s, 1),
+            max_rate(c),
             num(c.samples_per_s, 1),
-            num(c.latency_ms.map(|l| l.p50), 1),
-            num(c.latency_ms.map(|l| l.p99), 1),
+            sure(c.latency_ms.map(|l| l.p50), ci(Percentile::P50)),
+            sure(c.latency_ms.map(|l| l.p99), ci(Percentile::P99)),
             num(c.goodput_per_s, 1),
             num(c.cost_per_1m_usd, 4),
             num(c.ceiling_per_s, 1),
@@ -338,7 +345,15 @@ fn probes_table(found: &[Capacity]) -> Option<Table> {
     let mut t = Table::new(
         "Capacity probes (open loop, each until stable or its time bound)",
         &[
-            "batch", "req/s", "n", "p50 ms", "p99 ms", "meets", "stable", "ended", "missed",
+            "batch",
+            "req/s",
+            "n",
+            "p50 ms [95% CI]",
+            "p99 ms [95% CI]",
+            "meets",
+            "stable",
+            "ended",
+            "missed",
         ],
     );
     for c in found {
@@ -347,8 +362,8 @@ fn probes_table(found: &[Capacity]) -> Option<Table> {
                 c.batch_size.to_string(),
                 text::sig3(p.rate_per_s),
                 p.n.to_string(),
-                num(Some(p.p50), 1),
-                num(Some(p.p99), 1),
+                sure(Some(p.p50), p.p50_ci95),
+                sure(Some(p.p99), p.p99_ci95),
                 match (p.bound, p.meets) {
                     (false, _) => "cut short",
                     (true, true) => "yes",
@@ -362,6 +377,28 @@ fn probes_table(found: &[Capacity]) -> Option<Table> {
         }
     }
     Some(t)
+}
+
+/// A percentile and how sure it is: `45.4 [38.1, 52.0]`, `45.4 ≥ 38.1` where no sample
+/// bounds it from above, the figure alone where an older export kept no interval.
+pub(crate) fn sure(v: Option<f64>, ci: Option<Interval>) -> String {
+    match (v, ci) {
+        (Some(v), Some(i)) => format!("{} {}", num(Some(v), 1), i.shown()),
+        _ => num(v, 1),
+    }
+}
+
+/// The answer's rate with its 95 % interval: `185.0 [176.2, 192.3]`.
+pub(crate) fn max_rate(c: &Capacity) -> String {
+    match (c.max_rate_per_s, c.max_rate_per_s_ci95_per_s) {
+        (Some(v), Some([lo, hi])) => format!(
+            "{} [{}, {}]",
+            num(Some(v), 1),
+            num(Some(lo), 1),
+            num(Some(hi), 1)
+        ),
+        (v, _) => num(v, 1),
+    }
 }
 
 fn pair(s: &encbench_core::stats::LatencySummary) -> String {

@@ -162,8 +162,8 @@ fn capacity_lines(s: &encbench_load::engine::Snapshot, rerank: bool) -> Rows {
             Keep::Always,
             Line::styled(
                 format!(
-                    "{:>3} {:>9} {:>7} {:>6} {:>7} {:>6}",
-                    b, "max req/s", smp, "p99", "$/1M", "probes"
+                    "{:>3} {:>9} {:>14} {:>7} {:>6} {:>7} {:>6}",
+                    b, "max req/s", "95% CI", smp, "p99", "$/1M", "probes"
                 ),
                 bold,
             ),
@@ -172,9 +172,11 @@ fn capacity_lines(s: &encbench_load::engine::Snapshot, rerank: bool) -> Rows {
             out.push((
                 Keep::Always,
                 Line::from(format!(
-                    "{:>3} {:>9} {:>7} {:>6} {:>7} {:>6}",
+                    "{:>3} {:>9} {:>14} {:>7} {:>6} {:>7} {:>6}",
                     c.batch_size,
                     num(c.max_rate_per_s, 1),
+                    c.max_rate_per_s_ci95_per_s
+                        .map_or("-".into(), encbench_core::capacity::shown),
                     num(c.samples_per_s, 1),
                     c.latency_ms.map_or("-".into(), |l| ms(l.p99)),
                     num(c.cost_per_1m_usd, 4),
