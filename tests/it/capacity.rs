@@ -90,6 +90,24 @@ fn assert_capacity_near(e: &Value, want: f64) {
     assert!(
         probes.iter().any(|p| p["meets"] == true) && probes.iter().any(|p| p["meets"] == false)
     );
+    // The answer's interval holds the bracket it stopped in, and theory's answer.
+    let ci = c["max_rate_per_s_ci95_per_s"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no interval: {c}"));
+    let (lo, hi) = (f(&ci[0]), f(&ci[1]));
+    let top = c["failed_at_per_s"]
+        .as_f64()
+        .unwrap_or_else(|| f(&c["ceiling_per_s"]));
+    eprintln!(
+        "  interval [{lo:.0}, {hi:.0}] ({:+.1} %, {:+.1} %)",
+        (lo / want - 1.0) * 100.0,
+        (hi / want - 1.0) * 100.0
+    );
+    assert!(
+        lo <= got && top <= hi,
+        "the bracket [{got}, {top}] in [{lo}, {hi}]"
+    );
+    assert!(lo <= want && want <= hi, "theory's {want} in [{lo}, {hi}]");
 }
 
 fn mm(workers: &str, queue: &str, replicas: &str) -> Serve {
