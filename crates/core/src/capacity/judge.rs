@@ -15,6 +15,8 @@ pub(super) struct Point {
     /// That ratio's 95 % interval, the upper end infinite where no sample bounds it; `None`
     /// for an errors objective, whose share the search takes as measured.
     pub ci: Option<(f64, f64)>,
+    /// Whether the probe met the SLO.
+    pub met: bool,
     /// Whether `ratio` is the figure the SLO was judged on, fit for the search's model of the
     /// latency curve: not where fewer than the objective's share completed ok (the ratio is
     /// then the ok requests' own), nor from a probe that fell behind its schedule.
@@ -100,6 +102,7 @@ pub(super) fn point(slo: &Slo, rate: f64, r: &PhaseResult) -> Point {
         rate,
         ratio: 0.0,
         ci: None,
+        met: r.slo_met == Some(true),
         judged: !r.overloaded,
     };
     for o in &slo.objectives {

@@ -22,8 +22,8 @@ use super::judge::Point;
 /// latency that grows as 1/(1 − ρ) has ε = ρ/(1 − ρ), so 1/(1 − ρ) = 1 + ε. The variance of
 /// a mean suggests the first power; the simulated searches (`sim_tests`, 1,000 seeded runs
 /// each) needed the second: with (1 + ε)¹ no one factor covered both M/M/1 (ρ 0.54) and
-/// M/M/4 (ρ 0.875) near 95 % (2.5: 99.9 % and 91 %; 2.0: 97 % and 84 %), with 0.75 ×
-/// (1 + ε)² the answers' intervals covered theory in 97 % and 96 %.
+/// M/M/4 (ρ 0.875) near 95 % (2.5: 99 % and 90 %; 2.0: 97 % and 84 %), with 0.75 ×
+/// (1 + ε)² the answers' intervals covered theory in 97 % and 95 %.
 const AUTOCORRELATION: f64 = 0.75;
 const POWER: f64 = 2.0;
 
@@ -34,6 +34,11 @@ pub(super) fn interval(points: &[Point], lo: f64, failed: Option<f64>, ceiling: 
 }
 
 /// `interval` with `k0` for `AUTOCORRELATION` and (1 + ε) to the power `power`.
+///
+/// Latency grows with load, so every probe that met bounds the answer from below (by its
+/// rate, less how far its noise reaches past the bound) and every probe that missed bounds
+/// it from above: the interval takes the highest and the lowest of these, so a probe of few
+/// requests at the bracket's end, bounded loosely, does not hide a surer one just below it.
 pub(super) fn widened(
     points: &[Point],
     lo: f64,
@@ -41,26 +46,29 @@ pub(super) fn widened(
     ceiling: f64,
     (k0, power): (f64, f64),
 ) -> [f64; 2] {
-    let at = |rate: f64| points.iter().rev().find(|p| p.rate == rate).copied();
-    let e = elasticity(points, lo, ceiling);
     // The ratio's interval at a probe, widened for autocorrelation, mapped to rates through
-    // the local slope dr/dλ = ε·r/λ.
-    let reach = |p: Point, end: f64| {
-        let k = k0 * (1.0 + e).powf(power);
-        let moved = p.ratio + k * (end - p.ratio);
-        (moved - 1.0) / (e * p.ratio / p.rate)
+    // the local slope dr/dλ = ε·r/λ: how far past the probe's rate the bound may lie
+    // (negative: below it).
+    let reach = |p: &Point, end: f64| {
+        let e = elasticity(points, p.rate, ceiling);
+        let moved = p.ratio + k0 * (1.0 + e).powf(power) * (end - p.ratio);
+        (1.0 - moved) / (e * p.ratio / p.rate)
     };
-    let low = match at(lo).and_then(|p| p.ci.map(|(_, top)| (p, top))) {
-        Some((p, top)) => lo - reach(p, top).max(0.0),
-        None => lo,
-    };
-    let high = match failed.map(|hi| (hi, at(hi).and_then(|p| p.ci.map(|(bottom, _)| (p, bottom)))))
-    {
-        Some((hi, Some((p, bottom)))) => (hi - reach(p, bottom).min(0.0)).min(ceiling),
-        Some((hi, None)) => hi,
-        None => ceiling,
-    };
-    [low.max(0.0), high.max(failed.unwrap_or(lo))]
+    let low = points
+        .iter()
+        .filter(|p| p.met && p.rate <= lo)
+        .map(|p| {
+            p.ci.map_or(p.rate, |(_, top)| p.rate + reach(p, top).min(0.0))
+        })
+        .fold(0.0, f64::max);
+    let high = points
+        .iter()
+        .filter(|p| !p.met && failed.is_some_and(|hi| p.rate >= hi))
+        .map(|p| {
+            p.ci.map_or(p.rate, |(bottom, _)| p.rate + reach(p, bottom).max(0.0))
+        })
+        .fold(ceiling, f64::min);
+    [low.min(lo), high.max(failed.unwrap_or(lo))]
 }
 
 /// The latency's elasticity to load, ε = d ln r / d ln λ, at the answer: the least-squares
