@@ -380,10 +380,15 @@ fn probes_table(found: &[Capacity]) -> Option<Table> {
 }
 
 /// A percentile and how sure it is: `45.4 [38.1, 52.0]`, `45.4 ≥ 38.1` where no sample
-/// bounds it from above, the figure alone where an older export kept no interval.
+/// bounds it from above (as `Interval::shown`, its ends to the figure's tenth, so that the
+/// figure never reads as outside them), the figure alone where an older export kept none.
 pub(crate) fn sure(v: Option<f64>, ci: Option<Interval>) -> String {
+    let tenth = |x: f64| num(Some(x), 1);
     match (v, ci) {
-        (Some(v), Some(i)) => format!("{} {}", num(Some(v), 1), i.shown()),
+        (Some(v), Some(Interval(lo, Some(hi)))) => {
+            format!("{} [{}, {}]", tenth(v), tenth(lo), tenth(hi))
+        }
+        (Some(v), Some(Interval(lo, None))) => format!("{} ≥ {}", tenth(v), tenth(lo)),
         _ => num(v, 1),
     }
 }
@@ -683,4 +688,37 @@ fn accuracy_table(a: &AccuracyExport) -> Table {
         );
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The answer's rate and every percentile of the capacity tables say how sure they are.
+    #[test]
+    fn capacity_tables_print_intervals() {
+        let c: Capacity = serde_json::from_value(serde_json::json!({
+            "batch_size": 1, "concurrency": 8, "slo": "p99 ≤ 100 ms",
+            "ceiling_per_s": 200.0, "max_rate_per_s": 185.0, "failed_at_per_s": 190.0,
+            "max_rate_per_s_ci95_per_s": [176.04, 192.3],
+            "samples_per_s": 185.0, "goodput_per_s": 184.0, "cost_per_1m_usd": null,
+            "latency_ms": {"min": 1.0, "mean": 30.0, "p50": 45.4, "p90": 60.0, "p95": 70.0,
+                "p99": 95.0, "p999": 99.0, "max": 120.0,
+                "ci95": {"p50": [38.1, 52.0], "p90": [50.0, 70.0], "p95": [60.0, 80.0],
+                    "p99": [90.04, null], "p999": [95.0, null]}},
+            "probes": [{"rate_per_s": 185.0, "n": 3000, "p50": 45.4, "p99": 95.0,
+                "p50_ci95": [38.1, 52.0], "p99_ci95": [90.04, 99.96], "meets": true,
+                "stable": true, "stop_reason": "stable"}],
+            "verdict": "185 req/s [176, 192] (185 samples/s) meets p99 ≤ 100 ms; 190 req/s did not",
+            "complete": true
+        }))
+        .unwrap();
+        let t = capacity_table(std::slice::from_ref(&c)).unwrap();
+        assert_eq!(t.headers[1], "max req/s [95% CI]");
+        assert_eq!(t.rows[0][1], "185.0 [176.0, 192.3]");
+        assert_eq!(t.rows[0][3], "45.4 [38.1, 52.0]");
+        assert_eq!(t.rows[0][4], "95.0 ≥ 90.0");
+        let p = probes_table(&[c]).unwrap();
+        assert_eq!(p.rows[0][3..5], ["45.4 [38.1, 52.0]", "95.0 [90.0, 100.0]"]);
+    }
 }
