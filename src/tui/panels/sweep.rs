@@ -124,18 +124,20 @@ fn capacity_lines(s: &encbench_load::engine::Snapshot, rerank: bool) -> Rows {
             Keep::Always,
             Line::styled(
                 format!(
-                    "{:>7} {:>6} {:>6} {:>5} {:<10}",
-                    "req/s", "n", "p99", "SLO", "stable"
+                    "{:>7} {:>6} {:>6} {:<12} {:>5} {:<10}",
+                    "req/s", "n", "p99", "95% CI", "SLO", "stable"
                 ),
                 bold,
             ),
         ));
         for p in &c.probes {
             let text = format!(
-                "{:>7} {:>6} {:>6} {:>5} {:<10}",
+                "{:>7} {:>6} {:>6} {:<12} {:>5} {:<10}",
                 encbench_core::text::sig3(p.rate_per_s),
                 p.n,
                 ms(p.p99),
+                p.p99_ci95
+                    .map_or("-".into(), encbench_core::interval::Interval::shown),
                 match (p.bound, p.meets) {
                     (false, _) => "cut",
                     (true, true) => "pass",
