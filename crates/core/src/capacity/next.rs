@@ -13,8 +13,8 @@ use super::judge::Point;
 
 /// The first probe's share of the ceiling. Where the answer lies between half the ceiling
 /// and the ceiling (an M/M/1 at its true capacity: 0.54; the demo and M/M/4: 0.94), three
-/// quarters is within a third of it either way, and a first probe that fails above the
-/// answer is as good a point of the curve as one that meets below.
+/// quarters is within 40 % of it either way, and a first probe that fails above the answer
+/// is as good a point of the curve as one that meets below.
 pub(super) const FIRST_SHARE: f64 = 0.75;
 
 /// How far below the estimate a probe goes, in shares of the precision: a probe that
@@ -40,8 +40,8 @@ pub(super) struct Bracket {
 pub(super) fn fit(points: &[Point], ceiling: f64, b: Option<Bracket>) -> Option<(f64, f64)> {
     let [p, q] = ends(points, b).or_else(|| nearest_two(points, ceiling))?;
     let (u1, u2) = (u(p.rate, ceiling), u(q.rate, ceiling));
-    let b = (q.ratio - p.ratio) / (u2 - u1);
-    (b.is_finite() && b > 0.0).then_some((p.ratio - b * u1, b))
+    let slope = (q.ratio - p.ratio) / (u2 - u1);
+    (slope.is_finite() && slope > 0.0).then_some((p.ratio - slope * u1, slope))
 }
 
 /// The probes at the bracket's ends, where both are points of the curve.
