@@ -283,3 +283,38 @@ fn a_stopped_search_keeps_what_it_found() {
         c.verdict
     );
 }
+
+/// The best batch is named alone only where its samples/s are significantly ahead: batch 8
+/// at 40 req/s [38, 42] (320 samples/s) against batch 32 at 10.5 req/s [9, 12] (336
+/// samples/s): the searches cannot tell them apart, and the advice says so; against batch 1
+/// at 60 req/s it is far ahead.
+#[test]
+fn the_best_batch_is_named_alone_only_where_the_intervals_tell() {
+    let answer = |b: usize, rate: f64, lo: f64, hi: f64| -> Capacity {
+        serde_json::from_value(serde_json::json!({
+            "batch_size": b, "concurrency": 8, "slo": "p99 ≤ 100 ms",
+            "ceiling_per_s": rate * 1.2, "max_rate_per_s": rate,
+            "max_rate_ci95_per_s": [lo, hi], "failed_at_per_s": rate * 1.05,
+            "samples_per_s": rate * b as f64, "latency_ms": null, "goodput_per_s": null,
+            "cost_per_1m_usd": null, "probes": [], "verdict": "", "complete": true
+        }))
+        .unwrap()
+    };
+    let found = [
+        answer(1, 60.0, 57.0, 63.0),
+        answer(8, 40.0, 38.0, 42.0),
+        answer(32, 10.5, 9.0, 12.0),
+    ];
+    let said = advice(&found).unwrap();
+    assert!(said.starts_with("batch 32: the most samples/s"), "{said}");
+    assert!(
+        said.contains("but not distinguishable at this n from batch 8 ("),
+        "{said}"
+    );
+    assert!(!said.contains("batch 1 ("), "{said}");
+    let told = advice(&found[..2]).unwrap();
+    assert!(
+        told.starts_with("batch 8:") && !told.contains("not distinguishable"),
+        "{told}"
+    );
+}

@@ -50,26 +50,73 @@ pub(super) fn answer(c: &Capacity) -> String {
     )
 }
 
-/// The batch size with the most samples per second within the SLO, and its cost.
+/// The batch size with the most samples per second within the SLO (their mean over the
+/// searches under `--repeat`), and its cost; named alone only where its samples/s are
+/// significantly more than every other batch size's, from the answers' intervals.
 pub fn advice(results: &[Capacity]) -> Option<String> {
-    let best = results
+    let mut sizes: Vec<usize> = results
         .iter()
         .filter(|c| c.max_rate_per_s.is_some())
-        .max_by(|a, b| {
-            a.samples_per_s
-                .unwrap_or(0.0)
-                .total_cmp(&b.samples_per_s.unwrap_or(0.0))
-        })?;
-    let cost = best
+        .map(|c| c.batch_size)
+        .collect();
+    sizes.dedup();
+    let target = results.first()?.target.as_deref();
+    let samples = |b: usize| {
+        crate::differences::capacity_measure(results, target, b).map(|(m, _)| m.value * b as f64)
+    };
+    let best = sizes
+        .iter()
+        .copied()
+        .filter_map(|b| Some((b, samples(b)?)))
+        .max_by(|x, y| x.1.total_cmp(&y.1))?;
+    let first = results.iter().find(|c| c.batch_size == best.0)?;
+    let cost = first
         .cost_per_1m_usd
         .map(|c| format!(", ${c:.4} per 1M samples"))
         .unwrap_or_default();
-    Some(format!(
+    let tied: Vec<String> = sizes
+        .iter()
+        .filter(|&&b| b != best.0)
+        .filter_map(|&b| untold(results, target, best.0, b))
+        .collect();
+    let rate = best.1 / best.0 as f64;
+    let line = format!(
         "batch {}: the most samples/s within {}: {} samples/s at {} req/s{cost}",
-        best.batch_size,
-        best.slo,
-        crate::text::sig3(best.samples_per_s.unwrap_or(0.0)),
-        crate::text::sig3(best.max_rate_per_s.unwrap_or(0.0)),
+        best.0,
+        first.slo,
+        crate::text::sig3(best.1),
+        crate::text::sig3(rate),
+    );
+    Some(if tied.is_empty() {
+        line
+    } else {
+        format!(
+            "{line}; but not distinguishable at this n from {}",
+            tied.join(", ")
+        )
+    })
+}
+
+/// Batch `other` where the searches cannot tell its samples/s from batch `best`'s: in
+/// words, with the difference and its interval; `None` where `best` is significantly ahead.
+fn untold(results: &[Capacity], target: Option<&str>, best: usize, other: usize) -> Option<String> {
+    use crate::differences::capacity_measure;
+    use crate::significance::{Figure, interval_percent, judge, percent};
+    let (mb, _) = capacity_measure(results, target, best)?;
+    let (mo, _) = capacity_measure(results, target, other)?;
+    // The rates' ratio, times the batch sizes' (exact): samples/s against samples/s.
+    let j = judge(Figure::CapacityPerS, &mo, &mb);
+    let q = best as f64 / other as f64;
+    let lo = j.ci95.map_or(0.0, |i| (1.0 + i.0) * q);
+    if lo > 1.0 {
+        return None;
+    }
+    let hi = j.ci95.and_then(|i| i.1).map(|h| (1.0 + h) * q - 1.0);
+    let ratio = (1.0 + j.relative) * q - 1.0;
+    Some(format!(
+        "batch {other} ({} {} in samples/s)",
+        percent(ratio),
+        interval_percent(crate::interval::Interval(lo - 1.0, hi))
     ))
 }
 
