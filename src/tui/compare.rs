@@ -8,7 +8,7 @@ use encbench_core::export::Export;
 use encbench_core::percentile::Percentile;
 use encbench_core::plan::PhaseKind;
 use encbench_core::results::PhaseResult;
-use encbench_core::text::{elapsed, ms};
+use encbench_core::text::elapsed;
 use encbench_load::compare::{CompareView, RowState, RowView, order_note};
 use ratatui::Frame;
 use ratatui::crossterm::event::{Event, KeyCode, KeyEventKind};
@@ -173,8 +173,13 @@ impl Columns {
             Cell::from(r.name.clone()),
             Cell::from(state(r)),
             Cell::from(live.map_or("-".into(), |s| s.n.to_string())),
-            Cell::from(fig(live.filter(|s| s.ok > 0).map(|s| s.latency.p50), ms)),
-            Cell::from(fig(live.filter(|s| s.ok > 0).map(|s| s.latency.p99), ms)),
+            // The running phase's percentiles with the margins their intervals have so far.
+            Cell::from(live.filter(|s| s.ok > 0).map_or("-".into(), |s| {
+                crate::tui::panels::sweep::with_margin(&s.latency, Percentile::P50)
+            })),
+            Cell::from(live.filter(|s| s.ok > 0).map_or("-".into(), |s| {
+                crate::tui::panels::sweep::with_margin(&s.latency, Percentile::P99)
+            })),
             Cell::from(fig(live.map(|s| s.req_per_s), |x| format!("{x:.1}"))),
             Cell::from(live.map_or("-".into(), |s| s.error_count().to_string())),
             // A finished phase's median says how sure it is, as the sweep panel's does.
@@ -194,19 +199,20 @@ impl Columns {
 /// One row per target: what it is doing now, and its finished phases' key numbers.
 fn targets(v: &CompareView) -> Table<'static> {
     let columns = Columns::of(v);
+    // 98 columns in all, spaces included: whole inside a 100-column terminal.
     let widths = [
         Constraint::Min(8),
         Constraint::Min(15),
         Constraint::Length(5),
+        Constraint::Length(8),
+        Constraint::Length(8),
         Constraint::Length(6),
-        Constraint::Length(6),
-        Constraint::Length(7),
-        Constraint::Length(4),
+        Constraint::Length(3),
+        Constraint::Length(8),
         Constraint::Length(9),
         Constraint::Length(9),
-        Constraint::Length(9),
-        Constraint::Length(6),
-        Constraint::Length(4),
+        Constraint::Length(5),
+        Constraint::Length(3),
     ];
     Table::new(v.rows.iter().map(|r| columns.row(r)), widths)
         .header(columns.header())
