@@ -426,6 +426,8 @@ fn every_field_of_a_runs_config_is_described_and_valid() {
             target_model: some("m.tar.gz"),
             target_variant: some("AllTraffic"),
             headers: vec!["X-Api-Key".into()],
+            wire: some("grpc"),
+            grpc_connections: Some(2),
         },
         n: 100,
         warmup: 3,

@@ -497,7 +497,7 @@ fn real_triton_outputs_prove_the_client_tensors_and_dynamic_batching() {
     use encbench::client::url::UrlTarget;
     use encbench::input::Input;
     use encbench::payload::Format;
-    use encbench::payload::kserve::{KServeFormat, TensorNames, output_f32};
+    use encbench::payload::kserve::{KServeFormat, TensorNames, Wire, output_f32};
     use encbench::tokenize::TokenCounter;
     use std::sync::Arc;
 
@@ -511,7 +511,7 @@ fn real_triton_outputs_prove_the_client_tensors_and_dynamic_batching() {
             names: TensorNames::default(),
             encoder: counter.encoder(512).unwrap(),
             pad_to_max: true,
-            binary,
+            wire: if binary { Wire::Binary } else { Wire::Json },
             text_input: None,
             pooling: encbench::payload::Pooling::Mean,
         });

@@ -1,0 +1,147 @@
+//! HTTP/2 connections to a gRPC server: `per_thread` of them for each client thread (see
+//! `super::super::client_thread`), each carrying many calls at once as streams. A connection
+//! is driven by the runtime that opened it, so a request takes one of its own thread's; one
+//! that has closed (the server went away, or the runtime that drove it ended with its engine)
+//! is opened again by the next request that wants it.
+
+use super::super::ErrorKind;
+use super::super::client_thread;
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::client::conn::http2::{self, SendRequest};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use tokio::sync::Mutex;
+
+pub(crate) type Sender = SendRequest<Full<Bytes>>;
+
+/// Flow-control windows: a reply of several MiB (vectors per token of a batch) then streams
+/// without waiting on the client's window updates; the protocol's 64 KiB would stall it.
+const STREAM_WINDOW: u32 = 4 * 1024 * 1024;
+const CONNECTION_WINDOW: u32 = 16 * 1024 * 1024;
+
+/// Where to connect, and how.
+#[derive(Clone)]
+pub(crate) struct Endpoint {
+    pub host: String,
+    pub port: u16,
+    /// `grpcs://`: TLS, with h2 agreed by ALPN.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+    pub connect_timeout: Duration,
+}
+
+/// One client thread's connections, and which it gave out last.
+struct Slot {
+    conns: Box<[Mutex<Option<Sender>>]>,
+    next: AtomicUsize,
+}
+
+pub(crate) struct Connections {
+    endpoint: Endpoint,
+    slots: Box<[Slot]>,
+}
+
+impl Connections {
+    pub fn new(endpoint: Endpoint, per_thread: usize) -> Connections {
+        let slot = || Slot {
+            conns: (0..per_thread.max(1)).map(|_| Mutex::new(None)).collect(),
+            next: AtomicUsize::new(0),
+        };
+        Connections {
+            endpoint,
+            slots: (0..client_thread::SLOTS).map(|_| slot()).collect(),
+        }
+    }
+
+    /// A sender on one of this thread's connections, round robin; opened where it is not.
+    /// Requests that find a connection being opened wait for it rather than open their own:
+    /// sixteen requests at a run's start share one connection, as a gRPC channel's do.
+    pub async fn sender(&self) -> Result<Sender, Unconnected> {
+        let slot = &self.slots[client_thread::current() % self.slots.len()];
+        let k = slot.next.fetch_add(1, Ordering::Relaxed) % slot.conns.len();
+        let mut conn = slot.conns[k].lock().await;
+        if let Some(s) = conn.as_ref().filter(|s| !s.is_closed()) {
+            return Ok(s.clone());
+        }
+        let s = connect(&self.endpoint).await?;
+        *conn = Some(s.clone());
+        Ok(s)
+    }
+}
+
+/// Why no connection could be had: the kind a request counts, and words for the readiness
+/// check to say.
+#[derive(Debug)]
+pub(crate) struct Unconnected {
+    pub kind: ErrorKind,
+    pub reason: String,
+}
+
+fn unconnected(kind: ErrorKind, reason: impl std::fmt::Display) -> Unconnected {
+    Unconnected {
+        kind,
+        reason: encbench_core::scrub::text(&reason.to_string()),
+    }
+}
+
+/// A new connection, its I/O driven by a task on the calling thread's runtime.
+async fn connect(e: &Endpoint) -> Result<Sender, Unconnected> {
+    let tcp = match tokio::time::timeout(
+        e.connect_timeout,
+        tokio::net::TcpStream::connect((e.host.as_str(), e.port)),
+    )
+    .await
+    {
+        Err(_) => {
+            let waited = e.connect_timeout.as_secs_f64();
+            return Err(unconnected(
+                ErrorKind::Timeout,
+                format!("no connection within {waited:.1} s"),
+            ));
+        }
+        Ok(Err(why)) => return Err(unconnected(ErrorKind::Connection, why)),
+        Ok(Ok(s)) => s,
+    };
+    // A call's small frames must not wait on delayed ACKs.
+    let _ = tcp.set_nodelay(true);
+    match &e.tls {
+        None => handshake(tcp).await,
+        Some(config) => {
+            let name = rustls::pki_types::ServerName::try_from(e.host.clone())
+                .map_err(|why| unconnected(ErrorKind::Connection, why))?;
+            let tls = tokio_rustls::TlsConnector::from(config.clone())
+                .connect(name, tcp)
+                .await
+                .map_err(|why| unconnected(ErrorKind::Connection, format!("TLS: {why}")))?;
+            handshake(tls).await
+        }
+    }
+}
+
+async fn handshake<S>(io: S) -> Result<Sender, Unconnected>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (sender, conn) = http2::Builder::new(TokioExecutor::new())
+        .initial_stream_window_size(STREAM_WINDOW)
+        .initial_connection_window_size(CONNECTION_WINDOW)
+        .handshake(TokioIo::new(io))
+        .await
+        .map_err(|why| unconnected(ErrorKind::Connection, format!("HTTP/2: {why}")))?;
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    Ok(sender)
+}
+
+/// The TLS settings of `grpcs://`: the platform's roots, and h2 by ALPN (gRPC has no other).
+pub(crate) fn tls_config() -> Result<Arc<rustls::ClientConfig>, String> {
+    use rustls_platform_verifier::ConfigVerifierExt;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut config = rustls::ClientConfig::with_platform_verifier()
+        .map_err(|e| format!("TLS roots could not be loaded: {e}"))?;
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    Ok(Arc::new(config))
+}
