@@ -112,7 +112,17 @@ fn latency_table(
     let mut t = Table::new(
         title,
         &[
-            "target", "n", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "p99/p50", "req/s", "errors",
+            "target",
+            "n",
+            "p50 ms",
+            "p90 ms",
+            "p95 ms",
+            "p99 ms",
+            "p99/p50",
+            "req/s",
+            "cpu ms/req",
+            "user/sys",
+            "errors",
         ],
     );
     let mut rows: Vec<(&String, Option<&PhaseResult>)> =
@@ -125,6 +135,7 @@ fn latency_table(
     if judged {
         t.headers.push("SLO".into());
     }
+
     for (name, p) in rows {
         let slo = match p.and_then(|p| p.slo_met) {
             Some(true) => "met",
@@ -141,11 +152,15 @@ fn latency_table(
                 num(Some(p.latency_ms.p99), 1),
                 num(p.p99_over_p50, 2),
                 num(Some(p.req_per_s), 1),
+                num(p.client_cpu_ms_per_request.map(|c| c.total()), 3),
+                p.client_cpu_ms_per_request.map_or("-".into(), |c| {
+                    format!("{}/{}", num(Some(c.user), 3), num(Some(c.system), 3))
+                }),
                 p.error_count().to_string(),
             ],
             _ => {
                 let mut r = vec![name.clone(), p.map_or("0".into(), |p| p.n.to_string())];
-                r.extend(std::iter::repeat_n("-".to_string(), 6));
+                r.extend(std::iter::repeat_n("-".to_string(), 8));
                 r.push(p.map_or("-".into(), |p| p.error_count().to_string()));
                 r
             }
@@ -176,6 +191,11 @@ pub fn tables(e: &Export) -> Vec<Table> {
             b,
             c1,
         ));
+    }
+    if let Some(first) = out.first_mut() {
+        first.notes.push(
+            "cpu ms/req: the client's CPU time per request over the phase, the whole process's (user/sys: in user mode and in the kernel); one target runs at a time".into(),
+        );
     }
     if !batches.is_empty() {
         out.push(throughput_table(e, &names, &batches));
