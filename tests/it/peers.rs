@@ -114,6 +114,11 @@ impl Peer {
     pub(crate) fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
+
+    /// The v2 gRPC service: Triton's and KServe's peers serve it on the port after HTTP's.
+    pub(crate) fn grpc_url(&self) -> String {
+        format!("grpc://127.0.0.1:{}", self.port + 1)
+    }
 }
 
 impl Drop for Peer {

@@ -32,6 +32,16 @@ pub async fn grpc(ask: &Ask<'_>) -> Result<Found, Refused> {
                 ..refused("--url", "no answer")
             });
         }
+        // Refused is not "lists no model": nothing more would be answered either.
+        Err(f) if f.kind == ErrorKind::Auth => {
+            return Err(refused(
+                "--url",
+                format!(
+                    "{}: ServerMetadata was refused ({f}): the server wants credentials (--header, --bearer-token-env)",
+                    crate::client::shown_url(ask.url)
+                ),
+            ));
+        }
         Err(f) => {
             tried.push(format!("ServerMetadata {}", f.kind.key()));
             "a KServe v2 gRPC server".to_string()

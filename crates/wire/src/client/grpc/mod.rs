@@ -156,18 +156,35 @@ impl GrpcClient {
         })
     }
 
-    /// Whether the server is reachable at all: `Err` with why when not.
-    async fn live(&self, wait: Duration) -> Result<bool, String> {
+    /// Whether the server is live: `Err` when it cannot be reached, or refuses the call for
+    /// want of credentials (waiting would change neither).
+    async fn live(&self, wait: Duration) -> Result<bool, TargetError> {
+        let unreachable = |reason: String| TargetError::Unreachable {
+            target: self.shown.clone(),
+            reason,
+        };
         if let Err(u) = self.conns.sender().await {
-            return Err(u.reason);
+            return Err(unreachable(u.reason));
         }
         match self
             .call::<_, ServerLiveResponse>("ServerLive", &ServerLiveRequest {}, wait)
             .await
         {
             Ok(r) => Ok(r.live),
-            Err(Ended::Transport(ErrorKind::Connection, said)) => {
-                Err(said.unwrap_or_else(|| "the connection failed".into()))
+            Err(Ended::Transport(ErrorKind::Connection, said)) => Err(unreachable(
+                said.unwrap_or_else(|| "the connection failed".into()),
+            )),
+            Err(Ended::Status(code @ (Code::UNAUTHENTICATED | Code::PERMISSION_DENIED), said)) => {
+                let said = said.map_or_else(String::new, |s| {
+                    format!(": {}", encbench_core::scrub::text(&s))
+                });
+                Err(TargetError::Auth {
+                    target: self.shown.clone(),
+                    reason: format!(
+                        "ServerLive answered {}{said}: the server wants credentials (--header)",
+                        code.name()
+                    ),
+                })
             }
             Err(_) => Ok(false),
         }
@@ -308,18 +325,12 @@ impl Target for GrpcTarget {
             loop {
                 let left = deadline.saturating_duration_since(tokio::time::Instant::now());
                 let wait = left.min(each).max(Duration::from_millis(1));
-                let reason = match self.client.live(wait).await {
-                    Err(reason) => {
-                        return Err(TargetError::Unreachable {
-                            target: self.client.shown.clone(),
-                            reason,
-                        });
-                    }
-                    Ok(false) => "ServerLive says it is not live".to_string(),
-                    Ok(true) if self.model_ready(wait).await? => {
+                let reason = match self.client.live(wait).await? {
+                    false => "ServerLive says it is not live".to_string(),
+                    true if self.model_ready(wait).await? => {
                         return Ok(format!("ModelReady {}: ready", self.model));
                     }
-                    Ok(true) => format!("ModelReady says '{}' is not ready", self.model),
+                    true => format!("ModelReady says '{}' is not ready", self.model),
                 };
                 let reason = encbench_core::scrub::text(&reason);
                 let pause = Duration::from_millis(250);
