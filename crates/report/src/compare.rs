@@ -46,6 +46,14 @@ pub fn heading(e: &Export) -> Vec<String> {
             "each phase {k} times with fresh seeds, the targets taking turns within each repetition (A B A B …): the tables pool the repetitions; the differences' intervals come from their spread"
         ));
     }
+    if e.phases
+        .iter()
+        .any(|p| p.client_cpu_ms_per_request.is_some())
+    {
+        lines.push(
+            "cpu ms/req: the client's CPU time per request over the phase, the whole process's (user/sys: in user mode and in the kernel); one target runs at a time".into(),
+        );
+    }
     if e.stopped_early {
         lines.push("stopped before the comparison finished".into());
     }
@@ -109,24 +117,20 @@ fn latency_table(
     b: usize,
     c: usize,
 ) -> Table {
-    let mut t = Table::new(
-        title,
-        &[
-            "target",
-            "n",
-            "p50 ms",
-            "p90 ms",
-            "p95 ms",
-            "p99 ms",
-            "p99/p50",
-            "req/s",
-            "cpu ms/req",
-            "user/sys",
-            "errors",
-        ],
-    );
     let mut rows: Vec<(&String, Option<&PhaseResult>)> =
         names.iter().map(|n| (n, by(e, n, kind, b, c))).collect();
+    // Exports written before the client's CPU was measured have no such columns.
+    let cpu = rows
+        .iter()
+        .any(|r| r.1.is_some_and(|p| p.client_cpu_ms_per_request.is_some()));
+    let mut headers = vec![
+        "target", "n", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "p99/p50", "req/s",
+    ];
+    if cpu {
+        headers.extend(["cpu ms/req", "user/sys"]);
+    }
+    headers.push("errors");
+    let mut t = Table::new(title, &headers);
     rows.sort_by(|x, y| ascending(x.1.map(|p| p.latency_ms.p50), y.1.map(|p| p.latency_ms.p50)));
     // Under --slo each row says whether the phase met it.
     let judged = rows
@@ -143,24 +147,29 @@ fn latency_table(
             None => "-",
         };
         let mut cells = match p {
-            Some(p) if p.ok > 0 => vec![
-                name.clone(),
-                p.n.to_string(),
-                num(Some(p.latency_ms.p50), 1),
-                num(Some(p.latency_ms.p90), 1),
-                num(Some(p.latency_ms.p95), 1),
-                num(Some(p.latency_ms.p99), 1),
-                num(p.p99_over_p50, 2),
-                num(Some(p.req_per_s), 1),
-                num(p.client_cpu_ms_per_request.map(|c| c.total()), 3),
-                p.client_cpu_ms_per_request.map_or("-".into(), |c| {
-                    format!("{}/{}", num(Some(c.user), 3), num(Some(c.system), 3))
-                }),
-                p.error_count().to_string(),
-            ],
+            Some(p) if p.ok > 0 => {
+                let mut r = vec![
+                    name.clone(),
+                    p.n.to_string(),
+                    num(Some(p.latency_ms.p50), 1),
+                    num(Some(p.latency_ms.p90), 1),
+                    num(Some(p.latency_ms.p95), 1),
+                    num(Some(p.latency_ms.p99), 1),
+                    num(p.p99_over_p50, 2),
+                    num(Some(p.req_per_s), 1),
+                ];
+                if cpu {
+                    r.extend(cpu_cells(p));
+                }
+                r.push(p.error_count().to_string());
+                r
+            }
             _ => {
                 let mut r = vec![name.clone(), p.map_or("0".into(), |p| p.n.to_string())];
-                r.extend(std::iter::repeat_n("-".to_string(), 8));
+                r.extend(std::iter::repeat_n(
+                    "-".to_string(),
+                    if cpu { 8 } else { 6 },
+                ));
                 r.push(p.map_or("-".into(), |p| p.error_count().to_string()));
                 r
             }
@@ -171,6 +180,17 @@ fn latency_table(
         t.row(cells);
     }
     t
+}
+
+/// The client's CPU per request, and its user and system split.
+fn cpu_cells(p: &PhaseResult) -> [String; 2] {
+    let c = p.client_cpu_ms_per_request;
+    [
+        num(c.map(|c| c.total()), 3),
+        c.map_or("-".into(), |c| {
+            format!("{}/{}", num(Some(c.user), 3), num(Some(c.system), 3))
+        }),
+    ]
 }
 
 pub fn tables(e: &Export) -> Vec<Table> {
@@ -191,11 +211,6 @@ pub fn tables(e: &Export) -> Vec<Table> {
             b,
             c1,
         ));
-    }
-    if let Some(first) = out.first_mut() {
-        first.notes.push(
-            "cpu ms/req: the client's CPU time per request over the phase, the whole process's (user/sys: in user mode and in the kernel); one target runs at a time".into(),
-        );
     }
     if !batches.is_empty() {
         out.push(throughput_table(e, &names, &batches));

@@ -268,7 +268,9 @@ fn parse(s: &Server, r: &pb::ModelInferRequest) -> Result<Request, String> {
     {
         return parse_text(t, r.raw_input_contents.first());
     }
-    for o in &r.outputs {
+    // A model that declares nothing (KServe's) checks neither outputs nor input names.
+    let declared = s.cfg.v2.declared;
+    for o in r.outputs.iter().filter(|_| declared) {
         if o.name != s.cfg.v2.output {
             return Err(format!(
                 "unexpected inference output '{}' for model '{model}'",
@@ -280,7 +282,7 @@ fn parse(s: &Server, r: &pb::ModelInferRequest) -> Result<Request, String> {
     let mut shape_of_all = None;
     for (i, t) in r.inputs.iter().enumerate() {
         let name = &t.name;
-        if !INPUTS.contains(&name.as_str()) {
+        if declared && !INPUTS.contains(&name.as_str()) {
             return Err(format!(
                 "unexpected inference input '{name}' for model '{model}'"
             ));
