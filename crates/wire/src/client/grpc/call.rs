@@ -6,7 +6,6 @@ use super::super::{ErrorKind, Failure};
 use super::conn::Sender;
 use crate::grpc::status::{Code, decode_message};
 use bytes::{Bytes, BytesMut};
-use http_body_util::{BodyExt, Full};
 use hyper::header::HeaderMap;
 use hyper::{Request, Uri};
 
@@ -55,21 +54,22 @@ pub fn kind_of(code: Code) -> ErrorKind {
 /// Sends `body` (one framed message) to `uri` with `headers`, and reads the answer's one
 /// message, reading no more than `cap` bytes of reply.
 pub(crate) async fn unary(
-    mut sender: Sender,
+    sender: Sender,
     uri: Uri,
     headers: HeaderMap,
     body: Bytes,
     cap: usize,
 ) -> Result<Bytes, Ended> {
+    let failed = |e: h2::Error| Ended::Transport(ErrorKind::Connection, Some(short(&e)));
     let mut req = Request::post(uri)
-        .body(Full::new(body))
-        .expect("a request of a parsed URI and valid headers");
+        .body(())
+        .expect("a request of a parsed URI");
     *req.headers_mut() = headers;
-    let resp = sender
-        .send_request(req)
-        .await
-        .map_err(|e| Ended::Transport(ErrorKind::Connection, Some(short(&e))))?;
-    let (parts, mut body) = resp.into_parts();
+    // Waits while the connection has as many streams open as the server allows.
+    let mut sender = sender.ready().await.map_err(failed)?;
+    let (response, mut stream) = sender.send_request(req, false).map_err(failed)?;
+    stream.send_data(body, true).map_err(failed)?;
+    let (parts, mut body) = response.await.map_err(failed)?.into_parts();
     if parts.status != hyper::StatusCode::OK {
         let code = Code::of_http(parts.status.as_u16());
         let said = format!("HTTP {} from a gRPC call", parts.status.as_u16());
@@ -81,24 +81,20 @@ pub(crate) async fn unary(
         Outcome::Ok => return Err(Ended::Transport(ErrorKind::BadResponse, None)),
         Outcome::Failed(ended) => return Err(ended),
     }
+    let cut = |e: h2::Error| Ended::Transport(ErrorKind::BadResponse, Some(short(&e)));
     let mut chunks: Vec<Bytes> = Vec::with_capacity(1);
     let mut len = 0;
-    let trailers = loop {
-        let Some(frame) = body.frame().await else {
-            break None;
-        };
-        let frame = frame.map_err(|e| Ended::Transport(ErrorKind::BadResponse, Some(short(&e))))?;
-        match frame.into_data() {
-            Ok(data) => {
-                len += data.len();
-                if len > cap {
-                    return Err(Ended::Transport(ErrorKind::BadResponse, None));
-                }
-                chunks.push(data);
-            }
-            Err(frame) => break frame.into_trailers().ok(),
+    while let Some(data) = body.data().await {
+        let data = data.map_err(cut)?;
+        len += data.len();
+        // Dropping the stream over the cap resets it: the server stops sending.
+        if len > cap {
+            return Err(Ended::Transport(ErrorKind::BadResponse, None));
         }
-    };
+        let _ = body.flow_control().release_capacity(data.len());
+        chunks.push(data);
+    }
+    let trailers = body.trailers().await.map_err(cut)?;
     match trailers.as_ref().map_or(Outcome::Absent, outcome) {
         Outcome::Failed(failed) => Err(failed),
         // The protocol requires a status: a reply without one was cut short.
@@ -148,8 +144,8 @@ fn outcome(h: &HeaderMap) -> Outcome {
     Outcome::Failed(Ended::Status(code, said))
 }
 
-/// hyper's innermost cause ("connection reset"), in words fit to show.
-fn short(e: &hyper::Error) -> String {
+/// h2's innermost cause ("connection reset"), in words fit to show.
+fn short(e: &h2::Error) -> String {
     let mut source: &dyn std::error::Error = e;
     while let Some(next) = source.source() {
         source = next;

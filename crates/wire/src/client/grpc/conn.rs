@@ -1,21 +1,25 @@
 //! HTTP/2 connections to a gRPC server: `per_thread` of them for each client thread (see
 //! `super::super::client_thread`), each carrying many calls at once as streams. A connection
 //! is driven by the runtime that opened it, so a request takes one of its own thread's; one
-//! that has closed (the server went away, or the runtime that drove it ended with its engine)
-//! is opened again by the next request that wants it.
+//! that has closed (the server went away, or the runtime that drove it ended with its engine:
+//! its task then ends, or is dropped with the runtime) is opened again by the next request
+//! that wants it.
 
 use super::super::ErrorKind;
 use super::super::client_thread;
 use bytes::Bytes;
-use http_body_util::Full;
-use hyper::client::conn::http2::{self, SendRequest};
-use hyper_util::rt::{TokioExecutor, TokioIo};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::sync::Mutex;
 
-pub(crate) type Sender = SendRequest<Full<Bytes>>;
+pub(crate) type Sender = h2::client::SendRequest<Bytes>;
+
+/// A connection's sender, and whether its I/O task has ended.
+struct Open {
+    sender: Sender,
+    closed: Arc<AtomicBool>,
+}
 
 /// Flow-control windows: a reply of several MiB (vectors per token of a batch) then streams
 /// without waiting on the client's window updates; the protocol's 64 KiB would stall it.
@@ -34,7 +38,7 @@ pub(crate) struct Endpoint {
 
 /// One client thread's connections, and which it gave out last.
 struct Slot {
-    conns: Box<[Mutex<Option<Sender>>]>,
+    conns: Box<[Mutex<Option<Open>>]>,
     next: AtomicUsize,
 }
 
@@ -62,12 +66,13 @@ impl Connections {
         let slot = &self.slots[client_thread::current() % self.slots.len()];
         let k = slot.next.fetch_add(1, Ordering::Relaxed) % slot.conns.len();
         let mut conn = slot.conns[k].lock().await;
-        if let Some(s) = conn.as_ref().filter(|s| !s.is_closed()) {
-            return Ok(s.clone());
+        if let Some(open) = conn.as_ref().filter(|o| !o.closed.load(Ordering::Acquire)) {
+            return Ok(open.sender.clone());
         }
-        let s = connect(&self.endpoint).await?;
-        *conn = Some(s.clone());
-        Ok(s)
+        let open = connect(&self.endpoint).await?;
+        let sender = open.sender.clone();
+        *conn = Some(open);
+        Ok(sender)
     }
 }
 
@@ -87,7 +92,7 @@ fn unconnected(kind: ErrorKind, reason: impl std::fmt::Display) -> Unconnected {
 }
 
 /// A new connection, its I/O driven by a task on the calling thread's runtime.
-async fn connect(e: &Endpoint) -> Result<Sender, Unconnected> {
+async fn connect(e: &Endpoint) -> Result<Open, Unconnected> {
     let tcp = match tokio::time::timeout(
         e.connect_timeout,
         tokio::net::TcpStream::connect((e.host.as_str(), e.port)),
@@ -120,20 +125,38 @@ async fn connect(e: &Endpoint) -> Result<Sender, Unconnected> {
     }
 }
 
-async fn handshake<S>(io: S) -> Result<Sender, Unconnected>
+/// HTTP/2 on `io`, straight on h2 rather than through hyper's client: a call's HEADERS and
+/// DATA frames are then queued together and leave in one write, with no dispatch task
+/// between the call and the connection (BENCHMARKS.md, "HTTP or gRPC").
+async fn handshake<S>(io: S) -> Result<Open, Unconnected>
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let (sender, conn) = http2::Builder::new(TokioExecutor::new())
-        .initial_stream_window_size(STREAM_WINDOW)
+    let (sender, conn) = h2::client::Builder::new()
+        .initial_window_size(STREAM_WINDOW)
         .initial_connection_window_size(CONNECTION_WINDOW)
-        .handshake(TokioIo::new(io))
+        // A request body is queued whole (up to the 64 MiB body limit), sent as the
+        // server's window allows.
+        .max_send_buffer_size(super::super::url::MAX_BODY_BYTES)
+        .handshake(io)
         .await
         .map_err(|why| unconnected(ErrorKind::Connection, format!("HTTP/2: {why}")))?;
+    let closed = Arc::new(AtomicBool::new(false));
+    let ended = Closes(closed.clone());
     tokio::spawn(async move {
+        let _ended = ended;
         let _ = conn.await;
     });
-    Ok(sender)
+    Ok(Open { sender, closed })
+}
+
+/// Marks a connection closed when its task ends, or is dropped with its runtime.
+struct Closes(Arc<AtomicBool>);
+
+impl Drop for Closes {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
 }
 
 /// The TLS settings of `grpcs://`: the platform's roots, and h2 by ALPN (gRPC has no other).

@@ -6,7 +6,7 @@
 //! The calls go over HTTP/2 connections of the client's own (`conn`): one per client thread
 //! by default, `--grpc-connections N` to spread streams over more. Each request is one stream;
 //! the run's concurrency cap counts streams in flight. The protocol's framing and status are
-//! small enough to speak directly on hyper's HTTP/2 (`call`), which keeps a call's client
+//! small enough to speak directly on h2, HTTP/2 itself (`call`), which keeps a call's client
 //! CPU to that of the HTTP/1.1 path (BENCHMARKS.md, "HTTP or gRPC").
 
 mod call;
@@ -43,7 +43,12 @@ static GRPC_TIMEOUT: HeaderName = HeaderName::from_static("grpc-timeout");
 
 /// Calls to one gRPC server: its connections and the headers every call carries.
 pub struct GrpcClient {
-    conns: Connections,
+    /// The load's connections, per client thread.
+    load: Connections,
+    /// One more for everything else (readiness, metadata, statistics), which runs on other
+    /// runtimes than the load: a load connection opened there would have every request's
+    /// I/O cross to that runtime's threads (measured: twice the wakeups per request).
+    control: Connections,
     /// `http://host:port` (`https://` under TLS): HTTP/2's scheme and authority.
     origin: String,
     /// `content-type`, `te` and the user's headers (gRPC metadata).
@@ -86,7 +91,8 @@ impl GrpcClient {
             headers.append(name.clone(), value.clone());
         }
         Ok(GrpcClient {
-            conns: Connections::new(endpoint, per_thread),
+            load: Connections::new(endpoint.clone(), per_thread),
+            control: Connections::new(endpoint, 1),
             origin: format!(
                 "{}://{}",
                 if tls { "https" } else { "http" },
@@ -103,18 +109,18 @@ impl GrpcClient {
             .expect("an origin that parsed, and a method name")
     }
 
-    /// One call of `method` with a framed `body`, within `timeout`: the deadline the
-    /// server is told and the client keeps.
+    /// One call of `method` with a framed `body` on `conns`, within `timeout`: the deadline
+    /// the server is told and the client keeps.
     async fn raw(
         &self,
+        conns: &Connections,
         uri: Uri,
         headers: HeaderMap,
         body: Bytes,
         timeout: Duration,
     ) -> Result<Bytes, Ended> {
         let call = async {
-            let sender = self
-                .conns
+            let sender = conns
                 .sender()
                 .await
                 .map_err(|u| Ended::Transport(u.kind, None))?;
@@ -145,9 +151,8 @@ impl GrpcClient {
         Resp: prost::Message + Default,
     {
         let body = crate::grpc::frame(req);
-        let reply = self
-            .raw(self.uri(method), self.headers_for(timeout), body, timeout)
-            .await?;
+        let (uri, headers) = (self.uri(method), self.headers_for(timeout));
+        let reply = self.raw(&self.control, uri, headers, body, timeout).await?;
         Resp::decode(reply).map_err(|e| {
             Ended::Transport(
                 ErrorKind::BadResponse,
@@ -163,7 +168,7 @@ impl GrpcClient {
             target: self.shown.clone(),
             reason,
         };
-        if let Err(u) = self.conns.sender().await {
+        if let Err(u) = self.control.sender().await {
             return Err(unreachable(u.reason));
         }
         match self
@@ -361,9 +366,15 @@ impl Target for GrpcTarget {
                 Some(t) => (self.client.headers_for(t), t),
                 None => (self.infer_headers.clone(), self.timeout),
             };
-            let message = self
-                .client
-                .raw(self.infer.clone(), headers, req.body.clone(), timeout)
+            let c = &self.client;
+            let message = c
+                .raw(
+                    &c.load,
+                    self.infer.clone(),
+                    headers,
+                    req.body.clone(),
+                    timeout,
+                )
                 .await
                 .map_err(Ended::failure)?;
             Ok(Reply::new(message, None))
