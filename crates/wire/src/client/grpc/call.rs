@@ -68,8 +68,13 @@ pub(crate) async fn unary(
     // Waits while the connection has as many streams open as the server allows.
     let mut sender = sender.ready().await.map_err(failed)?;
     let (response, mut stream) = sender.send_request(req, false).map_err(failed)?;
-    stream.send_data(body, true).map_err(failed)?;
-    let (parts, mut body) = response.await.map_err(failed)?.into_parts();
+    // A server may answer before it reads the request (a refusal) and close the stream:
+    // its answer, not the closed stream, is the call's outcome.
+    let unsent = stream.send_data(body, true).err();
+    let (parts, mut body) = match response.await {
+        Ok(r) => r.into_parts(),
+        Err(e) => return Err(failed(unsent.unwrap_or(e))),
+    };
     if parts.status != hyper::StatusCode::OK {
         let code = Code::of_http(parts.status.as_u16());
         let said = format!("HTTP {} from a gRPC call", parts.status.as_u16());
