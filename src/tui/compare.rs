@@ -5,6 +5,7 @@ use crate::tui::panels::block;
 use crate::tui::screen::{MIN_HEIGHT, MIN_WIDTH};
 use crate::tui::state::is_interrupt;
 use encbench_core::export::Export;
+use encbench_core::percentile::Percentile;
 use encbench_core::plan::PhaseKind;
 use encbench_core::results::PhaseResult;
 use encbench_core::text::{elapsed, ms};
@@ -176,10 +177,10 @@ impl Columns {
             Cell::from(fig(live.filter(|s| s.ok > 0).map(|s| s.latency.p99), ms)),
             Cell::from(fig(live.map(|s| s.req_per_s), |x| format!("{x:.1}"))),
             Cell::from(live.map_or("-".into(), |s| s.error_count().to_string())),
-            Cell::from(fig(
-                at_b1.filter(|p| p.ok > 0).map(|p| p.latency_ms.p50),
-                ms,
-            )),
+            // A finished phase's median says how sure it is, as the sweep panel's does.
+            Cell::from(at_b1.filter(|p| p.ok > 0).map_or("-".into(), |p| {
+                crate::tui::panels::sweep::with_margin(&p.latency_ms, Percentile::P50)
+            })),
             Cell::from(fig(at_bmax.map(|p| p.samples_per_s), |x| format!("{x:.1}"))),
             Cell::from(fig(at_c.map(|p| p.req_per_s), |x| format!("{x:.1}"))),
             Cell::from(fig(at_bmax.and_then(|p| p.cost_per_1m_usd), |x| {
@@ -201,7 +202,7 @@ fn targets(v: &CompareView) -> Table<'static> {
         Constraint::Length(6),
         Constraint::Length(7),
         Constraint::Length(4),
-        Constraint::Length(7),
+        Constraint::Length(9),
         Constraint::Length(9),
         Constraint::Length(9),
         Constraint::Length(6),

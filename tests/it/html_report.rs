@@ -24,6 +24,8 @@ struct Figure {
     kind: String,
     svgs: usize,
     texts: Vec<String>,
+    /// The figure's markup.
+    body: String,
 }
 
 /// Every `<figure class="chart">`, parsed: the texts are XML-unescaped.
@@ -48,6 +50,7 @@ fn figures(html: &str) -> Vec<Figure> {
             kind: kind.to_string(),
             svgs: fig.matches("<svg").count(),
             texts,
+            body: fig.to_string(),
         });
         rest = &body[end..];
     }
@@ -113,9 +116,79 @@ fn check(fig: &Figure, want: &Want<'_>) {
     );
 }
 
+/// An attribute's value in one SVG element.
+fn attr<'a>(element: &'a str, name: &str) -> &'a str {
+    between(element, &format!(" {name}=\""), "\"").unwrap_or_default()
+}
+
+/// The points of a `<polyline>`.
+fn points(element: &str) -> Vec<(f64, f64)> {
+    attr(element, "points")
+        .split_whitespace()
+        .map(|p| {
+            let (x, y) = p.split_once(',').unwrap();
+            (x.parse().unwrap(), y.parse().unwrap())
+        })
+        .collect()
+}
+
+/// A chart's error bars, each checked against the points it is of, and how many are open
+/// (no upper end). A bar is a vertical stroke one unit wide in a curve's colour, then its low
+/// cap, then its top: a cap, or a three-point arrow where no sample bounds it from above.
+/// Each point of a barred curve is a dot of radius 3; a closed bar must span a dot of its
+/// colour a few units beside it (SVG's y grows downwards), an open one start at or below one.
+fn bars(fig: &Figure) -> (usize, usize) {
+    let elements: Vec<&str> = fig.body.split('<').collect();
+    let dots: Vec<(String, f64, f64)> = elements
+        .iter()
+        .filter(|e| e.starts_with("circle") && attr(e, "r") == "3")
+        .map(|e| {
+            let at = |a| attr(e, a).parse::<f64>().unwrap();
+            (attr(e, "fill").to_string(), at("cx"), at("cy"))
+        })
+        .collect();
+    let strokes: Vec<&str> = elements
+        .iter()
+        .copied()
+        .filter(|e| {
+            e.starts_with("polyline")
+                && attr(e, "stroke-width") == "1"
+                && !["#000000", "#555555", "#E4E4E4"].contains(&attr(e, "stroke"))
+        })
+        .collect();
+    let (mut found, mut open) = (0, 0);
+    let mut i = 0;
+    while i + 2 < strokes.len() {
+        let p = points(strokes[i]);
+        if p.len() != 2 || p[0].0 != p[1].0 {
+            i += 1;
+            continue;
+        }
+        let (colour, x, low, top) = (attr(strokes[i], "stroke"), p[0].0, p[0].1, p[1].1);
+        let is_open = points(strokes[i + 2]).len() == 3;
+        let brackets = |(c, cx, cy): &(String, f64, f64)| {
+            c == colour
+                && (cx - x).abs() <= 12.0
+                && *cy <= low + 1.0
+                && (is_open || *cy >= top - 1.0)
+        };
+        assert!(
+            dots.iter().any(brackets),
+            "a bar at x {x} from {low} to {top} brackets no point of its colour: {dots:?}"
+        );
+        found += 1;
+        open += usize::from(is_open);
+        i += 3;
+    }
+    assert_eq!(found, dots.len(), "a bar for every point: {dots:?}");
+    (found, open)
+}
+
 const BATCH_AXIS: &str = "batch size (inputs per request)";
 const CONC_AXIS: &str = "concurrency (requests in flight)";
 const SPECTRUM_AXES: &[&str] = &["percentile", "latency (ms)"];
+/// The legend's entry for the error bars and bands of a chart of percentiles.
+const BARS: &str = "95 % interval";
 
 #[test]
 fn the_charts_of_a_run_a_comparison_and_a_capacity_search_have_their_series_and_axes() {
@@ -126,7 +199,7 @@ fn the_charts_of_a_run_a_comparison_and_a_capacity_search_have_their_series_and_
             title: "Batch sweep — latency",
             axes: &[BATCH_AXIS, "scheduled latency (ms)"],
             marks: &["knee at 8"],
-            legend: &["p50", "p99"],
+            legend: &["p50", "p99", BARS],
         },
         Want {
             kind: "batch",
@@ -154,7 +227,7 @@ fn the_charts_of_a_run_a_comparison_and_a_capacity_search_have_their_series_and_
             title: "Concurrency sweep — latency",
             axes: &[CONC_AXIS, "scheduled latency (ms)"],
             marks: &[],
-            legend: &["p50", "p99"],
+            legend: &["p50", "p99", BARS],
         },
         Want {
             kind: "spectrum",
@@ -166,6 +239,7 @@ fn the_charts_of_a_run_a_comparison_and_a_capacity_search_have_their_series_and_
                 "b=1 · service",
                 "b=8 · scheduled",
                 "b=8 · service",
+                BARS,
             ],
         },
         Want {
@@ -180,6 +254,7 @@ fn the_charts_of_a_run_a_comparison_and_a_capacity_search_have_their_series_and_
                 "c=2 · service",
                 "c=4 · scheduled",
                 "c=4 · service",
+                BARS,
             ],
         },
         Want {
@@ -198,6 +273,12 @@ fn the_charts_of_a_run_a_comparison_and_a_capacity_search_have_their_series_and_
     for (f, w) in figs.iter().zip(&wants) {
         check(f, w);
     }
+    // Each p50 and p99 with its interval: 40 requests a phase bound each median on both
+    // sides and no p99 from above.
+    assert_eq!(bars(&figs[0]), (4, 2), "batch sizes 1 and 8");
+    assert_eq!(bars(&figs[4]), (6, 3), "concurrency 1, 2 and 4");
+    // The spectra's bands, one a phase, under their curves.
+    assert_eq!(figs[5].body.matches("<polygon opacity=\"0.15\"").count(), 2);
     // The percentile axis is HdrHistogram's: 50 %, 90 %, 99 % … on a log scale.
     let spectrum = &figs[5].texts;
     for tick in ["50%", "90%", "99%"] {
@@ -206,6 +287,11 @@ fn the_charts_of_a_run_a_comparison_and_a_capacity_search_have_their_series_and_
 
     // A comparison: each target a curve on the same axes, the shared knee named once.
     let figs = figures(&page(&["tests/fixtures/compare.json"]));
+    assert_eq!(
+        bars(&figs[0]),
+        (12, 6),
+        "3 targets × 2 batch sizes × p50, p99"
+    );
     let kinds: Vec<&str> = figs.iter().map(|f| f.kind.as_str()).collect();
     assert_eq!(
         kinds,
@@ -244,6 +330,7 @@ fn the_charts_of_a_run_a_comparison_and_a_capacity_search_have_their_series_and_
                 "cpu-mc · service",
                 "lmi · scheduled",
                 "lmi · service",
+                BARS,
             ],
         },
     );
@@ -288,7 +375,13 @@ fn several_exports_overlay_their_curves_under_their_labels() {
             title: "Batch sweep — latency",
             axes: &[BATCH_AXIS, "scheduled latency (ms)"],
             marks: &["knee at 8: before, after"],
-            legend: &["before · p50", "before · p99", "after · p50", "after · p99"],
+            legend: &[
+                "before · p50",
+                "before · p99",
+                "after · p50",
+                "after · p99",
+                BARS,
+            ],
         },
     );
     // One timeline each, named by its label.

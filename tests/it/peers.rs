@@ -747,13 +747,19 @@ fn moto_cloudwatch_figures_are_read_back_beside_the_client_figures() {
         ("AWS_SECRET_ACCESS_KEY", "anything"),
         ("AWS_REGION", "us-east-1"),
     ];
+    // moto answers a queued reply to one distinct body only (the literal "body" to any
+    // other): one text, so all ten requests are that one and all ten succeed.
+    let one = tmp_path("one-cw.txt");
+    std::fs::write(&one, "the one text\n").unwrap();
     let load = args()
         .endpoint("moto-ep", &moto.url())
         .n(10)
         .opt("--warmup", 0)
+        .opt("--texts", one.to_str().unwrap())
         .opt("--cloudwatch-wait", "1s")
         .no_accuracy();
     let (out, e) = run_export_env(&load.strs(), &env);
+    assert_eq!(e["phases"][0]["ok"], 10, "{}", e["phases"][0]);
     let c = &e["phases"][0]["cloudwatch"];
     assert_eq!(c["dimensions"]["EndpointName"], "moto-ep", "{c}");
     assert_eq!(c["dimensions"]["VariantName"], "AllTraffic");
@@ -779,8 +785,21 @@ fn moto_cloudwatch_figures_are_read_back_beside_the_client_figures() {
         .nth(2)
         .unwrap_or_default()
         .to_string();
-    let cells: Vec<&str> = row.split_whitespace().collect();
     let client_p50 = format!("{:.2}", f(&e["phases"][0]["latency_ms"]["p50"]));
+    // Our own p50s beside their intervals (10 requests bound a median on both sides), the
+    // intervals set aside to read one figure a column.
+    assert!(row.contains(&format!("{client_p50} [")), "{tables}");
+    let mut figures = String::new();
+    let mut inside = false;
+    for ch in row.chars() {
+        match ch {
+            '[' => inside = true,
+            ']' => inside = false,
+            c if !inside => figures.push(c),
+            _ => {}
+        }
+    }
+    let cells: Vec<&str> = figures.split_whitespace().collect();
     assert_eq!(cells.get(3), Some(&client_p50.as_str()), "{tables}");
     assert_eq!(&cells[5..9], ["21.00", "3.90", "40.00", "10"], "{tables}");
 }

@@ -224,6 +224,23 @@ fn merging_two_hosts_adds_counts_and_gives_the_combined_percentiles() {
             decode(&pm["histogram_hdr_b64"]).len(),
             pm["ok"].as_u64().unwrap()
         );
+        // The merged intervals are the combined samples' order statistics at the binomial
+        // ranks of all of them, not either host's.
+        let all = samples(&[
+            decode(&pa["histogram_hdr_b64"]),
+            decode(&pb["histogram_hdr_b64"]),
+        ]);
+        for (q, key) in [(0.5, "p50"), (0.99, "p99")] {
+            let (lo, hi) = encbench::interval::ranks(all.len() as u64, q);
+            let at = |rank: u64| all[rank as usize - 1] as f64 / 1000.0;
+            let ci = &pm["latency_ms"]["ci95"][key];
+            let near = |got: f64, want: f64| (got - want).abs() <= want * 2e-3 + 0.002;
+            assert!(near(f(&ci[0]), at(lo)), "{key} {ci} vs rank {lo}");
+            match hi {
+                Some(u) => assert!(near(f(&ci[1]), at(u)), "{key} {ci} vs rank {u}"),
+                None => assert!(ci[1].is_null(), "{key} {ci}"),
+            }
+        }
     }
 }
 
@@ -310,6 +327,36 @@ fn a_run_and_a_comparison_print_what_report_prints_of_their_exports() {
         "Latency breakdown",
     ] {
         assert!(ran.stdout.contains(part), "{part} in\n{}", ran.stdout);
+    }
+    // Each percentile says how sure it is: 30 requests bound the median on both sides and
+    // p99 only from below.
+    let rows: Vec<&str> = ran
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Batch ("))
+        .skip(2)
+        .take(2)
+        .collect();
+    for row in &rows {
+        assert!(
+            row.contains(" [") && row.contains("] ") && row.contains("≥ "),
+            "{row}"
+        );
+    }
+    // In CSV the figure and its interval's ends are numbers of their own, an open end empty.
+    let csv = stdout(&run(&["report", path.to_str().unwrap(), "--format", "csv"]));
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        let x = |name: &str| cells[col(name)].parse::<f64>().unwrap();
+        assert!(
+            x("p50_lo_ms") <= x("p50_ms") && x("p50_ms") <= x("p50_hi_ms"),
+            "{line}"
+        );
+        assert!(x("p99_lo_ms") <= x("p99_ms"), "{line}");
+        assert_eq!(cells[col("p99_hi_ms")], "", "{line}");
     }
 
     let other = Serve::fixed(4, 1, &[]);

@@ -2,7 +2,8 @@
 //! terminal and a document, a row per export for a spreadsheet. The probe prints its own
 //! result through this too, so `report` of its export reads the same.
 
-use super::table::Table;
+use super::table::{Cell, Estimate, Table};
+use encbench_core::percentile::Percentile;
 use encbench_core::results::cold_start::{ColdStartExport, ColdStartResult, KIND, SCHEMA_VERSION};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -124,9 +125,15 @@ pub fn tables(e: &ColdStartExport) -> Vec<Table> {
         );
     }
     if let Some(s) = &r.steady_ms {
+        let at = |q| Estimate::of(s, q, 1).shown();
         row(
             "steady-state p50",
-            format!("{:.1} ms (n={}, p99 {:.1} ms)", s.p50, r.steady_ok, s.p99),
+            format!(
+                "{} ms (n={}, p99 {} ms; 95 % intervals)",
+                at(Percentile::P50),
+                r.steady_ok,
+                at(Percentile::P99)
+            ),
         );
     }
     if let Some(x) = r.ratio {
@@ -196,27 +203,34 @@ const CSV_HEADERS: [&str; 17] = [
 /// A row per export, full precision.
 pub fn csv_table(exports: &[(String, &ColdStartExport)]) -> Table {
     let mut t = Table::new("cold starts", &CSV_HEADERS);
-    let o = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+    let o = |x: Option<f64>| Cell::Text(x.map(|v| v.to_string()).unwrap_or_default());
+    let text = |s: String| Cell::Text(s);
     for (source, e) in exports {
         let (p, r) = (&e.probe, &e.cold_start);
+        // Without steady requests the percentile's three fields are empty.
+        let steady = |q| -> Cell {
+            r.steady_ms
+                .map_or(Estimate::MISSING, |s| Estimate::of(&s, q, 0).full())
+                .into()
+        };
         t.row(vec![
-            source.clone(),
-            e.target.clone(),
-            r.started_at.clone().unwrap_or_default(),
-            p.idle_wait.as_secs_f64().to_string(),
-            p.retry_interval.as_secs_f64().to_string(),
-            p.give_up.as_secs_f64().to_string(),
-            r.attempts.to_string(),
-            failed(r).to_string(),
+            text(source.clone()),
+            text(e.target.clone()),
+            text(r.started_at.clone().unwrap_or_default()),
+            text(p.idle_wait.as_secs_f64().to_string()),
+            text(p.retry_interval.as_secs_f64().to_string()),
+            text(p.give_up.as_secs_f64().to_string()),
+            text(r.attempts.to_string()),
+            text(failed(r).to_string()),
             o(r.first_success),
             o(r.first_success_latency_ms),
-            r.steady_sent.to_string(),
-            r.steady_ok.to_string(),
-            steady_failed(r).to_string(),
-            o(r.steady_ms.map(|s| s.p50)),
-            o(r.steady_ms.map(|s| s.p99)),
+            text(r.steady_sent.to_string()),
+            text(r.steady_ok.to_string()),
+            text(steady_failed(r).to_string()),
+            steady(Percentile::P50),
+            steady(Percentile::P99),
             o(r.ratio),
-            r.stopped_early.to_string(),
+            text(r.stopped_early.to_string()),
         ]);
     }
     t
@@ -308,7 +322,15 @@ mod tests {
         assert!(md.contains("| attempts | 3 (3 failed"), "{md}");
         let csv = render_loaded(&files, ReportFormat::Csv).unwrap();
         let rows: Vec<&str> = csv.lines().collect();
-        assert_eq!(rows[0], CSV_HEADERS.join(","));
+        // Each steady percentile beside its interval's ends.
+        assert!(
+            rows[0].ends_with(
+                ",steady_p50_ms,steady_p50_lo_ms,steady_p50_hi_ms,\
+                 steady_p99_ms,steady_p99_lo_ms,steady_p99_hi_ms,ratio,stopped_early"
+            ),
+            "{csv}"
+        );
+        assert_eq!(rows[0].split(',').count(), CSV_HEADERS.len() + 4);
         assert!(
             rows[1].starts_with("cold.json,sagemaker:ep,2026-12-02T05:00:00Z,900,5,1200,3,3,,")
         );
@@ -342,9 +364,17 @@ mod tests {
             text.contains("steady requests        20 (10 failed: ModelNotReadyException 10)"),
             "{text}"
         );
-        assert!(text.contains("(n=10, p99"), "{text}");
+        // One sample bounds no percentile from above: each is at least it.
+        assert!(
+            text.contains("≥ 27.0 ms (n=10, p99 ≥ 27.0 ms; 95 % intervals)"),
+            "{text}"
+        );
         let csv = render_loaded(&files, ReportFormat::Csv).unwrap();
-        assert!(csv.contains(",20,10,10,"), "{csv}");
+        // 27 ms reads back as the histogram's bucket: 26.992 up to 27.007.
+        assert!(
+            csv.contains(",20,10,10,27.007,26.992,,27.007,26.992,,74,"),
+            "{csv}"
+        );
         let probe = ColdStartProbe {
             idle_wait: Duration::ZERO,
             retry_interval: Duration::from_secs(5),

@@ -2,8 +2,9 @@
 //! its export print the same thing): latency per batch size, throughput with ×b=1, a table
 //! per concurrency level, cost, and the verdict diff.
 
-use super::table::Table;
+use super::table::{Cell, Estimate, Table};
 use encbench_core::export::{CompareSection, Export};
+use encbench_core::percentile::Percentile;
 use encbench_core::plan::PhaseKind;
 use encbench_core::results::PhaseResult;
 use encbench_core::text::{num, truncate};
@@ -54,6 +55,7 @@ pub fn heading(e: &Export) -> Vec<String> {
             "cpu ms/req: the client's CPU time per request over the phase, the whole process's (user/sys: in user mode and in the kernel); one target runs at a time".into(),
         );
     }
+    lines.extend(super::intervals_line(e));
     if e.stopped_early {
         lines.push("stopped before the comparison finished".into());
     }
@@ -146,31 +148,35 @@ fn latency_table(
             Some(false) => "missed",
             None => "-",
         };
-        let mut cells = match p {
+        let mut cells: Vec<Cell> = match p {
             Some(p) if p.ok > 0 => {
-                let mut r = vec![
-                    name.clone(),
-                    p.n.to_string(),
-                    num(Some(p.latency_ms.p50), 1),
-                    num(Some(p.latency_ms.p90), 1),
-                    num(Some(p.latency_ms.p95), 1),
-                    num(Some(p.latency_ms.p99), 1),
-                    num(p.p99_over_p50, 2),
-                    num(Some(p.req_per_s), 1),
+                let at = |q| Estimate::of(&p.latency_ms, q, 1).into();
+                let mut r: Vec<Cell> = vec![
+                    name.clone().into(),
+                    p.n.to_string().into(),
+                    at(Percentile::P50),
+                    at(Percentile::P90),
+                    at(Percentile::P95),
+                    at(Percentile::P99),
+                    num(p.p99_over_p50, 2).into(),
+                    num(Some(p.req_per_s), 1).into(),
                 ];
                 if cpu {
-                    r.extend(cpu_cells(p));
+                    r.extend(cpu_cells(p).map(Cell::from));
                 }
-                r.push(p.error_count().to_string());
+                r.push(p.error_count().to_string().into());
                 r
             }
             _ => {
-                let mut r = vec![name.clone(), p.map_or("0".into(), |p| p.n.to_string())];
+                let mut r: Vec<Cell> = vec![
+                    name.clone().into(),
+                    p.map_or("0".into(), |p| p.n.to_string()).into(),
+                ];
                 r.extend(std::iter::repeat_n(
-                    "-".to_string(),
+                    Cell::from("-"),
                     if cpu { 8 } else { 6 },
                 ));
-                r.push(p.map_or("-".into(), |p| p.error_count().to_string()));
+                r.push(p.map_or("-".into(), |p| p.error_count().to_string()).into());
                 r
             }
         };
@@ -349,14 +355,17 @@ fn capacity_table(e: &Export) -> Option<Table> {
     });
     for c in rows {
         t.row(vec![
-            c.target.clone().unwrap_or_default(),
-            c.batch_size.to_string(),
-            num(c.max_rate_per_s, 1),
-            num(c.samples_per_s, 1),
-            num(c.latency_ms.map(|l| l.p99), 1),
-            num(c.cost_per_1m_usd, 4),
-            c.probes.len().to_string(),
-            c.verdict.clone(),
+            c.target.clone().unwrap_or_default().into(),
+            c.batch_size.to_string().into(),
+            super::run::max_rate(c),
+            num(c.samples_per_s, 1).into(),
+            super::run::sure(
+                c.latency_ms.map(|l| l.p99),
+                c.latency_ms.and_then(|l| l.ci95).map(|i| i.p99),
+            ),
+            num(c.cost_per_1m_usd, 4).into(),
+            c.probes.len().to_string().into(),
+            c.verdict.clone().into(),
         ]);
     }
     t.notes.push(

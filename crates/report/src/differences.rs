@@ -228,7 +228,7 @@ pub fn capacity_verdict(e: &Export) -> Option<String> {
     let priced = line.starts_with("cheapest");
     // Each target's best batch size, as `cheapest` ranks them.
     let per_sample = |t: &str, b: usize| {
-        let (m, _) = capacity_measure(&e.capacity, t, b)?;
+        let (m, _) = capacity_measure(&e.capacity, Some(t), b)?;
         let samples = m.value * b as f64;
         Some(if priced {
             price(t)? / samples
@@ -256,8 +256,8 @@ pub fn capacity_verdict(e: &Export) -> Option<String> {
     let mut tied = Vec::new();
     for &(t, bt, _) in rest {
         let (Some((mw, _)), Some((mt, _))) = (
-            capacity_measure(&e.capacity, w, *bw),
-            capacity_measure(&e.capacity, t, bt),
+            capacity_measure(&e.capacity, Some(w), *bw),
+            capacity_measure(&e.capacity, Some(t), bt),
         ) else {
             continue;
         };

@@ -5,6 +5,7 @@
 //! This is the one renderer of results: a run, a comparison and a cold-start probe print
 //! their own export through it when they end, so `report` on that export prints the same.
 
+mod cell;
 pub mod cold_start;
 pub mod compare;
 mod differences;
@@ -24,7 +25,7 @@ use encbench_core::results::cold_start::ColdStartExport;
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::Path;
-use table::Table;
+use table::{Cell, Estimate, Table};
 
 /// How `report` renders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -72,8 +73,29 @@ pub fn load_any(path: &Path) -> Result<Loaded, String> {
     } else {
         // Shown or merged, an export is held to the same checks: a forged count is no more
         // a measurement on its own than added to another.
-        validate::check(json).map(Loaded::Run)
+        validate::check(json).map(|e| Loaded::Run(with_intervals(e)))
     }
+}
+
+/// An export written before the intervals, given each phase's from the histograms its
+/// percentiles were read from: the intervals its run would have written. (Tokenization and
+/// the server's time keep no histogram, and stay without.)
+fn with_intervals(mut e: Export) -> Export {
+    for p in &mut e.phases {
+        let summaries = [
+            (&mut p.latency_ms, Some(&p.histogram_hdr_b64)),
+            (&mut p.service_ms, p.service_hdr_b64.as_ref()),
+            (&mut p.dispatch_delay_ms, p.dispatch_delay_hdr_b64.as_ref()),
+        ];
+        for (s, b64) in summaries {
+            if s.ci95.is_none()
+                && let Some(h) = b64.and_then(|b| encbench_core::results::decode_histogram(b).ok())
+            {
+                s.ci95 = encbench_core::interval::Ci95::of(&h);
+            }
+        }
+    }
+    e
 }
 
 /// JSON as an export of the version this one reads.
@@ -122,6 +144,18 @@ fn started(e: &Export) -> String {
         .map(|s| format!(" — shard {s}: this host's part of one run"))
         .unwrap_or_default();
     format!("started {}{merged}{shard}", e.started_at)
+}
+
+/// How the tables show a percentile, said once above them where the export has intervals.
+fn intervals_line(e: &Export) -> Option<String> {
+    e.phases
+        .iter()
+        .any(|p| p.latency_ms.ci95.is_some())
+        .then(|| {
+            "percentiles with 95 % intervals (order statistics): p [low, high]; ≥ low where \
+             too few requests bound it from above"
+                .into()
+        })
 }
 
 /// What the export holds, in a few lines above its tables.
@@ -176,37 +210,40 @@ const CSV_HEADERS: [&str; 24] = [
 
 /// One flat table for spreadsheets: a row per phase of every export, full precision.
 pub fn csv_table(exports: &[(String, Export)]) -> Table {
+    use encbench_core::percentile::Percentile as P;
     let mut t = Table::new("phases", &CSV_HEADERS);
     let f = |x: f64| x.to_string();
     let o = |x: Option<f64>| x.map(f).unwrap_or_default();
     for (source, e) in exports {
         for p in &e.phases {
             let l = &p.latency_ms;
+            let at = |q| Cell::from(Estimate::of(l, q, 0).full());
+            let text = |s: String| Cell::Text(s);
             t.row(vec![
-                source.clone(),
-                p.target.clone().unwrap_or_default(),
-                p.kind.name().into(),
-                p.batch_size.to_string(),
-                p.concurrency.to_string(),
-                o(p.request_rate),
-                p.pad_to_max.to_string(),
-                p.max_len.to_string(),
-                p.n.to_string(),
-                p.ok.to_string(),
-                p.error_count().to_string(),
-                f(l.min),
-                f(l.mean),
-                f(l.p50),
-                f(l.p90),
-                f(l.p95),
-                f(l.p99),
-                f(l.p999),
-                f(l.max),
-                o(p.p99_over_p50),
-                f(p.req_per_s),
-                f(p.samples_per_s),
-                o(p.cost_per_1m_usd),
-                p.rate_not_meaningful.to_string(),
+                text(source.clone()),
+                text(p.target.clone().unwrap_or_default()),
+                text(p.kind.name().into()),
+                text(p.batch_size.to_string()),
+                text(p.concurrency.to_string()),
+                text(o(p.request_rate)),
+                text(p.pad_to_max.to_string()),
+                text(p.max_len.to_string()),
+                text(p.n.to_string()),
+                text(p.ok.to_string()),
+                text(p.error_count().to_string()),
+                text(f(l.min)),
+                text(f(l.mean)),
+                at(P::P50),
+                at(P::P90),
+                at(P::P95),
+                at(P::P99),
+                at(P::P999),
+                text(f(l.max)),
+                text(o(p.p99_over_p50)),
+                text(f(p.req_per_s)),
+                text(f(p.samples_per_s)),
+                text(o(p.cost_per_1m_usd)),
+                text(p.rate_not_meaningful.to_string()),
             ]);
         }
     }

@@ -1,28 +1,24 @@
 //! `--repeat`: how each phase's headline figures spread across its repetitions, and the
 //! capacity searches' answers across theirs. The other tables show each phase pooled.
 
+use super::cell::{Cell, Estimate};
 use super::table::Table;
+use encbench_core::interval::Interval;
 use encbench_core::results::PhaseResult;
 use encbench_core::results::capacity::Capacity;
 use encbench_core::results::repeat::Spread;
-use encbench_core::text::{num, sig3};
+use encbench_core::text::sig3;
 
-/// "26.3 [26.1, 26.5]": the mean over the repetitions and the 95 % interval of that mean.
-fn spread(s: Option<Spread>, digits: usize) -> String {
-    match s {
-        Some(Spread {
-            mean,
-            ci95: Some([lo, hi]),
-            ..
-        }) => format!(
-            "{} [{}, {}]",
-            num(Some(mean), digits),
-            num(Some(lo), digits),
-            num(Some(hi), digits)
-        ),
-        Some(s) => num(Some(s.mean), digits),
-        None => "-".into(),
-    }
+/// "26.3 [26.1, 26.5]": the mean over the repetitions and the 95 % interval of that mean,
+/// a cell like a percentile's (its ends in columns of their own in CSV).
+fn spread(s: Option<Spread>, digits: usize) -> Cell {
+    Cell::Estimate(Estimate {
+        value: s.map(|s| s.mean),
+        ci: s
+            .and_then(|s| s.ci95)
+            .map(|[lo, hi]| Interval(lo, Some(hi))),
+        decimals: Some(digits),
+    })
 }
 
 /// One row per repeated phase: K, and the mean of each headline figure with its interval.
@@ -56,11 +52,11 @@ pub fn phases_table(phases: &[PhaseResult]) -> Option<Table> {
     );
     for p in repeated {
         let a = p.across.as_ref().expect("filtered above");
-        let mut row = vec![
-            p.kind.name().to_string(),
-            p.batch_size.to_string(),
-            p.concurrency.to_string(),
-            a.repetitions.to_string(),
+        let mut row: Vec<Cell> = vec![
+            p.kind.name().into(),
+            p.batch_size.to_string().into(),
+            p.concurrency.to_string().into(),
+            a.repetitions.to_string().into(),
             spread(a.p50_ms, 1),
             spread(a.p99_ms, 1),
             spread(a.req_per_s, 1),
@@ -68,7 +64,7 @@ pub fn phases_table(phases: &[PhaseResult]) -> Option<Table> {
             spread(a.cost_per_1m_usd, 2),
         ];
         if compare {
-            row.insert(0, p.target.clone().unwrap_or_default());
+            row.insert(0, p.target.clone().unwrap_or_default().into());
         }
         t.row(row);
     }
@@ -121,13 +117,13 @@ pub fn capacity_table(found: &[Capacity]) -> Option<Table> {
             .map(|c| c.max_rate_per_s.map_or("none".into(), sig3))
             .collect();
         t.row(vec![
-            target.unwrap_or("-").to_string(),
-            batch.to_string(),
-            runs.len().to_string(),
+            target.unwrap_or("-").into(),
+            batch.to_string().into(),
+            runs.len().to_string().into(),
             spread(of(|c| c.max_rate_per_s), 1),
             spread(of(|c| c.samples_per_s), 1),
             spread(of(|c| c.cost_per_1m_usd), 4),
-            answers.join(", "),
+            Cell::Text(answers.join(", ")),
         ]);
     }
     Some(t)

@@ -82,7 +82,9 @@ pub fn tables(tables: &mut [Table]) {
         }
         for row in &mut t.rows {
             for cell in row {
-                *cell = answer_in_documents(cell);
+                if let super::table::Cell::Text(s) = cell {
+                    *s = answer_in_documents(s);
+                }
             }
         }
     }

@@ -6,9 +6,11 @@
 //! spectrum and breakdown, errors by kind, client tokenization and the server's side,
 //! SageMaker variants, and the accuracy verdicts.
 
-use super::table::{NOT_A_RATE, Table};
+use super::table::{Cell, Estimate, NOT_A_RATE, Table};
 use encbench_core::arrival::Pace;
 use encbench_core::export::{AccuracyExport, Export};
+use encbench_core::interval::Interval;
+use encbench_core::percentile::Percentile;
 use encbench_core::plan::PhaseKind;
 use encbench_core::results::capacity::Capacity;
 use encbench_core::results::{PhaseResult, analysis};
@@ -122,6 +124,7 @@ pub fn heading(e: &Export) -> Vec<String> {
         ));
     }
     lines.push(super::started(e));
+    lines.extend(super::intervals_line(e));
     if e.stopped_early && e.phases.last().is_some_and(|p| p.kind != PhaseKind::Live) {
         lines.push("stopped before the plan finished: the last phase is partial".into());
     }
@@ -139,6 +142,7 @@ pub fn tables(e: &Export) -> Vec<Table> {
         live_table(&e.phases),
         concurrency_table(&e.phases),
         latency_table(&e.phases),
+        breakdown_table(&e.phases),
         schedule_table(&e.phases),
         slo_table(&e.phases),
         super::repeats::phases_table(&e.phases),
@@ -164,35 +168,28 @@ fn of_kind(phases: &[PhaseResult], kind: PhaseKind) -> Vec<&PhaseResult> {
 }
 
 /// One column of a table of phases: its header, and its cell for a phase.
-struct Col(&'static str, fn(&PhaseResult) -> String);
+struct Col(&'static str, fn(&PhaseResult) -> Cell);
 
 const KIND: Col = Col("kind", |p| p.kind.name().into());
-const BATCH: Col = Col("batch", |p| p.batch_size.to_string());
-const CONC: Col = Col("conc", |p| p.concurrency.to_string());
-const PACE: Col = Col("pace", |p| text::pace_short(&pace_of(p)));
-const N: Col = Col("n", |p| p.n.to_string());
-const P50: Col = Col("p50 ms", |p| num(Some(p.latency_ms.p50), 1));
-const P90: Col = Col("p90 ms", |p| num(Some(p.latency_ms.p90), 1));
-const P95: Col = Col("p95 ms", |p| num(Some(p.latency_ms.p95), 1));
-const P99: Col = Col("p99 ms", |p| num(Some(p.latency_ms.p99), 1));
-const P999: Col = Col("p99.9 ms", |p| num(Some(p.latency_ms.p999), 1));
-const MAX: Col = Col("max ms", |p| num(Some(p.latency_ms.max), 1));
-/// How sure p50 and p99 are: their 95 % intervals (`≥ x` where too few requests bound it).
-const P50_CI: Col = Col("p50 95% CI", |p| {
-    ci(p, encbench_core::percentile::Percentile::P50)
-});
-const P99_CI: Col = Col("p99 95% CI", |p| {
-    ci(p, encbench_core::percentile::Percentile::P99)
-});
+const BATCH: Col = Col("batch", |p| p.batch_size.to_string().into());
+const CONC: Col = Col("conc", |p| p.concurrency.to_string().into());
+const PACE: Col = Col("pace", |p| text::pace_short(&pace_of(p)).into());
+const N: Col = Col("n", |p| p.n.to_string().into());
+// Every percentile of a phase beside its 95 % interval (`≥ x` where too few requests bound
+// it from above).
+const P50: Col = Col("p50 ms", |p| pct(&p.latency_ms, Percentile::P50));
+const P90: Col = Col("p90 ms", |p| pct(&p.latency_ms, Percentile::P90));
+const P95: Col = Col("p95 ms", |p| pct(&p.latency_ms, Percentile::P95));
+const P99: Col = Col("p99 ms", |p| pct(&p.latency_ms, Percentile::P99));
+const P999: Col = Col("p99.9 ms", |p| pct(&p.latency_ms, Percentile::P999));
+const MAX: Col = Col("max ms", |p| num(Some(p.latency_ms.max), 1).into());
 
-fn ci(p: &PhaseResult, at: encbench_core::percentile::Percentile) -> String {
-    p.latency_ms
-        .ci95
-        .map_or_else(|| "-".into(), |c| c.of_percentile(at).shown())
+fn pct(s: &encbench_core::stats::LatencySummary, at: Percentile) -> Cell {
+    Estimate::of(s, at, 1).into()
 }
-const TAIL: Col = Col("p99/p50", |p| num(p.p99_over_p50, 2));
-const REQ: Col = Col("req/s", |p| rate(p, p.req_per_s));
-const SAMPLES: Col = Col("samples/s", |p| rate(p, p.samples_per_s));
+const TAIL: Col = Col("p99/p50", |p| num(p.p99_over_p50, 2).into());
+const REQ: Col = Col("req/s", |p| rate(p, p.req_per_s).into());
+const SAMPLES: Col = Col("samples/s", |p| rate(p, p.samples_per_s).into());
 
 /// A rate, or `n<c` where the phase measured fewer requests than its concurrency cap.
 fn rate(p: &PhaseResult, v: f64) -> String {
@@ -204,22 +201,31 @@ fn rate(p: &PhaseResult, v: f64) -> String {
 }
 // ×b=1 is efficiency × batch size: both compare with the same sweep's batch-1 row.
 const X_B1: Col = Col("×b=1", |p| {
-    num(p.batch_efficiency.map(|e| e * p.batch_size as f64), 2)
+    num(p.batch_efficiency.map(|e| e * p.batch_size as f64), 2).into()
 });
-const EFFICIENCY: Col = Col("efficiency", |p| num(p.batch_efficiency, 2));
-const COST: Col = Col("$/1M", |p| match p.cost_per_1m_usd {
-    Some(c) if !p.rate_not_meaningful => num(Some(c), 2),
-    Some(_) => NOT_A_RATE.into(),
-    None => num(None, 2),
+const EFFICIENCY: Col = Col("efficiency", |p| num(p.batch_efficiency, 2).into());
+const COST: Col = Col("$/1M", |p| {
+    match p.cost_per_1m_usd {
+        Some(c) if !p.rate_not_meaningful => num(Some(c), 2),
+        Some(_) => NOT_A_RATE.into(),
+        None => num(None, 2),
+    }
+    .into()
 });
-const ERRORS: Col = Col("errors", |p| p.error_count().to_string());
-const SERVICE: Col = Col("service p50/p99 ms", |p| pair(&p.service_ms));
-const DISPATCH: Col = Col("dispatch p50/p99 ms", |p| pair(&p.dispatch_delay_ms));
+const ERRORS: Col = Col("errors", |p| p.error_count().to_string().into());
+const SERVICE_P50: Col = Col("service p50 ms", |p| pct(&p.service_ms, Percentile::P50));
+const SERVICE_P99: Col = Col("service p99 ms", |p| pct(&p.service_ms, Percentile::P99));
+const DISPATCH_P50: Col = Col("dispatch p50 ms", |p| {
+    pct(&p.dispatch_delay_ms, Percentile::P50)
+});
+const DISPATCH_P99: Col = Col("dispatch p99 ms", |p| {
+    pct(&p.dispatch_delay_ms, Percentile::P99)
+});
 
-const OFFERED: Col = Col("offered/s", |p| num(p.offered_per_s, 1));
-const UNSENT: Col = Col("unsent", |p| p.unsent.to_string());
-const MAX_LAG: Col = Col("max lag ms", |p| num(p.max_lag_ms, 1));
-const QUEUE_LAG: Col = Col("queue lag ms", |p| num(p.queue_lag_ms, 1));
+const OFFERED: Col = Col("offered/s", |p| num(p.offered_per_s, 1).into());
+const UNSENT: Col = Col("unsent", |p| p.unsent.to_string().into());
+const MAX_LAG: Col = Col("max lag ms", |p| num(p.max_lag_ms, 1).into());
+const QUEUE_LAG: Col = Col("queue lag ms", |p| num(p.queue_lag_ms, 1).into());
 
 fn pace_of(p: &PhaseResult) -> Pace {
     Pace {
@@ -259,16 +265,18 @@ fn schedule_table(phases: &[PhaseResult]) -> Option<Table> {
     Some(t)
 }
 
-const GOODPUT: Col = Col("goodput/s", |p| num(p.goodput_per_s, 1));
-const GOOD_SHARE: Col = Col("good %", |p| num(p.goodput_share.map(|s| s * 100.0), 1));
+const GOODPUT: Col = Col("goodput/s", |p| num(p.goodput_per_s, 1).into());
+const GOOD_SHARE: Col = Col("good %", |p| {
+    num(p.goodput_share.map(|s| s * 100.0), 1).into()
+});
 const SLO: Col = Col("SLO", |p| match (p.slo_met, &p.slo_missed) {
     (Some(true), _) => "met".into(),
-    (_, Some(why)) => format!("missed: {why}"),
+    (_, Some(why)) => format!("missed: {why}").into(),
     _ => "missed".into(),
 });
 const STABLE: Col = Col("stable", |p| match (p.stable, &p.stop_reason) {
     (Some(true), _) => "yes".into(),
-    (Some(false), Some(r)) => format!("no ({r})"),
+    (Some(false), Some(r)) => format!("no ({r})").into(),
     _ => "-".into(),
 });
 
@@ -315,17 +323,22 @@ fn capacity_table(found: &[Capacity]) -> Option<Table> {
         ],
     );
     for c in found {
+        let ci = |at| {
+            c.latency_ms
+                .and_then(|l| l.ci95)
+                .map(|i| i.of_percentile(at))
+        };
         t.row(vec![
-            c.batch_size.to_string(),
-            num(c.max_rate_per_s, 1),
-            num(c.samples_per_s, 1),
-            num(c.latency_ms.map(|l| l.p50), 1),
-            num(c.latency_ms.map(|l| l.p99), 1),
-            num(c.goodput_per_s, 1),
-            num(c.cost_per_1m_usd, 4),
-            num(c.ceiling_per_s, 1),
-            c.probes.len().to_string(),
-            c.verdict.clone(),
+            c.batch_size.to_string().into(),
+            max_rate(c),
+            num(c.samples_per_s, 1).into(),
+            sure(c.latency_ms.map(|l| l.p50), ci(Percentile::P50)),
+            sure(c.latency_ms.map(|l| l.p99), ci(Percentile::P99)),
+            num(c.goodput_per_s, 1).into(),
+            num(c.cost_per_1m_usd, 4).into(),
+            num(c.ceiling_per_s, 1).into(),
+            c.probes.len().to_string().into(),
+            c.verdict.clone().into(),
         ]);
     }
     if let Some(a) = encbench_core::capacity::advice(found) {
@@ -351,11 +364,11 @@ fn probes_table(found: &[Capacity]) -> Option<Table> {
     for c in found {
         for p in &c.probes {
             t.row(vec![
-                c.batch_size.to_string(),
-                text::sig3(p.rate_per_s),
-                p.n.to_string(),
-                num(Some(p.p50), 1),
-                num(Some(p.p99), 1),
+                c.batch_size.to_string().into(),
+                text::sig3(p.rate_per_s).into(),
+                p.n.to_string().into(),
+                sure(Some(p.p50), p.p50_ci95),
+                sure(Some(p.p99), p.p99_ci95),
                 match (p.bound, p.meets) {
                     (false, _) => "cut short",
                     (true, true) => "yes",
@@ -363,16 +376,30 @@ fn probes_table(found: &[Capacity]) -> Option<Table> {
                 }
                 .into(),
                 if p.stable { "yes" } else { "no" }.into(),
-                p.stop_reason.clone(),
-                p.missed.clone().unwrap_or_default(),
+                p.stop_reason.clone().into(),
+                p.missed.clone().unwrap_or_default().into(),
             ]);
         }
     }
     Some(t)
 }
 
-fn pair(s: &encbench_core::stats::LatencySummary) -> String {
-    format!("{:.1}/{:.1}", s.p50, s.p99)
+/// A percentile and how sure it is, as every table shows one (`45.4 [38.1, 52.0]`, `≥ 38.1`
+/// where no sample bounds it from above; its ends in columns of their own in CSV).
+pub(crate) fn sure(v: Option<f64>, ci: Option<Interval>) -> Cell {
+    Cell::Estimate(Estimate {
+        value: v,
+        ci,
+        decimals: Some(1),
+    })
+}
+
+/// The answer's rate with its 95 % interval: `185.0 [176.2, 192.3]`.
+pub(crate) fn max_rate(c: &Capacity) -> Cell {
+    sure(
+        c.max_rate_per_s,
+        c.max_rate_ci95_per_s.map(|[lo, hi]| Interval(lo, Some(hi))),
+    )
 }
 
 /// A table of `rows` in `cols`, with a mark column (`◀ knee`) where `mark` gives a mark.
@@ -389,9 +416,9 @@ fn phase_table(
         t.headers.push(String::new());
     }
     for p in rows {
-        let mut cells: Vec<String> = cols.iter().map(|c| (c.1)(p)).collect();
+        let mut cells: Vec<Cell> = cols.iter().map(|c| (c.1)(p)).collect();
         if marked {
-            cells.push(mark(p).map_or(String::new(), |m| format!("◀ {m}")));
+            cells.push(mark(p).map_or(String::new(), |m| format!("◀ {m}")).into());
         }
         t.row(cells);
     }
@@ -406,7 +433,9 @@ fn phase_table(
 
 /// A reranker's latency per document: a request's p50 over its D documents.
 const P50_PER_DOC: Col = Col("p50/doc ms", |p| {
-    num(Some(p.latency_ms.p50 / p.batch_size.max(1) as f64), 2)
+    Estimate::of(&p.latency_ms, Percentile::P50, 2)
+        .over(p.batch_size.max(1) as f64)
+        .into()
 });
 
 fn batch_table(phases: &[PhaseResult], knee: f64, rerank: bool) -> Option<Table> {
@@ -416,21 +445,30 @@ fn batch_table(phases: &[PhaseResult], knee: f64, rerank: bool) -> Option<Table>
     }
     let sweep = analysis::latest_sweep(phases, PhaseKind::Batch);
     let knee_row = analysis::knee(&sweep, knee).map(|k| sweep[k]);
-    let mut cols = vec![BATCH, CONC, N, P50, P99];
+    // One concurrency for every row goes in the title: the column's room goes to the
+    // percentiles' intervals, which keep a sweep of 1000 requests a row within 120 columns.
+    let one_conc = batch
+        .iter()
+        .all(|p| p.concurrency == batch[0].concurrency)
+        .then_some(batch[0].concurrency);
+    let mut cols = vec![BATCH];
+    if one_conc.is_none() {
+        cols.push(CONC);
+    }
+    cols.extend([N, P50, P99]);
     if rerank {
         cols.push(P50_PER_DOC);
     }
     cols.extend([TAIL, REQ, SAMPLES, X_B1, EFFICIENCY, COST, ERRORS]);
-    let mut t = phase_table(
-        "Batch (n = measured requests per row; p99 at n=100 is nearly the maximum)",
-        &cols,
-        &batch,
-        |p| {
-            knee_row
-                .is_some_and(|k| std::ptr::eq(k, p))
-                .then_some("knee")
-        },
-    );
+    let title = match one_conc {
+        Some(c) => format!("Batch (concurrency {c}; n = measured requests per row)"),
+        None => "Batch (n = measured requests per row)".into(),
+    };
+    let mut t = phase_table(title, &cols, &batch, |p| {
+        knee_row
+            .is_some_and(|k| std::ptr::eq(k, p))
+            .then_some("knee")
+    });
     if sweep.len() > 1
         && let Some(advice) = analysis::batch_advice(&sweep, knee)
     {
@@ -458,9 +496,9 @@ fn concurrency_table(phases: &[PhaseResult]) -> Option<Table> {
     let saturated = analysis::saturation(&sweep).map(|k| sweep[k]);
     let mut t = phase_table(
         format!("Concurrency (batch {})", first.batch_size),
-        &[
-            CONC, N, P50, P90, P95, P99, TAIL, REQ, SAMPLES, COST, ERRORS,
-        ],
+        // p90 and p95 with their intervals are in the latency table: here they would push
+        // the row past 120 columns.
+        &[CONC, N, P50, P99, TAIL, REQ, SAMPLES, COST, ERRORS],
         &conc,
         |p| {
             saturated
@@ -478,10 +516,31 @@ fn latency_table(phases: &[PhaseResult]) -> Option<Table> {
     let all: Vec<&PhaseResult> = phases.iter().collect();
     (!all.is_empty()).then(|| {
         phase_table(
+            "Latency percentiles (scheduled latency: from when each request was due)",
+            &[KIND, BATCH, CONC, PACE, N, P50, P90, P95, P99, P999, MAX],
+            &all,
+            |_| None,
+        )
+    })
+}
+
+/// Scheduled latency split in two, each part's percentiles with their intervals: apart from
+/// the percentiles' table, which they would push past any terminal's width.
+fn breakdown_table(phases: &[PhaseResult]) -> Option<Table> {
+    let all: Vec<&PhaseResult> = phases.iter().collect();
+    (!all.is_empty()).then(|| {
+        phase_table(
             "Latency breakdown (scheduled = dispatch delay, waiting to be sent, + service)",
             &[
-                KIND, BATCH, CONC, PACE, N, P50, P50_CI, P90, P95, P99, P99_CI, P999, MAX, SERVICE,
-                DISPATCH,
+                KIND,
+                BATCH,
+                CONC,
+                PACE,
+                N,
+                SERVICE_P50,
+                SERVICE_P99,
+                DISPATCH_P50,
+                DISPATCH_P99,
             ],
             &all,
             |_| None,
@@ -551,7 +610,8 @@ fn server_table(phases: &[PhaseResult]) -> Option<Table> {
             "kind",
             "batch",
             "conc",
-            "tokenize p50/p99",
+            "tokenize p50",
+            "tokenize p99",
             "queue",
             "c.input",
             "c.infer",
@@ -560,21 +620,25 @@ fn server_table(phases: &[PhaseResult]) -> Option<Table> {
         ],
     );
     for p in rows {
-        let tokenize = p
-            .tokenize_ms
-            .map_or("-".to_string(), |t| format!("{:.2}/{:.2}", t.p50, t.p99));
+        let tokenize = |at| -> Cell {
+            p.tokenize_ms
+                .map_or("-".into(), |t| Estimate::of(&t, at, 2).into())
+        };
         let s = p.server.as_ref();
-        let ms = |f: fn(&encbench_core::results::ServerBreakdown) -> f64| num(s.map(f), 2);
+        let ms = |f: fn(&encbench_core::results::ServerBreakdown) -> f64| -> Cell {
+            num(s.map(f), 2).into()
+        };
         t.row(vec![
             p.kind.name().into(),
-            p.batch_size.to_string(),
-            p.concurrency.to_string(),
-            tokenize,
+            p.batch_size.to_string().into(),
+            p.concurrency.to_string().into(),
+            tokenize(Percentile::P50),
+            tokenize(Percentile::P99),
             ms(|s| s.queue_ms),
             ms(|s| s.compute_input_ms),
             ms(|s| s.compute_infer_ms),
             ms(|s| s.compute_output_ms),
-            num(s.and_then(|s| s.batch_factor), 2),
+            num(s.and_then(|s| s.batch_factor), 2).into(),
         ]);
     }
     Some(t)
@@ -653,4 +717,43 @@ fn accuracy_table(a: &AccuracyExport) -> Table {
         );
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The answer's rate and every percentile of the capacity tables say how sure they are.
+    #[test]
+    fn capacity_tables_print_intervals() {
+        let c: Capacity = serde_json::from_value(serde_json::json!({
+            "batch_size": 1, "concurrency": 8, "slo": "p99 ≤ 100 ms",
+            "ceiling_per_s": 200.0, "max_rate_per_s": 185.0, "failed_at_per_s": 190.0,
+            "max_rate_ci95_per_s": [176.04, 192.3],
+            "samples_per_s": 185.0, "goodput_per_s": 184.0, "cost_per_1m_usd": null,
+            "latency_ms": {"min": 1.0, "mean": 30.0, "p50": 45.4, "p90": 60.0, "p95": 70.0,
+                "p99": 95.0, "p999": 99.0, "max": 120.0,
+                "ci95": {"p50": [38.1, 52.0], "p90": [50.0, 70.0], "p95": [60.0, 80.0],
+                    "p99": [90.04, null], "p999": [95.0, null]}},
+            "probes": [{"rate_per_s": 185.0, "n": 3000, "p50": 45.4, "p99": 95.0,
+                "p50_ci95": [38.1, 52.0], "p99_ci95": [90.04, 99.96], "meets": true,
+                "stable": true, "stop_reason": "stable"}],
+            "verdict": "185 req/s [176, 192] (185 samples/s) meets p99 ≤ 100 ms; 190 req/s did not",
+            "complete": true
+        }))
+        .unwrap();
+        let t = capacity_table(std::slice::from_ref(&c)).unwrap();
+        assert_eq!(t.headers[1], "max req/s");
+        let shown = |r: &[Cell]| r.iter().map(Cell::shown).collect::<Vec<_>>();
+        let row = shown(&t.rows[0]);
+        assert_eq!(row[1], "185.0 [176, 193]");
+        assert_eq!(row[3], "45.4 [38.1, 52.0]");
+        // No sample bounds the p99 from above: at least its lower end, no figure to quote.
+        assert_eq!(row[4], "≥ 90.0");
+        let p = probes_table(&[c]).unwrap();
+        assert_eq!(
+            shown(&p.rows[0])[3..5],
+            ["45.4 [38.1, 52.0]", "95.0 [90.0, 100.0]"]
+        );
+    }
 }

@@ -1,9 +1,11 @@
 //! The server's side beside the client's, per phase: what its metrics endpoint counted
 //! (`--metrics-url`), and every metric the user named (`--metric`).
 
-use super::table::Table;
+use super::table::{Cell, Estimate, Table};
+use encbench_core::percentile::Percentile;
 use encbench_core::results::PhaseResult;
 use encbench_core::server_metrics::ServerMetrics;
+use encbench_core::stats::LatencySummary;
 use encbench_core::text::num;
 
 fn with_metrics(phases: &[PhaseResult]) -> Vec<(&PhaseResult, &ServerMetrics)> {
@@ -34,19 +36,27 @@ const SIDE_BY_SIDE: [&str; 9] = [
     "batch factor",
 ];
 
-fn side_by_side(p: &PhaseResult, m: &ServerMetrics) -> Vec<String> {
+fn side_by_side(p: &PhaseResult, m: &ServerMetrics) -> Vec<Cell> {
     vec![
         p.kind.name().into(),
-        p.batch_size.to_string(),
-        p.concurrency.to_string(),
-        num(Some(p.latency_ms.p50), 2),
-        num(Some(p.service_ms.p50), 2),
-        num(m.request_ms_per_request, 2),
-        num(m.queue_ms_per_request, 2),
-        num(m.compute_ms_per_request, 2),
-        num(m.batch_factor, 2),
+        p.batch_size.to_string().into(),
+        p.concurrency.to_string().into(),
+        p50(&p.latency_ms),
+        p50(&p.service_ms),
+        num(m.request_ms_per_request, 2).into(),
+        num(m.queue_ms_per_request, 2).into(),
+        num(m.compute_ms_per_request, 2).into(),
+        num(m.batch_factor, 2).into(),
     ]
 }
+
+/// Our own p50 beside the server's figures, with its interval.
+fn p50(s: &LatencySummary) -> Cell {
+    Estimate::of(s, Percentile::P50, 2).into()
+}
+
+/// What the server's own figures are, under a table that shows them beside ours.
+const THEIRS: &str = "the server's figures are its own means over each phase: no interval";
 
 /// Client latency, service time and the server's time per request side by side: what is
 /// the model, what the server's queue, and what is left for the network and the front end.
@@ -62,12 +72,13 @@ pub(super) fn breakdown_table(phases: &[PhaseResult]) -> Option<Table> {
     );
     for (p, m) in rows {
         let mut cells = side_by_side(p, m);
-        cells.push(m.requests.map_or("-".into(), |n| n.to_string()));
+        cells.push(m.requests.map_or("-".into(), |n| n.to_string()).into());
         t.row(cells);
     }
     t.notes.push(
         "server: arrival to response inside the server; service p50 minus it is the network and the client".into(),
     );
+    t.notes.push(THEIRS.into());
     Some(t)
 }
 
@@ -101,6 +112,11 @@ pub(super) fn named_table(phases: &[PhaseResult]) -> Option<Table> {
             ]);
         }
     }
+    t.notes.push(
+        "p50, p99: read from the server's own histogram buckets, not from requests we timed: \
+         no order statistics, so no interval"
+            .into(),
+    );
     Some(t)
 }
 
@@ -137,21 +153,21 @@ pub(super) fn cloudwatch_table(phases: &[PhaseResult]) -> Option<Table> {
         let count = |name: &str| m(name).map_or("-".into(), |x| format!("{}", x.sum));
         t.row(vec![
             p.kind.name().into(),
-            p.batch_size.to_string(),
-            p.concurrency.to_string(),
-            num(Some(p.latency_ms.p50), 2),
-            num(Some(p.service_ms.p50), 2),
-            avg("ModelLatency"),
-            avg("OverheadLatency"),
-            num(m("ModelLatency").and_then(|x| x.max), 2),
-            count("Invocations"),
-            count("Invocation4XXErrors"),
-            count("Invocation5XXErrors"),
-            avg("ModelSetupTime"),
+            p.batch_size.to_string().into(),
+            p.concurrency.to_string().into(),
+            p50(&p.latency_ms),
+            p50(&p.service_ms),
+            avg("ModelLatency").into(),
+            avg("OverheadLatency").into(),
+            num(m("ModelLatency").and_then(|x| x.max), 2).into(),
+            count("Invocations").into(),
+            count("Invocation4XXErrors").into(),
+            count("Invocation5XXErrors").into(),
+            avg("ModelSetupTime").into(),
         ]);
     }
     t.notes.push(
-        "a period also holds any other traffic of its minute; CloudWatch publishes a minute or more late".into(),
+        "a period also holds any other traffic of its minute; CloudWatch publishes a minute or more late; its averages and maxima are its own: no interval".into(),
     );
     Some(t)
 }
@@ -170,16 +186,18 @@ pub(super) fn per_target_table(phases: &[PhaseResult]) -> Option<Table> {
         &headers,
     );
     for (p, m) in rows {
-        let mut cells = vec![p.target.clone().unwrap_or_default()];
+        let mut cells = vec![p.target.clone().unwrap_or_default().into()];
         cells.extend(side_by_side(p, m));
         t.row(cells);
     }
+    t.notes.push(THEIRS.into());
     Some(t)
 }
 
 /// The server's time per request as its replies' headers said it (TEI's `x-queue-time`,
-/// `x-inference-time`, `x-tokenization-time`), beside the client's latency; in `compare`
-/// with each phase's targets next to each other.
+/// `x-inference-time`, `x-tokenization-time`), beside the client's latency: a row per phase
+/// and figure, so each p50 and p99 has room for its interval. In `compare` each phase's
+/// targets are next to each other.
 pub(super) fn headers_table(phases: &[PhaseResult], per_target: bool) -> Option<Table> {
     let mut rows: Vec<_> = phases
         .iter()
@@ -191,16 +209,7 @@ pub(super) fn headers_table(phases: &[PhaseResult], per_target: bool) -> Option<
     if per_target {
         rows.sort_by_key(|(p, _)| (p.kind.name(), p.batch_size, p.concurrency));
     }
-    let columns = [
-        "kind",
-        "batch",
-        "conc",
-        "client p50/p99",
-        "queue p50/p99",
-        "inference p50/p99",
-        "tokenization p50/p99",
-        "replies",
-    ];
+    let columns = ["kind", "batch", "conc", "time", "p50 ms", "p99 ms", "n"];
     let headers: Vec<&str> = per_target
         .then_some("target")
         .into_iter()
@@ -210,28 +219,33 @@ pub(super) fn headers_table(phases: &[PhaseResult], per_target: bool) -> Option<
         "Server time from its replies' headers (ms per request: x-queue-time, x-inference-time, x-tokenization-time)",
         &headers,
     );
-    let pair = |s: Option<encbench_core::stats::LatencySummary>| {
-        s.map_or("-".into(), |s| format!("{:.1}/{:.1}", s.p50, s.p99))
-    };
     for (p, h) in rows {
-        let mut cells: Vec<String> = per_target
-            .then(|| p.target.clone().unwrap_or_default())
-            .into_iter()
-            .collect();
-        cells.extend([
-            p.kind.name().into(),
-            p.batch_size.to_string(),
-            p.concurrency.to_string(),
-            pair(Some(p.latency_ms)),
-            pair(h.queue),
-            pair(h.inference),
-            pair(h.tokenization),
-            h.replies.to_string(),
-        ]);
-        t.row(cells);
+        let figures = [
+            ("client", Some(p.latency_ms), p.ok),
+            ("queue", h.queue, h.replies),
+            ("inference", h.inference, h.replies),
+            ("tokenization", h.tokenization, h.replies),
+        ];
+        for (what, s, n) in figures {
+            let Some(s) = s else { continue };
+            let mut cells: Vec<Cell> = per_target
+                .then(|| p.target.clone().unwrap_or_default().into())
+                .into_iter()
+                .collect();
+            cells.extend([
+                p.kind.name().into(),
+                p.batch_size.to_string().into(),
+                p.concurrency.to_string().into(),
+                what.into(),
+                Estimate::of(&s, Percentile::P50, 1).into(),
+                Estimate::of(&s, Percentile::P99, 1).into(),
+                n.to_string().into(),
+            ]);
+            t.row(cells);
+        }
     }
     t.notes.push(
-        "as the server measured itself, in its own units (TEI: whole milliseconds, for a batch the mean over its inputs)".into(),
+        "as the server measured itself, in its own units (TEI: whole milliseconds, for a batch the mean over its inputs); n: the requests timed (the client's ok requests, the replies that carried the headers), which each interval is over".into(),
     );
     Some(t)
 }

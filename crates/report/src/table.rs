@@ -1,7 +1,9 @@
 //! One table, three renderings: aligned columns for the terminal, a pipe table to paste into
 //! a Markdown document, and CSV for spreadsheets. Tables are built once from an export and
-//! rendered by format, so the three never disagree.
+//! rendered by format, so the three never disagree. A percentile's cell carries its
+//! interval ([`Estimate`]), which each rendering shows its own way.
 
+pub use super::cell::{Cell, Estimate};
 use std::fmt::Write as _;
 
 /// The cell of a rate that a phase did not measure enough requests for (fewer than its
@@ -12,7 +14,7 @@ pub const NOT_A_RATE: &str = "n<c";
 pub struct Table {
     pub title: String,
     pub headers: Vec<String>,
-    pub rows: Vec<Vec<String>>,
+    pub rows: Vec<Vec<Cell>>,
     /// Lines printed under the table (notes, advice, hints).
     pub notes: Vec<String>,
 }
@@ -30,9 +32,9 @@ impl Table {
         }
     }
 
-    pub fn row(&mut self, cells: Vec<String>) {
+    pub fn row<C: Into<Cell>>(&mut self, cells: Vec<C>) {
         debug_assert_eq!(cells.len(), self.headers.len());
-        self.rows.push(cells);
+        self.rows.push(cells.into_iter().map(Into::into).collect());
     }
 
     /// Aligned columns. Every rendering escapes the control characters of every text first:
@@ -47,7 +49,9 @@ impl Table {
         self.escaped().piped()
     }
 
-    /// RFC 4180: fields with a comma, quote or line break are quoted, quotes doubled.
+    /// RFC 4180: fields with a comma, quote or line break are quoted, quotes doubled. A
+    /// column of percentiles is three, the figure and its interval's ends (`p99_ms`,
+    /// `p99_lo_ms`, `p99_hi_ms`), each a number or empty.
     pub fn csv(&self) -> String {
         self.escaped().separated()
     }
@@ -60,7 +64,14 @@ impl Table {
             rows: self
                 .rows
                 .iter()
-                .map(|r| r.iter().map(esc).collect())
+                .map(|r| {
+                    r.iter()
+                        .map(|c| match c {
+                            Cell::Text(s) => Cell::Text(esc(s)),
+                            Cell::Estimate(e) => Cell::Estimate(*e),
+                        })
+                        .collect()
+                })
                 .collect(),
             notes: self.notes.iter().map(esc).collect(),
         }
@@ -68,17 +79,57 @@ impl Table {
 
     /// Columns of numbers align right, any other left.
     fn numeric(&self, col: usize) -> bool {
-        self.rows.iter().all(|r| {
-            let c = r[col].trim_end_matches(['×', '%']);
-            c == "-" || c == NOT_A_RATE || c.parse::<f64>().is_ok()
+        self.rows.iter().all(|r| match &r[col] {
+            Cell::Estimate(_) => true,
+            Cell::Text(s) => {
+                let c = s.trim_end_matches(['×', '%']);
+                c == "-" || c == NOT_A_RATE || c.parse::<f64>().is_ok()
+            }
         })
     }
 
+    /// Whether column `col` holds percentiles with intervals.
+    fn estimates(&self, col: usize) -> bool {
+        self.rows
+            .iter()
+            .any(|r| matches!(r[col], Cell::Estimate(_)))
+    }
+
+    /// Each row's cells as the terminal shows them: in a column of percentiles the figures
+    /// right-aligned on one edge and the intervals left-aligned after them, so that digits
+    /// line up down the column.
+    fn lined_up(&self) -> Vec<Vec<String>> {
+        let mut out: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|r| r.iter().map(Cell::shown).collect())
+            .collect();
+        for c in (0..self.headers.len()).filter(|&c| self.estimates(c)) {
+            let parts: Vec<(String, String)> = self.rows.iter().map(|r| r[c].parts()).collect();
+            let wide = |f: fn(&(String, String)) -> &String| {
+                parts
+                    .iter()
+                    .map(|p| f(p).chars().count())
+                    .max()
+                    .unwrap_or(0)
+            };
+            let (wa, wb) = (wide(|p| &p.0), wide(|p| &p.1));
+            for (row, (a, b)) in out.iter_mut().zip(parts) {
+                row[c] = if wb == 0 {
+                    a
+                } else {
+                    format!("{a:>wa$} {b:<wb$}")
+                };
+            }
+        }
+        out
+    }
+
     fn aligned(&self) -> String {
+        let rows = self.lined_up();
         let widths: Vec<usize> = (0..self.headers.len())
             .map(|c| {
-                self.rows
-                    .iter()
+                rows.iter()
                     .map(|r| r[c].chars().count())
                     .chain([self.headers[c].chars().count()])
                     .max()
@@ -103,7 +154,7 @@ impl Table {
             s.trim_end().to_string()
         };
         let mut out = format!("{}\n{}\n", self.title, line(&self.headers));
-        for r in &self.rows {
+        for r in &rows {
             let _ = writeln!(out, "{}", line(r));
         }
         for n in &self.notes {
@@ -132,7 +183,10 @@ impl Table {
             let _ = writeln!(
                 out,
                 "| {} |",
-                r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | ")
+                r.iter()
+                    .map(|c| esc(&c.shown()))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
             );
         }
         if !self.notes.is_empty() {
@@ -153,9 +207,30 @@ impl Table {
             }
         };
         let line = |cells: &[String]| cells.iter().map(|c| field(c)).collect::<Vec<_>>().join(",");
-        let mut out = format!("{}\n", line(&self.headers));
+        // An empty table has no cells to say which columns are percentiles: its header is
+        // the one given.
+        let mut headers = Vec::new();
+        for (c, h) in self.headers.iter().enumerate() {
+            headers.push(h.clone());
+            if self.estimates(c) {
+                headers.extend(["lo", "hi"].map(|end| super::cell::bound_header(h, end)));
+            }
+        }
+        let mut out = format!("{}\n", line(&headers));
         for r in &self.rows {
-            let _ = writeln!(out, "{}", line(r));
+            let fields: Vec<String> = r
+                .iter()
+                .enumerate()
+                .flat_map(|(c, cell)| match cell {
+                    Cell::Estimate(e) => e.fields().to_vec(),
+                    // A text in a column of percentiles leaves its interval's fields empty.
+                    Cell::Text(s) if self.estimates(c) => {
+                        vec![s.clone(), String::new(), String::new()]
+                    }
+                    Cell::Text(s) => vec![s.clone()],
+                })
+                .collect();
+            let _ = writeln!(out, "{}", line(&fields));
         }
         out
     }
@@ -167,10 +242,58 @@ mod tests {
 
     fn sample() -> Table {
         let mut t = Table::new("Latency", &["target", "p50 ms"]);
-        t.row(vec!["gpu|a".into(), "26.8".into()]);
-        t.row(vec!["cpu, onnx".into(), "-".into()]);
+        t.row(vec!["gpu|a", "26.8"]);
+        t.row(vec!["cpu, onnx", "-"]);
         t.notes.push("note".into());
         t
+    }
+
+    /// p99 of three targets: an interval, one open at the top, one an old export left
+    /// without; and a target with no figure at all.
+    fn percentiles() -> Table {
+        use encbench_core::interval::Interval;
+        let est = |value, ci| Estimate {
+            value: Some(value),
+            ci,
+            decimals: Some(1),
+        };
+        let mut t = Table::new("Latency", &["target", "p99_ms"]);
+        let rows = [
+            ("gpu", est(45.43, Some(Interval(38.12, Some(52.04))))),
+            ("cpu", est(108.2, Some(Interval(101.3, None)))),
+            ("old", est(7.55, None)),
+            ("down", Estimate::MISSING),
+        ];
+        for (name, e) in rows {
+            t.row(vec![Cell::from(name), e.into()]);
+        }
+        t
+    }
+
+    #[test]
+    fn a_percentile_shows_its_interval_in_every_rendering() {
+        let t = percentiles();
+        // The figures right-aligned on one edge, their intervals after them.
+        assert_eq!(
+            t.terminal(),
+            "Latency\n\
+             target              p99_ms\n\
+             gpu      45.4 [38.1, 52.0]\n\
+             cpu     ≥ 101\n\
+             old       7.5\n\
+             down        -\n"
+        );
+        assert_eq!(
+            t.markdown(),
+            "### Latency\n\n| target | p99_ms |\n| --- | ---: |\n| gpu | 45.4 [38.1, 52.0] |\n\
+             | cpu | ≥ 101 |\n| old | 7.5 |\n| down | - |\n"
+        );
+        // Numbers in fields of their own, each one a number or empty.
+        assert_eq!(
+            t.csv(),
+            "target,p99_ms,p99_lo_ms,p99_hi_ms\ngpu,45.4,38.1,52.0\ncpu,108.2,101.3,\n\
+             old,7.5,,\ndown,,,\n"
+        );
     }
 
     #[test]
@@ -190,7 +313,7 @@ mod tests {
     #[test]
     fn control_characters_are_escaped_in_every_rendering() {
         let mut t = Table::new("T\u{1b}]0;x\u{7}", &["target"]);
-        t.row(vec!["red\u{1b}[31m\nline".into()]);
+        t.row(vec!["red\u{1b}[31m\nline"]);
         t.notes.push("\u{9b}2J".into());
         for out in [t.terminal(), t.markdown(), t.csv()] {
             assert!(!out.contains(['\u{1b}', '\u{7}', '\u{9b}']), "{out:?}");

@@ -190,7 +190,7 @@ fn a_rerankers_sweep_and_throughput_speak_of_documents() {
     a.info.rerank = true;
     let sweep = format!("{}", render(64, 16, &a, panels::sweep::render).backend());
     assert!(
-        sweep.contains("  D   p50   p99  docs/s ×D=1  eff  $/1M"),
+        sweep.contains(" D               p50    p99 docs/s ×D=1  eff  $/1M"),
         "{sweep}"
     );
     assert!(

@@ -46,6 +46,9 @@ pub enum Style {
     Dots,
     /// A cross per point.
     Crosses,
+    /// An error bar, and a band: only the legend draws them as a style.
+    Bar,
+    Band,
 }
 
 #[derive(Debug, Clone)]
@@ -58,7 +61,25 @@ pub struct Series {
     pub style: Style,
     /// Against the right-hand axis.
     pub right: bool,
+    /// The points' 95 % intervals, drawn as error bars with each point marked (left axis).
+    pub bars: Vec<Bar>,
+    /// A curve's 95 % interval as a shaded band, (x, low, high) wherever it has both ends
+    /// (left axis).
+    pub band: Vec<(f64, f64, f64)>,
 }
+
+/// The 95 % interval of a percentile `y` at `x`: from `lo` to `hi`, or where no sample bounds
+/// it from above (`hi` none) an arrow up from `lo`, past `y`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bar {
+    pub x: f64,
+    pub y: f64,
+    pub lo: f64,
+    pub hi: Option<f64>,
+}
+
+/// The legend's name for the error bars.
+pub const BARS_LABEL: &str = "95 % interval";
 
 /// A vertical line across the plot at `x`, named at its top (the knee, the saturation point,
 /// the capacity found, a live change).
@@ -289,12 +310,19 @@ fn draw(c: &Chart, out: &mut String) -> Result<(), Failed> {
             .flat_map(|s| s.points.iter().map(|p| p.0))
             .chain(c.marks.iter().map(|m| m.x)),
     );
+    // The bars' ends too: an interval cut off by the axis would claim less than it is.
     let (yr, yt) = span(
         c.y.scale,
         c.series
             .iter()
             .filter(|s| left(s))
-            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .flat_map(|s| {
+                s.points
+                    .iter()
+                    .map(|p| p.1)
+                    .chain(s.bars.iter().flat_map(|b| [Some(b.lo), b.hi]).flatten())
+                    .chain(s.band.iter().map(|b| b.2))
+            })
             .chain(c.levels.iter().map(|l| l.y)),
     );
     let y2_scale = c.y2.as_ref().map_or(Scale::Linear, |a| a.scale);
@@ -347,7 +375,9 @@ fn draw(c: &Chart, out: &mut String) -> Result<(), Failed> {
         let pts = [(x0, l.y), (x1, l.y)];
         chart.draw_series(DashedLineSeries::new(pts, 8, 5, style))?;
     }
+    draw_bands(&mut chart, c)?;
     draw_curves(&mut chart, c)?;
+    draw_bars(&mut chart, c)?;
     draw_marks(&mut chart, c, x0..x1, yr)?;
     legend(c, &side)?;
     root.present()?;
@@ -394,7 +424,80 @@ fn draw_curves(chart: &mut Plot<'_, '_>, c: &Chart) -> Result<(), Failed> {
             (Style::Crosses, true) => chart.draw_secondary_series(
                 pts.into_iter().map(|p| Cross::new(p, 6, line).into_dyn()),
             )?,
+            (Style::Bar | Style::Band, _) => continue,
         };
+    }
+    Ok(())
+}
+
+/// Each series' band under the curves, in its colour, faint enough for several to overlap.
+fn draw_bands(chart: &mut Plot<'_, '_>, c: &Chart) -> Result<(), Failed> {
+    for s in c.series.iter().filter(|s| !s.band.is_empty() && !s.right) {
+        let x = |v| to_axis(c.x.scale, v);
+        let outline: Vec<(f64, f64)> = s
+            .band
+            .iter()
+            .map(|&(v, lo, _)| (x(v), lo))
+            .chain(s.band.iter().rev().map(|&(v, _, hi)| (x(v), hi)))
+            .collect();
+        let fill = colour(s.colour).mix(BAND_OPACITY).filled();
+        chart.draw_series(std::iter::once(Polygon::new(outline, fill)))?;
+    }
+    Ok(())
+}
+
+/// A band's opacity: three overlapping still show the grid through them.
+const BAND_OPACITY: f64 = 0.15;
+
+/// Half the width of a bar's caps and of its arrow, in SVG units.
+const CAP: i32 = 4;
+
+/// How far an open interval's arrow reaches past its figure, in SVG units.
+const PAST: i32 = 14;
+
+/// Each series' error bars, in its colour and a hair apart from another series' at the same
+/// x (p50's and p99's, two sources' overlaid), its points marked with a dot. An interval
+/// with no upper end is an arrow up from its low end, past the figure: "at least this";
+/// one up to the plot's top would cross every label there.
+fn draw_bars(chart: &mut Plot<'_, '_>, c: &Chart) -> Result<(), Failed> {
+    let barred: Vec<&Series> = c
+        .series
+        .iter()
+        .filter(|s| !s.bars.is_empty() && !s.right)
+        .collect();
+    for (i, s) in barred.iter().enumerate() {
+        let col = colour(s.colour);
+        let stroke = ShapeStyle::from(col).stroke_width(1);
+        let shift =
+            (i32::try_from(i).unwrap_or(0) * 2 - i32::try_from(barred.len()).unwrap_or(1) + 1) * 2;
+        for b in &s.bars {
+            let x = to_axis(c.x.scale, b.x);
+            let px = |y: f64| chart.backend_coord(&(x, y)).1;
+            let rise = match b.hi {
+                Some(hi) => px(hi) - px(b.lo),
+                None => px(b.y.max(b.lo)) - px(b.lo) - PAST,
+            };
+            // The top: a cap, or an arrow where the interval has no upper end.
+            let end = if b.hi.is_some() {
+                vec![(shift - CAP, rise), (shift + CAP, rise)]
+            } else {
+                vec![
+                    (shift - CAP, rise + 2 * CAP),
+                    (shift, rise),
+                    (shift + CAP, rise + 2 * CAP),
+                ]
+            };
+            let bar = EmptyElement::at((x, b.lo))
+                + PathElement::new(vec![(shift, 0), (shift, rise)], stroke)
+                + PathElement::new(vec![(shift - CAP, 0), (shift + CAP, 0)], stroke)
+                + PathElement::new(end, stroke);
+            chart.draw_series(std::iter::once(bar))?;
+        }
+        chart.draw_series(
+            s.points
+                .iter()
+                .map(|&(x, y)| Circle::new((to_axis(c.x.scale, x), y), 3, col.filled())),
+        )?;
     }
     Ok(())
 }
@@ -531,6 +634,8 @@ fn legend(
     c: &Chart,
     area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
 ) -> Result<(), Failed> {
+    let barred = c.series.iter().any(|s| !s.bars.is_empty());
+    let banded = c.series.iter().any(|s| !s.band.is_empty());
     let entries: Vec<(Style, RGBColor, &str)> = c
         .levels
         .iter()
@@ -540,6 +645,8 @@ fn legend(
                 .iter()
                 .map(|s| (s.style, colour(s.colour), s.label.as_str())),
         )
+        .chain(barred.then_some((Style::Bar, GREY, BARS_LABEL)))
+        .chain(banded.then_some((Style::Band, GREY, BARS_LABEL)))
         .collect();
     if entries.is_empty() {
         return Ok(());
@@ -553,7 +660,11 @@ fn legend(
     let mut y = 30;
     for ((style, col, _), lines) in entries.into_iter().zip(labels) {
         let (a, b, dot) = glyph(style);
-        let stroke = ShapeStyle::from(col).stroke_width(2);
+        let stroke = if style == Style::Band {
+            ShapeStyle::from(col.mix(BAND_OPACITY * 2.0)).stroke_width(10)
+        } else {
+            ShapeStyle::from(col).stroke_width(2)
+        };
         area.draw(
             &(EmptyElement::at((4, y))
                 + PathElement::new(a.to_vec(), stroke)
@@ -603,10 +714,13 @@ type Stroke = [(i32, i32); 2];
 /// dashed, a dot, or a cross), so that every style draws as one element type.
 fn glyph(style: Style) -> (Stroke, Stroke, u32) {
     match style {
-        Style::Line => ([(0, 0), (20, 0)], [(20, 0), (20, 0)], 0),
+        // A band's sample is a line drawn broad and faint.
+        Style::Line | Style::Band => ([(0, 0), (20, 0)], [(20, 0), (20, 0)], 0),
         Style::Dashed => ([(0, 0), (8, 0)], [(12, 0), (20, 0)], 0),
         Style::Dots => ([(10, 0), (10, 0)], [(10, 0), (10, 0)], 5),
         Style::Crosses => ([(5, -5), (15, 5)], [(5, 5), (15, -5)], 0),
+        // Its caps are left out: two strokes are all a glyph has.
+        Style::Bar => ([(10, -7), (10, 7)], [(6, -7), (14, -7)], 0),
     }
 }
 

@@ -5,8 +5,10 @@
 //! The sources of a chart's curves: each export, and in a comparison each of its targets,
 //! named by the file's label (only when there are several files) and the target.
 
-use super::chart::{Axis, Chart, Level, Mark, Scale, Series, Style};
+use super::chart::{Axis, Bar, Chart, Level, Mark, Scale, Series, Style};
 use encbench_core::export::Export;
+use encbench_core::interval::{Interval, of_quantile};
+use encbench_core::percentile::Percentile;
 use encbench_core::plan::PhaseKind;
 use encbench_core::results::{PhaseResult, analysis, decode_histogram};
 use std::str::FromStr;
@@ -96,21 +98,35 @@ fn phase_tag(p: &PhaseResult, nth: usize) -> String {
     }
 }
 
+/// A spectrum's points and its 95 % band.
+type Spectrum = (Vec<(f64, f64)>, Vec<(f64, f64, f64)>);
+
 /// Quantile → milliseconds from an exported histogram, from the least value out to the
-/// quantile the sample size supports (one in n: 99.9 % needs a thousand).
-fn spectrum(b64: &str) -> Option<Vec<(f64, f64)>> {
+/// quantile the sample size supports (one in n: 99.9 % needs a thousand), and the band of
+/// each point's 95 % interval as far as the requests bound it from above.
+fn spectrum(b64: &str) -> Option<Spectrum> {
     let h = decode_histogram(b64).ok()?;
     if h.is_empty() {
         return None;
     }
     let top = (h.len() as f64).log10().clamp(1.0, 6.0);
     let steps = (top / NINES_STEP).ceil() as usize;
-    Some(
-        (0..=steps)
-            .map(|i| (i as f64 * NINES_STEP).min(top))
-            .map(|x| (x, h.value_at_quantile(1.0 - 10f64.powf(-x)) as f64 / 1000.0))
-            .collect(),
-    )
+    let nines: Vec<f64> = (0..=steps)
+        .map(|i| (i as f64 * NINES_STEP).min(top))
+        .collect();
+    let quantile = |x: f64| 1.0 - 10f64.powf(-x);
+    let points = nines
+        .iter()
+        .map(|&x| (x, h.value_at_quantile(quantile(x)) as f64 / 1000.0))
+        .collect();
+    let band = nines
+        .iter()
+        .map_while(|&x| match of_quantile(&h, quantile(x))? {
+            Interval(lo, Some(hi)) => Some((x, lo, hi)),
+            Interval(_, None) => None,
+        })
+        .collect();
+    Some((points, band))
 }
 
 /// The percentile spectrum of every phase, a chart per kind of phase (in a comparison, per
@@ -141,7 +157,7 @@ fn spectra(sources: &[Source<'_>]) -> Vec<Chart> {
             } else {
                 (format!("{} phases", p.kind.name()), phase_tag(p, nth))
             };
-            let Some(sched) = spectrum(&p.histogram_hdr_b64) else {
+            let Some((sched, band)) = spectrum(&p.histogram_hdr_b64) else {
                 continue;
             };
             let at = match groups.iter().position(|g| g.0 == key) {
@@ -160,14 +176,20 @@ fn spectra(sources: &[Source<'_>]) -> Vec<Chart> {
                 colour,
                 style: Style::Line,
                 right: false,
+                bars: vec![],
+                band,
             });
-            if let Some(service) = p.service_hdr_b64.as_deref().and_then(spectrum) {
+            // The service curve's band is left out: two in one colour would hide the gap
+            // between the curves the chart is drawn for.
+            if let Some((service, _)) = p.service_hdr_b64.as_deref().and_then(spectrum) {
                 series.push(Series {
                     label: named(&label, "service"),
                     points: service,
                     colour,
                     style: Style::Dashed,
                     right: false,
+                    bars: vec![],
+                    band: vec![],
                 });
             }
         }
@@ -177,7 +199,7 @@ fn spectra(sources: &[Source<'_>]) -> Vec<Chart> {
         .map(|(key, series)| Chart {
             kind: "spectrum",
             title: format!("Latency percentile spectrum — {key}"),
-            caption: "Solid: scheduled latency, from when each request was due; dashed: service time, from when it was sent. The gap between them is time spent waiting to be sent, which a tool that ignores coordinated omission would not show.".into(),
+            caption: "Solid: scheduled latency, from when each request was due; dashed: service time, from when it was sent. The gap between them is time spent waiting to be sent, which a tool that ignores coordinated omission would not show. Shaded: each scheduled percentile's 95 % interval from the order statistics, ending where too few requests bound it from above.".into(),
             x: Axis::new("percentile", Scale::Nines),
             y: Axis::new("latency (ms)", Scale::Linear),
             y2: None,
@@ -243,28 +265,52 @@ fn shared_marks(found: Vec<(f64, String, &String)>) -> Vec<Mark> {
         .collect()
 }
 
-/// A source's p50 (solid) and p99 (dashed) over its sweep, in its colour.
+/// A source's p50 (solid) and p99 (dashed) over its sweep, in its colour, each point with
+/// its 95 % interval where the export holds one.
 fn p50_p99(
     name: &str,
     colour: usize,
     rows: &[&PhaseResult],
     x: impl Fn(&PhaseResult) -> f64,
 ) -> [Series; 2] {
-    let at = |q: fn(&PhaseResult) -> f64| rows.iter().map(|p| (x(p), q(p))).collect();
+    let of = |at: Percentile, label: &str, style| {
+        let points = rows.iter().map(|p| (x(p), at.of(&p.latency_ms))).collect();
+        let bars = rows
+            .iter()
+            .filter_map(|p| {
+                let Interval(lo, hi) = p.latency_ms.ci95?.of_percentile(at);
+                Some(Bar {
+                    x: x(p),
+                    y: at.of(&p.latency_ms),
+                    lo,
+                    hi,
+                })
+            })
+            .collect();
+        Series {
+            bars,
+            ..line(named(name, label), colour, style, points)
+        }
+    };
     [
-        line(
-            named(name, "p50"),
-            colour,
-            Style::Line,
-            at(|p| p.latency_ms.p50),
-        ),
-        line(
-            named(name, "p99"),
-            colour,
-            Style::Dashed,
-            at(|p| p.latency_ms.p99),
-        ),
+        of(Percentile::P50, "p50", Style::Line),
+        of(Percentile::P99, "p99", Style::Dashed),
     ]
+}
+
+/// What a latency chart's bars are, after its caption: an arrow where any has no upper end.
+fn bars_said(caption: &str, series: &[Series]) -> String {
+    let bars = series.iter().flat_map(|s| &s.bars);
+    match (bars.clone().next(), bars.clone().any(|b| b.hi.is_none())) {
+        (None, _) => caption.to_string(),
+        (Some(_), false) => {
+            format!("{caption} Bars: each percentile's 95 % interval from the order statistics.")
+        }
+        (Some(_), true) => format!(
+            "{caption} Bars: each percentile's 95 % interval from the order statistics; an arrow \
+             up from its low end has no upper end: too few requests to bound it."
+        ),
+    }
 }
 
 fn line(label: String, colour: usize, style: Style, points: Vec<(f64, f64)>) -> Series {
@@ -274,6 +320,8 @@ fn line(label: String, colour: usize, style: Style, points: Vec<(f64, f64)>) -> 
         colour,
         style,
         right: false,
+        bars: vec![],
+        band: vec![],
     }
 }
 
@@ -321,7 +369,7 @@ fn concurrency(sources: &[Source<'_>]) -> Vec<Chart> {
         Chart {
             kind: "concurrency",
             title: "Concurrency sweep — latency".into(),
-            caption: "p50 solid, p99 dashed, at each concurrency cap.".into(),
+            caption: bars_said("p50 solid, p99 dashed, at each concurrency cap.", &latency),
             x: axis(),
             y: Axis::new("scheduled latency (ms)", Scale::Linear),
             y2: None,
@@ -377,7 +425,10 @@ fn batch(sources: &[Source<'_>]) -> Vec<Chart> {
         Chart {
             kind: "batch",
             title: "Batch sweep — latency".into(),
-            caption: "p50 solid, p99 dashed, per request of each batch size; the dashed line marks the knee.".into(),
+            caption: bars_said(
+                "p50 solid, p99 dashed, per request of each batch size; the dashed line marks the knee.",
+                &latency,
+            ),
             x: axis(),
             y: Axis::new("scheduled latency (ms)", Scale::Linear),
             y2: None,
@@ -577,10 +628,12 @@ fn timelines(files: &[(String, Export)]) -> Vec<Chart> {
             } else {
                 "Timeline".into()
             },
+            // A second's p99 is read from that second's requests alone, whose histogram the
+            // export does not keep: it has no interval, and says so.
             caption: if listed.is_empty() {
-                "Requests per second (solid, left) and p99 (dashed, right) for every second of the run.".into()
+                "Requests per second (solid, left) and p99 (dashed, right) for every second of the run; a second's p99 is of its own few requests, with no interval (the phases' are in the tables).".into()
             } else {
-                "Requests per second (solid, left) and p99 (dashed, right) for every second of the run; numbered lines are the changes listed below.".into()
+                "Requests per second (solid, left) and p99 (dashed, right) for every second of the run, with no interval for a second's p99 (the phases' are in the tables); numbered lines are the changes listed below.".into()
             },
             x: Axis::new("time since start (s)", Scale::Linear),
             y: Axis::new("requests per second", Scale::Linear),

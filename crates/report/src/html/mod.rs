@@ -9,7 +9,7 @@
 mod chart;
 mod figures;
 
-use super::table::Table;
+use super::table::{Cell, Table};
 use encbench_core::export::Export;
 use std::fmt::Write as _;
 
@@ -62,6 +62,9 @@ caption { text-align: left; font-weight: 600; padding: 4px 0; }
 th, td { border: 1px solid var(--rule); padding: 3px 5px; overflow-wrap: anywhere; }
 th { text-align: left; vertical-align: bottom; }
 td.num { text-align: right; white-space: nowrap; }
+td.est { white-space: normal; }
+td.est span { white-space: nowrap; }
+td.est span.ci { color: var(--muted); }
 p.note { margin: 2px 0 10px; font-size: 0.86em; color: var(--muted); }
 pre.config { font-size: 0.8em; background: var(--card); color: #1b1d21; border: 1px solid var(--rule);
   border-radius: 6px; padding: 8px; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
@@ -167,6 +170,26 @@ pub fn render(files: &[(String, Export)]) -> String {
     out
 }
 
+/// A cell: figures right-aligned; a percentile's interval may go under its figure where the
+/// column is narrow, but neither breaks inside.
+fn td(cell: &Cell) -> String {
+    match cell {
+        Cell::Text(s) => {
+            let numeric = s.parse::<f64>().is_ok() || s == "-" || s == super::table::NOT_A_RATE;
+            let class = if numeric { " class=\"num\"" } else { "" };
+            format!("<td{class}>{}</td>", escape(s))
+        }
+        Cell::Estimate(_) => match cell.parts() {
+            (figure, ci) if ci.is_empty() => format!("<td class=\"num\">{}</td>", escape(&figure)),
+            (figure, ci) => format!(
+                "<td class=\"num est\"><span>{}</span> <span class=\"ci\">{}</span></td>",
+                escape(&figure),
+                escape(&ci)
+            ),
+        },
+    }
+}
+
 fn table(out: &mut String, t: &Table) {
     out.push_str("<div class=\"table-wrap\"><table>\n");
     let _ = writeln!(out, "<caption>{}</caption>", escape(&t.title));
@@ -178,15 +201,40 @@ fn table(out: &mut String, t: &Table) {
     for r in &t.rows {
         out.push_str("<tr>");
         for cell in r {
-            let numeric =
-                cell.parse::<f64>().is_ok() || cell == "-" || cell == super::table::NOT_A_RATE;
-            let class = if numeric { " class=\"num\"" } else { "" };
-            let _ = write!(out, "<td{class}>{}</td>", escape(cell));
+            out.push_str(&td(cell));
         }
         out.push_str("</tr>\n");
     }
     out.push_str("</tbody></table></div>\n");
     for n in &t.notes {
         let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(n));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::Estimate;
+    use encbench_core::interval::Interval;
+
+    /// A percentile's interval may go under its figure in a narrow column, never break; an
+    /// open one is the bound alone.
+    #[test]
+    fn a_percentile_cell_keeps_its_figure_and_interval_whole() {
+        let est = |ci| {
+            Cell::Estimate(Estimate {
+                value: Some(45.43),
+                ci: Some(ci),
+                decimals: Some(1),
+            })
+        };
+        assert_eq!(
+            td(&est(Interval(38.12, Some(52.04)))),
+            "<td class=\"num est\"><span>45.4</span> <span class=\"ci\">[38.1, 52.0]</span></td>"
+        );
+        assert_eq!(
+            td(&est(Interval(38.12, None))),
+            "<td class=\"num\">≥ 38.1</td>"
+        );
     }
 }
