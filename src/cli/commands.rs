@@ -230,7 +230,8 @@ pub struct ColdStartArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct ServeArgs {
-    /// Port on 127.0.0.1; 0 picks a free one and prints it.
+    /// Port on 127.0.0.1; 0 picks a free one and prints it. It answers HTTP and KServe v2
+    /// over gRPC alike (`--url grpc://127.0.0.1:PORT`).
     #[arg(long, default_value_t = 8080)]
     pub port: u16,
     /// Requests served at once, like container workers; the rest queue.

@@ -62,10 +62,15 @@ fn check_urls(cli: &Cli, url_flag: &str) -> Result<(), (u8, String)> {
         Some(Sub::Compare(a)) => vec![("--endpoint-url", a.endpoint_url.as_deref())],
         Some(_) => vec![],
     };
-    for (flag, url) in given {
+    for (i, (flag, url)) in given.into_iter().enumerate() {
+        // The server under load may speak gRPC; the other URLs are HTTP's.
+        let check = if i == 0 && cli.command.is_none() {
+            encbench_wire::client::address::check_target
+        } else {
+            encbench_wire::client::address::check
+        };
         if let Some(u) = url {
-            encbench_wire::client::address::check(u)
-                .map_err(|e| (2, format!("error: {flag}: {e}")))?;
+            check(u).map_err(|e| (2, format!("error: {flag}: {e}")))?;
         }
     }
     Ok(())

@@ -4,9 +4,9 @@
 #![allow(clippy::doc_markdown)]
 
 use super::values::{
-    Rate, batch, concurrency, count, efficiency, objective, parse_burstiness, parse_rate, positive,
-    positive_secs, repetitions, route, screen_setting, share, threads, tokens, warmup_count,
-    window_secs,
+    Rate, batch, concurrency, connections, count, efficiency, objective, parse_burstiness,
+    parse_rate, positive, positive_secs, repetitions, route, screen_setting, share, threads,
+    tokens, warmup_count, window_secs,
 };
 use clap::Args;
 use encbench_wire::payload::{Api, PayloadFormat, Pooling};
@@ -21,7 +21,8 @@ pub struct RunArgs {
     pub endpoint: Option<String>,
     /// A server on a URL, such as http://localhost:8080: its API (TEI, KServe v2, vLLM,
     /// Infinity, an OpenAI-compatible one, the SageMaker container contract) is found from
-    /// its metadata routes unless --engine names it
+    /// its metadata routes unless --engine names it; grpc://HOST:PORT (grpcs:// with TLS)
+    /// for KServe v2's gRPC service (Triton's port 8001)
     /// [env: ENCBENCH_URL, read when the command line names no target]
     #[arg(long, conflicts_with = "demo", help_heading = "Target")]
     pub url: Option<String>,
@@ -36,6 +37,10 @@ pub struct RunArgs {
     /// Triton: send tensors with the binary tensor extension instead of JSON.
     #[arg(long, help_heading = "Target")]
     pub binary: bool,
+    /// A grpc:// URL: HTTP/2 connections per client thread (default 1), the streams in
+    /// flight spread over them.
+    #[arg(long, value_name = "N", value_parser = connections, help_heading = "Target")]
+    pub grpc_connections: Option<usize>,
     /// Engines that send token ids (triton, vllm, and openai or tei when the server takes
     /// ids): tokenize each phase's inputs before the phase starts, so the client's
     /// tokenization is not in the latency (the server's capacity alone).

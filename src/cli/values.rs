@@ -142,6 +142,11 @@ pub(super) fn threads(s: &str) -> Result<usize, String> {
     whole(s, 1, 1024).map(|v| v as usize)
 }
 
+/// `--grpc-connections`: HTTP/2 connections per client thread, each carrying many streams.
+pub(super) fn connections(s: &str) -> Result<usize, String> {
+    whole(s, 1, 256).map(|v| v as usize)
+}
+
 /// A batch size. How large a body may grow is checked against the target's body limit
 /// before any is built; this only keeps the number itself sane.
 pub(super) fn batch(s: &str) -> Result<usize, String> {

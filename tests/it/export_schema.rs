@@ -142,6 +142,13 @@ fn batch_sweep_export_validates_and_keeps_the_contract() {
         assert_eq!(p["kind"], "batch");
         assert_eq!(p["n"], 20);
         assert!(p["cost_per_1m_usd"].is_f64(), "priced run: {p}");
+        // Every request of the phase, its warmup's too, shared the process's CPU time.
+        let cpu = &p["client_cpu_ms_per_request"];
+        assert_eq!(cpu["requests"], 22, "{cpu}");
+        assert!(
+            cpu["user"].as_f64().unwrap() + cpu["system"].as_f64().unwrap() > 0.0,
+            "{cpu}"
+        );
     }
     assert!(
         phases[1]["batch_efficiency"].is_f64(),
@@ -426,6 +433,8 @@ fn every_field_of_a_runs_config_is_described_and_valid() {
             target_model: some("m.tar.gz"),
             target_variant: some("AllTraffic"),
             headers: vec!["X-Api-Key".into()],
+            wire: some("grpc"),
+            grpc_connections: Some(2),
         },
         n: 100,
         warmup: 3,

@@ -19,7 +19,7 @@ fn count(p: &Value, kind: &str) -> u64 {
 }
 
 /// ok + every error = n = sent, and the export is valid: nothing silently dropped.
-fn assert_nothing_lost(e: &Value) {
+pub(crate) fn assert_nothing_lost(e: &Value) {
     assert!(
         schema_violations(e).is_empty(),
         "{:?}",
@@ -161,7 +161,7 @@ fn a_json_body_under_a_wrong_content_type_still_counts_as_a_response() {
 }
 
 /// A reference endpoint on a fixed port, so it can be killed and brought back on that port.
-fn serve_on(port: u16) -> (Child, u16) {
+pub(crate) fn serve_on(port: u16) -> (Child, u16) {
     let mut child = Command::new(BIN)
         .args([
             "serve",
@@ -198,7 +198,7 @@ fn wait_until(what: &str, secs: u64, cond: impl Fn() -> bool) {
     }
 }
 
-fn seen(url: &str) -> u64 {
+pub(crate) fn seen(url: &str) -> u64 {
     let text = common::get_text(&format!("{url}/_encbench/counters"));
     serde_json::from_str::<Value>(&text)
         .ok()

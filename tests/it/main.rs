@@ -20,6 +20,7 @@ mod export_schema;
 mod families;
 mod faults;
 mod fresh_machine;
+mod grpc;
 mod hostile_files;
 mod hostile_text;
 mod html_report;

@@ -13,7 +13,7 @@ use encbench::payload::hf::hf_labels;
 use encbench::payload::items::Items;
 use encbench::payload::json_api::ApiFormat;
 use encbench::payload::kserve::{
-    Declared, GivenNames, KServeFormat, OutputName, TensorNames, output_f32,
+    Declared, GivenNames, KServeFormat, OutputName, TensorNames, Wire, output_f32,
 };
 use encbench::payload::{Format, HfFormat, Reply};
 use encbench::payload::{PayloadFormat, Pooling};
@@ -87,12 +87,12 @@ fn formats() -> &'static Vec<Box<dyn Format>> {
     F.get_or_init(|| {
         let tok = TokenCounter::shipped();
         // The binary one reads whatever output its first reply has, as against a server
-        // that declares none.
-        let kserve = |binary| -> Box<dyn Format> {
+        // that declares none; the gRPC one reads protobuf replies.
+        let kserve = |wire| -> Box<dyn Format> {
             Box::new(KServeFormat {
                 model: "m".into(),
                 names: TensorNames {
-                    output: if binary {
+                    output: if wire == Wire::Binary {
                         OutputName::FirstReply(OnceLock::new())
                     } else {
                         OutputName::Named("logits".into())
@@ -101,7 +101,7 @@ fn formats() -> &'static Vec<Box<dyn Format>> {
                 },
                 encoder: tok.encoder(512).unwrap(),
                 pad_to_max: false,
-                binary,
+                wire,
                 text_input: None,
                 pooling: encbench::payload::Pooling::Mean,
             })
@@ -111,8 +111,9 @@ fn formats() -> &'static Vec<Box<dyn Format>> {
                 pad_to_max: false,
                 max_len: 512,
             })),
-            kserve(false),
-            kserve(true),
+            kserve(Wire::Json),
+            kserve(Wire::Binary),
+            kserve(Wire::Grpc),
         ]
         .into_iter()
         .chain(json_apis(&tok))

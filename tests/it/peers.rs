@@ -114,6 +114,11 @@ impl Peer {
     pub(crate) fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
+
+    /// The v2 gRPC service: Triton's and KServe's peers serve it on the port after HTTP's.
+    pub(crate) fn grpc_url(&self) -> String {
+        format!("grpc://127.0.0.1:{}", self.port + 1)
+    }
 }
 
 impl Drop for Peer {
@@ -497,7 +502,7 @@ fn real_triton_outputs_prove_the_client_tensors_and_dynamic_batching() {
     use encbench::client::url::UrlTarget;
     use encbench::input::Input;
     use encbench::payload::Format;
-    use encbench::payload::kserve::{KServeFormat, TensorNames, output_f32};
+    use encbench::payload::kserve::{KServeFormat, TensorNames, Wire, output_f32};
     use encbench::tokenize::TokenCounter;
     use std::sync::Arc;
 
@@ -511,7 +516,7 @@ fn real_triton_outputs_prove_the_client_tensors_and_dynamic_batching() {
             names: TensorNames::default(),
             encoder: counter.encoder(512).unwrap(),
             pad_to_max: true,
-            binary,
+            wire: if binary { Wire::Binary } else { Wire::Json },
             text_input: None,
             pooling: encbench::payload::Pooling::Mean,
         });

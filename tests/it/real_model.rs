@@ -196,6 +196,68 @@ fn the_real_model_behind_the_hf_toolkit_and_triton() {
     eprintln!("real MiniLM behind Triton, b=1 x 8 clients: {server}");
     assert!(f(&server["batch_factor"]) > 1.0, "{server}");
     assert!(e.get("notices").is_none(), "{e}");
+    triton_over_grpc(&triton, &eight);
+}
+
+/// The same Triton over its gRPC port: b=1 and b=8 at 128 tokens, every request answered,
+/// 10/10, the vectors of its HTTP twin to the sixth decimal; its statistics read over gRPC
+/// show the batcher merging eight clients; a model it does not serve is refused at once in
+/// its own words.
+fn triton_over_grpc(triton: &Peer, eight: &[&str]) {
+    let http = format!("name=http,url={},engine=triton,model=minilm", triton.url());
+    let grpc = format!("name=grpc,url={}", triton.grpc_url());
+    let (_, e) = compare(&[
+        "--batch-sizes",
+        "1",
+        "8",
+        "--no-concurrency",
+        "-n",
+        "20",
+        "--warmup",
+        "2",
+        "--max-len",
+        "128",
+        "--target",
+        &http,
+        "--target",
+        &grpc,
+    ]);
+    for p in e["phases"].as_array().unwrap() {
+        assert_eq!(
+            (p["ok"].as_u64(), p["n"].as_u64()),
+            (Some(20), Some(20)),
+            "{p}"
+        );
+    }
+    for t in e["compare"]["targets"].as_array().unwrap() {
+        let a = &t["accuracy"];
+        assert_eq!(
+            (&a["passed"], &a["before"]["passed"]),
+            (&json!(10), &json!(10)),
+            "{a}"
+        );
+    }
+    let agreement = &e["compare"]["vector_agreement"][0];
+    eprintln!("real MiniLM behind Triton, HTTP and gRPC: {agreement}");
+    assert!(f(&agreement["min_cosine"]) > 0.999_999_5, "{agreement}");
+
+    let grpc_url = triton.grpc_url();
+    let (_, e) = run_export_env(&triton_padded(&grpc_url, eight), &[]);
+    let server = &e["phases"][0]["server"];
+    eprintln!("real MiniLM behind Triton over gRPC, b=1 x 8 clients: {server}");
+    assert_eq!(e["phases"][0]["ok"], 64);
+    assert!(f(&server["batch_factor"]) > 1.0, "{server}");
+
+    let out = run_env(
+        &["--headless", "--url", &grpc_url, "--model", "nosuch"],
+        &[],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("Request for unknown model: 'nosuch' is not found") && err.contains("--model"),
+        "{err}"
+    );
 }
 
 /// Also a model that returns a vector per token (`last_hidden_state`, [batch, seq, 384]):
@@ -319,6 +381,25 @@ fn the_real_model_behind_kserves_own_model_server() {
     assert_eq!(schema_violations(&e), Vec::<String>::new());
     eprintln!(
         "real MiniLM behind KServe's ModelServer, b=1: p50 {} ms",
+        p50(&e)
+    );
+
+    // Its gRPC port: the same checks, the output learnt from a reply in typed contents.
+    let (out, e) = run_export_env(
+        &["--url", &kserve.grpc_url(), "--model", "minilm", "-n", "20"],
+        &[],
+    );
+    assert_eq!(e["phases"][0]["ok"], 20, "{}", e["phases"][0]);
+    let a = &e["accuracy"];
+    assert_eq!(
+        (&a["passed"], &a["before"]["passed"]),
+        (&json!(10), &json!(10)),
+        "{a}"
+    );
+    assert_eq!(stderr(&out).matches(learned).count(), 1, "{}", stderr(&out));
+    assert_eq!(e["config"]["target"]["wire"], "grpc");
+    eprintln!(
+        "real MiniLM behind KServe's ModelServer over gRPC, b=1: p50 {} ms",
         p50(&e)
     );
 }

@@ -47,6 +47,14 @@ pub fn heading(e: &Export) -> Vec<String> {
             "each phase {k} times with fresh seeds, the targets taking turns within each repetition (A B A B …): the tables pool the repetitions; the differences' intervals come from their spread"
         ));
     }
+    if e.phases
+        .iter()
+        .any(|p| p.client_cpu_ms_per_request.is_some())
+    {
+        lines.push(
+            "cpu ms/req: the client's CPU time per request over the phase, the whole process's (user/sys: in user mode and in the kernel); one target runs at a time".into(),
+        );
+    }
     lines.extend(super::intervals_line(e));
     if e.stopped_early {
         lines.push("stopped before the comparison finished".into());
@@ -111,14 +119,20 @@ fn latency_table(
     b: usize,
     c: usize,
 ) -> Table {
-    let mut t = Table::new(
-        title,
-        &[
-            "target", "n", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "p99/p50", "req/s", "errors",
-        ],
-    );
     let mut rows: Vec<(&String, Option<&PhaseResult>)> =
         names.iter().map(|n| (n, by(e, n, kind, b, c))).collect();
+    // Exports written before the client's CPU was measured have no such columns.
+    let cpu = rows
+        .iter()
+        .any(|r| r.1.is_some_and(|p| p.client_cpu_ms_per_request.is_some()));
+    let mut headers = vec![
+        "target", "n", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "p99/p50", "req/s",
+    ];
+    if cpu {
+        headers.extend(["cpu ms/req", "user/sys"]);
+    }
+    headers.push("errors");
+    let mut t = Table::new(title, &headers);
     rows.sort_by(|x, y| ascending(x.1.map(|p| p.latency_ms.p50), y.1.map(|p| p.latency_ms.p50)));
     // Under --slo each row says whether the phase met it.
     let judged = rows
@@ -127,6 +141,7 @@ fn latency_table(
     if judged {
         t.headers.push("SLO".into());
     }
+
     for (name, p) in rows {
         let slo = match p.and_then(|p| p.slo_met) {
             Some(true) => "met",
@@ -136,7 +151,7 @@ fn latency_table(
         let mut cells: Vec<Cell> = match p {
             Some(p) if p.ok > 0 => {
                 let at = |q| Estimate::of(&p.latency_ms, q, 1).into();
-                vec![
+                let mut r: Vec<Cell> = vec![
                     name.clone().into(),
                     p.n.to_string().into(),
                     at(Percentile::P50),
@@ -145,15 +160,22 @@ fn latency_table(
                     at(Percentile::P99),
                     num(p.p99_over_p50, 2).into(),
                     num(Some(p.req_per_s), 1).into(),
-                    p.error_count().to_string().into(),
-                ]
+                ];
+                if cpu {
+                    r.extend(cpu_cells(p).map(Cell::from));
+                }
+                r.push(p.error_count().to_string().into());
+                r
             }
             _ => {
                 let mut r: Vec<Cell> = vec![
                     name.clone().into(),
                     p.map_or("0".into(), |p| p.n.to_string()).into(),
                 ];
-                r.extend(std::iter::repeat_n(Cell::from("-"), 6));
+                r.extend(std::iter::repeat_n(
+                    Cell::from("-"),
+                    if cpu { 8 } else { 6 },
+                ));
                 r.push(p.map_or("-".into(), |p| p.error_count().to_string()).into());
                 r
             }
@@ -164,6 +186,17 @@ fn latency_table(
         t.row(cells);
     }
     t
+}
+
+/// The client's CPU per request, and its user and system split.
+fn cpu_cells(p: &PhaseResult) -> [String; 2] {
+    let c = p.client_cpu_ms_per_request;
+    [
+        num(c.map(|c| c.total()), 3),
+        c.map_or("-".into(), |c| {
+            format!("{}/{}", num(Some(c.user), 3), num(Some(c.system), 3))
+        }),
+    ]
 }
 
 pub fn tables(e: &Export) -> Vec<Table> {

@@ -16,8 +16,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// The tensors the reference model takes, BERT-style.
-const INPUTS: [&str; 3] = ["input_ids", "attention_mask", "token_type_ids"];
-const MAX_BATCH: usize = 64;
+pub(crate) const INPUTS: [&str; 3] = ["input_ids", "attention_mask", "token_type_ids"];
+pub(crate) const MAX_BATCH: usize = 64;
 
 /// How the model's tensors look to a client: the output's name, the token tensors'
 /// datatype, and whether the model declares them (in metadata and `/config`) or, as a
@@ -42,11 +42,11 @@ impl Default for V2Tensors {
 /// Triton's statistics counters: rows, executions, and per-request nanoseconds.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Stats {
-    inference_count: u64,
-    execution_count: u64,
-    success_count: u64,
-    queue_ns: u64,
-    compute_infer_ns: u64,
+    pub(crate) inference_count: u64,
+    pub(crate) execution_count: u64,
+    pub(crate) success_count: u64,
+    pub(crate) queue_ns: u64,
+    pub(crate) compute_infer_ns: u64,
 }
 
 fn error(status: StatusCode, message: impl Into<String>) -> Response {
@@ -234,13 +234,13 @@ pub async fn metrics(State(s): State<Arc<Server>>) -> Response {
 
 /// A parsed request: each input's values by name, the batch shape, and whether the client
 /// asked for binary outputs.
-struct Request {
+pub(crate) struct Request {
     /// Raw texts from a BYTES tensor (a model that tokenizes on the server).
-    texts: Option<Vec<encbench_core::input::Input>>,
-    tensors: Vec<(String, Vec<i64>)>,
-    batch: usize,
-    len: usize,
-    binary_out: bool,
+    pub(crate) texts: Option<Vec<encbench_core::input::Input>>,
+    pub(crate) tensors: Vec<(String, Vec<i64>)>,
+    pub(crate) batch: usize,
+    pub(crate) len: usize,
+    pub(crate) binary_out: bool,
 }
 
 fn parse(headers: &HeaderMap, body: &[u8], ids_type: IdsType) -> Result<(Request, Value), String> {
@@ -436,7 +436,7 @@ fn token_classes(s: &Server, req: &Request) -> Vec<usize> {
 
 /// The output of each row: a classifier's logits (the verdict's class 4.0, the others 0),
 /// or a cross-encoder's one logit per pair (`--model-kind reranker`).
-fn outputs(s: &Server, req: &Request) -> (Vec<f32>, usize) {
+pub(crate) fn outputs(s: &Server, req: &Request) -> (Vec<f32>, usize) {
     if reranks(s) {
         let scores = match &req.texts {
             Some(texts) => texts
@@ -465,7 +465,7 @@ fn outputs(s: &Server, req: &Request) -> (Vec<f32>, usize) {
 }
 
 /// The output's width: the classes, or a cross-encoder's one logit.
-fn width(s: &Server) -> usize {
+pub(crate) fn width(s: &Server) -> usize {
     if reranks(s) { 1 } else { 3 }
 }
 
@@ -475,6 +475,29 @@ fn reranks(s: &Server) -> bool {
         s.cfg.only,
         Some(crate::Family::Triton | crate::Family::Kserve)
     ) && s.cfg.model_kind == Some(crate::ModelKind::Reranker)
+}
+
+/// A request served, in the statistics: its rows, one execution, its queue and compute.
+pub(crate) fn record(s: &Server, req: &Request, served: crate::Served) {
+    let mut st = s
+        .counters
+        .kserve
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    st.inference_count += req.batch as u64;
+    st.execution_count += 1;
+    st.success_count += 1;
+    st.queue_ns += served.queue.as_nanos() as u64;
+    st.compute_infer_ns += served.compute.as_nanos() as u64;
+}
+
+/// The work a parsed request makes: a server that tokenizes pads a batch to its longest
+/// input; token tensors are their own shape.
+pub(crate) fn work(s: &Server, r: &Request) -> Work {
+    match &r.texts {
+        Some(texts) => s.lengths.plan(texts, &json!({ "batch_size": texts.len() })),
+        None => Work::tensor(r.batch, r.len),
+    }
 }
 
 pub async fn infer(
@@ -493,11 +516,7 @@ pub async fn infer(
     }
     let work = parsed
         .as_ref()
-        .map(|(r, _)| match &r.texts {
-            // The server tokenizes: the batch pads to its longest input.
-            Some(texts) => s.lengths.plan(texts, &json!({ "batch_size": texts.len() })),
-            None => Work::tensor(r.batch, r.len),
-        })
+        .map(|(r, _)| work(&s, r))
         .map_err(Clone::clone);
     let served = match s.execute(arrived, work, true).await {
         Ok(served) => served,
@@ -511,18 +530,7 @@ pub async fn infer(
     let Ok((req, _)) = parsed else {
         return error(StatusCode::BAD_REQUEST, "unparsable request");
     };
-    {
-        let mut st = s
-            .counters
-            .kserve
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        st.inference_count += req.batch as u64;
-        st.execution_count += 1;
-        st.success_count += 1;
-        st.queue_ns += served.queue.as_nanos() as u64;
-        st.compute_infer_ns += served.compute.as_nanos() as u64;
-    }
+    record(&s, &req, served);
     let (logits, width) = outputs(&s, &req);
     let shape = [req.batch, width];
     if req.binary_out {

@@ -9,8 +9,10 @@
 mod arrivals;
 pub mod families;
 mod faults;
+mod grpc_body;
 mod json_apis;
 mod kserve;
+mod kserve_grpc;
 pub mod model;
 mod routes;
 mod sagemaker;
@@ -155,7 +157,7 @@ enum Fault {
 
 /// Where a served request's time went.
 #[derive(Debug, Clone, Copy)]
-struct Served {
+pub(crate) struct Served {
     queue: Duration,
     compute: Duration,
 }
@@ -406,6 +408,13 @@ pub async fn start(cfg: ServeConfig, tokenizer: TokenCounter) -> std::io::Result
         .fallback(move || async move { routes::not_found(playing) });
     if playing.only.is_none() || playing.is(Family::Triton) {
         app = app.route("/metrics", get(kserve::metrics));
+    }
+    if playing.only.is_none() || playing.is(Family::Triton) || playing.is(Family::Kserve) {
+        // Its own check of required headers: a gRPC client reads a refusal in grpc-status.
+        app = app.route(
+            "/inference.GRPCInferenceService/{method}",
+            axum::routing::post(kserve_grpc::call),
+        );
     }
     let app = app.with_state(server);
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();

@@ -3,9 +3,10 @@
 //!
 //! ```text
 //! accuracy   the known-answer check: samples sent through a client, verdicts read
-//! client     where requests go: a URL (HTTP/1.1 pool, reqwest) or SageMaker (AWS SDK);
+//! client     where requests go: a URL (HTTP/1.1 pool, reqwest, gRPC) or SageMaker (AWS SDK);
 //!            the server's metrics endpoint and CloudWatch
 //! discover   which API family a server at a URL speaks, from its metadata routes
+//! grpc       KServe v2 over gRPC: the service's messages, framing and status codes
 //! payload    the API families (hf, triton, vllm, openai, tei, infinity, jina): request
 //!            bodies, replies, labels, vectors, rankings, and their routes
 //! tokenize   real token counts and client-side tokenization from a tokenizer.json
@@ -14,5 +15,6 @@
 pub mod accuracy;
 pub mod client;
 pub mod discover;
+pub mod grpc;
 pub mod payload;
 pub mod tokenize;

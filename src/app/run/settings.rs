@@ -104,6 +104,7 @@ pub(super) fn target_settings(a: &RunArgs, address: Address) -> TargetSettings {
         ready_timeout: Duration::from_secs_f64(a.ready_timeout),
         headers: a.http.headers.clone(),
         bearer_token_env: a.http.bearer_token_env.clone(),
+        grpc_connections: a.grpc_connections,
     }
 }
 

@@ -15,6 +15,7 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 pub mod args;
 pub mod hostile;
+pub mod hostile_grpc;
 pub mod tmux;
 
 pub use args::{Args, args};

@@ -109,6 +109,13 @@ pub struct TargetConfig {
     pub target_variant: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub headers: Vec<String>,
+    /// How KServe v2 tensors travel (triton): `json`, `binary` (the binary tensor
+    /// extension) or `grpc`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wire: Option<String>,
+    /// A `grpc://` target's HTTP/2 connections per client thread.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grpc_connections: Option<usize>,
 }
 
 /// What discovery found at a URL given without `--engine` (`config.target.detected`), and

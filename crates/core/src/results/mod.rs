@@ -3,10 +3,12 @@
 
 pub mod analysis;
 pub mod capacity;
+mod client_cpu;
 pub mod cold_start;
 mod derive;
 pub mod repeat;
 
+pub use client_cpu::ClientCpu;
 pub use derive::{batch_efficiency, derive, tail_ratio};
 
 use crate::arrival::Pace;
@@ -76,6 +78,10 @@ pub struct PhaseResult {
     /// `x-inference-time`, `x-tokenization-time`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_time_ms: Option<crate::server_metrics::headers::ServerTimeSummary>,
+    /// The client's CPU time per request over the phase, user and system, in ms (the
+    /// process's, from getrusage at the phase's start and end: see `ClientCpu`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cpu_ms_per_request: Option<ClientCpu>,
     /// Server-side breakdown from KServe v2 statistics, diffed around the phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerBreakdown>,
@@ -212,6 +218,7 @@ impl PhaseResult {
             dispatch_delay_ms: LatencySummary::of(&rec.dispatch_delay),
             tokenize_ms: (!rec.tokenize.is_empty()).then(|| LatencySummary::of(&rec.tokenize)),
             server_time_ms: rec.server_time.as_ref().map(|r| r.summary()),
+            client_cpu_ms_per_request: None,
             server: None,
             server_metrics: None,
             cloudwatch: None,

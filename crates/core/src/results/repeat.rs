@@ -8,7 +8,7 @@
 //! uncertainty one phase cannot see, because its requests share the machine's mood of the
 //! moment.
 
-use super::{PhaseResult, decode_histogram, encode_histogram, tail_ratio};
+use super::{ClientCpu, PhaseResult, decode_histogram, encode_histogram, tail_ratio};
 use crate::plan::PhaseKind;
 use crate::slo::Slo;
 use crate::stats::{LatencySummary, phase_histogram, round3};
@@ -168,6 +168,10 @@ fn pooled(reps: Vec<PhaseResult>, slo: &Slo) -> PhaseResult {
     // repetition keeps its own.
     p.tokenize_ms = None;
     p.server_time_ms = None;
+    p.client_cpu_ms_per_request = ClientCpu::pooled(
+        reps.iter()
+            .filter_map(|r| r.client_cpu_ms_per_request.as_ref()),
+    );
     p.server_metrics = None;
     p.cloudwatch = None;
     p.server = pool_server(&reps);

@@ -34,6 +34,11 @@ pub struct TargetSpec {
     pub metrics_url: Option<String>,
     /// Its rerank requests' `top_n` and `return_documents` (what a reply costs).
     pub rerank: RerankOptions,
+    /// KServe v2 over HTTP with the binary tensor extension (`binary`): the same server
+    /// compared as JSON, binary and gRPC.
+    pub binary: bool,
+    /// `grpc-connections=N` of a `grpc://` target.
+    pub grpc_connections: Option<usize>,
 }
 
 impl TargetSpec {
@@ -58,6 +63,8 @@ impl TargetSpec {
             tokenizer: None,
             metrics_url: None,
             rerank: RerankOptions::default(),
+            binary: false,
+            grpc_connections: None,
         }
     }
 }
@@ -66,6 +73,11 @@ impl TargetSpec {
 pub fn parse_target(s: &str) -> Result<TargetSpec, String> {
     let mut t = TargetSpec::empty("--target");
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        // The one key without a value: a flag, as `--binary` is.
+        if part == "binary" {
+            t.binary = true;
+            continue;
+        }
         let (key, value) = part
             .split_once('=')
             .ok_or_else(|| format!("'{part}' is not key=value"))?;
@@ -73,7 +85,10 @@ pub fn parse_target(s: &str) -> Result<TargetSpec, String> {
         if value.is_empty() {
             return Err(format!("{key} has no value"));
         }
-        if matches!(key.trim(), "url" | "endpoint-url" | "metrics-url") {
+        if key.trim() == "url" {
+            encbench_wire::client::address::check_target(&value)
+                .map_err(|e| format!("{key}: {e}"))?;
+        } else if matches!(key.trim(), "endpoint-url" | "metrics-url") {
             encbench_wire::client::address::check(&value).map_err(|e| format!("{key}: {e}"))?;
         }
         match key.trim() {
@@ -118,6 +133,15 @@ pub fn parse_target(s: &str) -> Result<TargetSpec, String> {
                 "false" | "no" | "off" | "0" => t.rerank.return_documents = Some(false),
                 _ => return Err(format!("return-documents '{value}' must be true or false")),
             },
+            "binary" => match value.to_ascii_lowercase().as_str() {
+                "true" | "yes" | "on" | "1" => t.binary = true,
+                "false" | "no" | "off" | "0" => t.binary = false,
+                _ => return Err(format!("binary '{value}' must be true or false")),
+            },
+            "grpc-connections" => match value.parse::<usize>() {
+                Ok(n) if (1..=256).contains(&n) => t.grpc_connections = Some(n),
+                _ => return Err(format!("grpc-connections '{value}' must be 1 to 256")),
+            },
             "price" => match value.parse::<f64>() {
                 Ok(p) if p > 0.0 && p.is_finite() => t.price = Some(p),
                 _ => return Err(format!("price '{value}' must be USD per hour > 0")),
@@ -126,7 +150,8 @@ pub fn parse_target(s: &str) -> Result<TargetSpec, String> {
                 return Err(format!(
                     "unknown key '{other}' (name, url, endpoint, engine, api, path, ready-path, \
                      model, container, component, target-model, variant, endpoint-url, instance, \
-                     price, tokenizer, metrics-url, top-n, return-documents)"
+                     price, tokenizer, metrics-url, top-n, return-documents, binary, \
+                     grpc-connections)"
                 ));
             }
         }
@@ -279,6 +304,7 @@ pub fn target_settings(a: &Settings, t: &TargetSpec) -> TargetSettings {
             path: t.path.clone(),
             ready_path: t.ready_path.clone(),
             rerank: t.rerank,
+            binary: t.binary,
             ..FormatSettings::of(t.engine.or(a.format))
         },
         tokenizer: t.tokenizer.clone().or(a.tokenizer.clone()),
@@ -304,6 +330,7 @@ pub fn target_settings(a: &Settings, t: &TargetSpec) -> TargetSettings {
         ready_timeout: a.ready_timeout,
         headers: a.headers.clone(),
         bearer_token_env: a.bearer_token_env.clone(),
+        grpc_connections: t.grpc_connections,
     }
 }
 
@@ -329,6 +356,10 @@ mod tests {
                 return_documents: Some(false)
             }
         );
+        let t = parse_target("url=http://h:1,binary").unwrap();
+        assert!(t.binary);
+        let t = parse_target("url=grpc://h:8001,grpc-connections=4").unwrap();
+        assert_eq!((t.binary, t.grpc_connections), (false, Some(4)));
         let t = parse_target("url=http://u:pw@h:9999").unwrap();
         assert_eq!(t.name, "http://h:9999");
         for bad in [
@@ -340,6 +371,10 @@ mod tests {
             "url=http://h:1,engine=onnx",
             "url=http://h:1,top-n=0",
             "url=http://h:1,return-documents=maybe",
+            "url=http://h:1,binary=maybe",
+            "url=grpc://h:1,grpc-connections=0",
+            "url=grpc://h:1/x",
+            "url=http://h:1,bin",
             "url=",
         ] {
             assert!(parse_target(bad).is_err(), "{bad}");

@@ -6,12 +6,13 @@
 //! slots, the `steer`ing commands, `probe_watch` and `phase_close`), `request` (one request,
 //! on the `client_threads`, tokenized on the `tokenizer_pool`), and under them all `ctx`
 //! and `shared` (what every part reads and writes), `snapshot`, `command`, `settings`,
-//! `limiter`, `wake`, `hosts` and `common_start`.
+//! `limiter`, `wake`, `hosts`, `common_start` and `cpu` (what a phase cost the client).
 
 pub mod client_threads;
 mod closed;
 pub mod command;
 mod common_start;
+mod cpu;
 mod ctx;
 mod dispatch;
 pub mod hosts;

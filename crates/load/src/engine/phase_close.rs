@@ -8,7 +8,7 @@ use super::snapshot::RunState;
 use super::steer::{PhaseEnd, Settings};
 use super::wake::{Deadline, Woke, wait};
 use encbench_core::plan::{PhaseKind, PhaseSpec};
-use encbench_core::results::{self, PhaseResult, ServerBreakdown};
+use encbench_core::results::{self, ClientCpu, PhaseResult, ServerBreakdown};
 use encbench_core::stats::ScheduleOutcome;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -67,6 +67,8 @@ pub(super) fn finish(
     // Later completions of this phase (after a stop's grace) no longer count anywhere.
     live.generation = generation + 1;
     let mut rec = std::mem::take(&mut live.recorder);
+    // Every request of the phase cost the client, the warmup's too.
+    let sent_in_phase = ctx.shared.sent.count();
     // The phase's requests now live in its result; an interim report must not count them twice.
     ctx.shared.sent.clear();
     if spec.kind == PhaseKind::Live && sent == 0 && rec.completed() == 0 {
@@ -94,6 +96,9 @@ pub(super) fn finish(
     let mut result = PhaseResult::new(&spec, pace, ctx.shape, &rec);
     result.shard = ctx.hosts.shard;
     result.server = server.stats.map(|s| ServerBreakdown::from_stats(&s));
+    result.client_cpu_ms_per_request = server
+        .client_cpu
+        .and_then(|(user, system)| ClientCpu::of(user, system, sent_in_phase));
     result.server_metrics = server.metrics;
     result.wall = Some((server.wall_start, std::time::SystemTime::now()));
     result.judge(&ctx.shared.slo, &rec.scheduled);

@@ -5,6 +5,7 @@
 //! A metrics endpoint that fails never stops the run: it is said once, as a notice, and the
 //! figures are absent.
 
+use super::cpu::CpuTime;
 use super::ctx::Ctx;
 use super::shared::Shared;
 use encbench_core::server_metrics::stats::ServerStats;
@@ -13,11 +14,14 @@ use encbench_wire::client::metrics::Scraper;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-/// What the server said of a phase: its statistics API and its metrics endpoint.
+/// What the server said of a phase: its statistics API and its metrics endpoint; and,
+/// read between them and the phase, the client's CPU time over it.
 pub(super) struct ServerSide {
     pub(super) wall_start: SystemTime,
     pub(super) stats: Option<ServerStats>,
     pub(super) metrics: Option<ServerMetrics>,
+    /// User and system time the process spent between the phase's two server readings.
+    pub(super) client_cpu: Option<(Duration, Duration)>,
 }
 
 /// The server's counters now; a statistics API that refuses is said once, not shown as "-".
@@ -44,6 +48,7 @@ pub(super) struct ServerBefore {
     wall_start: SystemTime,
     stats: Option<ServerStats>,
     metrics: Option<Reading>,
+    cpu: Option<CpuTime>,
 }
 
 impl ServerBefore {
@@ -56,11 +61,14 @@ impl ServerBefore {
             wall_start,
             stats,
             metrics,
+            // After the readings: their requests are not the phase's.
+            cpu: CpuTime::now(),
         }
     }
 
     /// The phase's figures, read again at its end and set against these.
     pub(super) async fn since(self, ctx: &Ctx) -> ServerSide {
+        let client_cpu = self.cpu.and_then(CpuTime::spent);
         let stats = match (self.stats, server_stats(ctx).await) {
             (Some(before), Some(after)) => Some(after.since(&before)),
             _ => None,
@@ -70,6 +78,7 @@ impl ServerBefore {
             wall_start: self.wall_start,
             stats,
             metrics: phase_ended(ctx, self.metrics, metrics_after),
+            client_cpu,
         }
     }
 }

@@ -10,7 +10,7 @@ use encbench_wire::client::url::Routes;
 use encbench_wire::discover::{self, Ask, Found};
 use encbench_wire::payload::items::Items;
 use encbench_wire::payload::json_api::ApiFormat;
-use encbench_wire::payload::kserve::{Declared, GivenNames, KServeFormat, TensorNames};
+use encbench_wire::payload::kserve::{Declared, GivenNames, KServeFormat, TensorNames, Wire};
 use encbench_wire::payload::{Api, Format, HfFormat, PayloadFormat};
 use encbench_wire::tokenize::TokenCounter;
 use std::sync::Arc;
@@ -56,6 +56,12 @@ async fn find_family(
         api: s.format.api,
     };
     let answer = match s.format.format {
+        _ if super::grpc::url(s).is_some() => {
+            if s.format.format.is_some() && s.format.model.is_some() {
+                return Ok(None);
+            }
+            discover::grpc(&ask).await.map(Some)
+        }
         None => discover::discover(&ask).await.map(Some),
         Some(family) => discover::metadata(family, &ask).await,
     };
@@ -131,6 +137,13 @@ pub(super) fn routes(
             }
         }
     }
+    if super::grpc::url(s).is_some() {
+        return Ok(Routes {
+            invoke: super::grpc::invoke_path(),
+            ready: None,
+            stats: None,
+        });
+    }
     let mut routes = Routes::of(format);
     if let Some(prefix) = found.map(|f| f.prefix).filter(|p| !p.is_empty()) {
         routes.invoke = format!("{prefix}{}", routes.invoke);
@@ -200,7 +213,9 @@ pub(super) async fn build_format(
                 token_type_ids: f.token_type_ids_name.clone(),
                 output: f.output_name.clone(),
             };
+            let grpc = url.is_some_and(encbench_wire::client::grpc::is_grpc);
             let declared = match url {
+                Some(url) if grpc => super::grpc::declared_tensors(url, &model, headers).await,
                 Some(url) => declared_tensors(url, &model, headers).await,
                 None => vec![],
             };
@@ -210,7 +225,11 @@ pub(super) async fn build_format(
                 names,
                 encoder: encoder()?,
                 pad_to_max: shape.pad_to_max,
-                binary: f.binary,
+                wire: match (grpc, f.binary) {
+                    (true, _) => Wire::Grpc,
+                    (false, true) => Wire::Binary,
+                    (false, false) => Wire::Json,
+                },
                 text_input: f.text_input.clone(),
                 pooling: f.pooling,
             })

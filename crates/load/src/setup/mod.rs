@@ -5,6 +5,7 @@
 
 mod body_limit;
 mod family;
+mod grpc;
 mod task;
 
 pub use family::check_route;
@@ -130,6 +131,9 @@ pub struct TargetSettings {
     pub headers: Vec<(String, String)>,
     /// The environment variable holding a Bearer token.
     pub bearer_token_env: Option<String>,
+    /// `--grpc-connections`: HTTP/2 connections per client thread to a `grpc://` URL
+    /// (`None`: one, and not given).
+    pub grpc_connections: Option<usize>,
 }
 
 /// Why a target cannot be prepared.
@@ -179,7 +183,7 @@ pub struct PreparedTarget {
 pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
     // Everything the user gave is checked before anything is sent.
     if let Address::Url(u) = &s.address {
-        encbench_wire::client::address::check(u).map_err(|e| usage("--url", e))?;
+        encbench_wire::client::address::check_target(u).map_err(|e| usage("--url", e))?;
     }
     let tokenizer =
         TokenCounter::load(s.tokenizer.as_deref()).map_err(|e| usage("--tokenizer", e))?;
@@ -193,6 +197,7 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
     };
     let mut accuracy = accuracy_setup(s)?;
     let headers = extra_headers(s)?;
+    grpc::check(s, &headers)?;
     let price = price(s)?;
     let seed = s.seed.unwrap_or_else(rand::random);
 
@@ -242,8 +247,17 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
         sweep: &s.sweep_batch_sizes,
         rerank: task == Task::Rerank,
     };
-    let (target, shown, flag) =
-        client(s, &sizes, &one_each, format.as_ref(), &routes, &headers).await?;
+    let model = resolved.model.as_deref();
+    let (target, shown, flag) = client(
+        s,
+        &sizes,
+        &one_each,
+        format.as_ref(),
+        &routes,
+        &headers,
+        model,
+    )
+    .await?;
     let found = found.filter(|_| s.format.format.is_none());
     let config = target_config(
         s,
@@ -339,6 +353,7 @@ async fn client(
     format: &dyn Format,
     routes: &Routes,
     headers: &ExtraHeaders,
+    model: Option<&str>,
 ) -> Result<(Arc<dyn Target>, String, &'static str), SetupError> {
     Ok(match &s.address {
         Address::SageMaker(cfg) => {
@@ -358,6 +373,12 @@ async fn client(
                 whose: "the 64 MiB limit of a --url target",
             };
             check_body_limit(sizes, texts, format, limit)?;
+            if grpc::url(s).is_some() {
+                let model = model.expect("build_format requires a model for KServe v2");
+                let t = grpc::target(s, url, model, headers)?;
+                let shown = t.describe();
+                return Ok((Arc::new(t), shown, "--url"));
+            }
             let t = UrlTarget::routed(url, routes.clone(), s.max_concurrency, s.timeout)
                 .with_ready_timeout(s.ready_timeout)
                 .with_headers(headers);
@@ -431,6 +452,15 @@ fn target_config(
         target_model: field(|c| &c.target_model),
         target_variant: field(|c| &c.target_variant),
         headers: headers.names(),
+        wire: (r.family == PayloadFormat::Triton).then(|| {
+            match (grpc::url(s).is_some(), s.format.binary) {
+                (true, _) => "grpc",
+                (false, true) => "binary",
+                (false, false) => "json",
+            }
+            .to_string()
+        }),
+        grpc_connections: grpc::url(s).map(|_| s.grpc_connections.unwrap_or(1)),
     }
 }
 

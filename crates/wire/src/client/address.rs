@@ -8,6 +8,16 @@ use super::shown_url;
 /// user and password): no scheme, a scheme other than http or https, a port outside
 /// 1–65535, or no URL at all.
 pub fn check(url: &str) -> Result<(), String> {
+    check_schemes(url, false)
+}
+
+/// As `check`, for the flags that name the server under load (`--url`, `compare`'s
+/// `url=`), which may also be a KServe v2 gRPC server: `grpc://host:port`, `grpcs://`.
+pub fn check_target(url: &str) -> Result<(), String> {
+    check_schemes(url, true)
+}
+
+fn check_schemes(url: &str, grpc: bool) -> Result<(), String> {
     let shown = shown_url(url);
     // Without `://`, the URL parser would read `localhost:8080` as scheme `localhost`, and
     // the first request would fail as "scheme is not allowed".
@@ -20,9 +30,17 @@ pub fn check(url: &str) -> Result<(), String> {
             "{shown}: no scheme: write http://{shown} (or https://)"
         ));
     };
-    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+    let is = |s: &str| scheme.eq_ignore_ascii_case(s);
+    let is_grpc = is("grpc") || is("grpcs");
+    let allowed = is("http") || is("https") || (grpc && is_grpc);
+    if !allowed {
+        let also = if grpc {
+            " (or grpc:// for a KServe v2 server's gRPC port)"
+        } else {
+            ""
+        };
         return Err(format!(
-            "{shown}: scheme {scheme}:// is not supported: use http:// or https://"
+            "{shown}: scheme {scheme}:// is not supported: use http:// or https://{also}"
         ));
     }
     if let Some(port) = port_of(url)
@@ -32,9 +50,35 @@ pub fn check(url: &str) -> Result<(), String> {
             "{shown}: port {port} is out of range: a port is 1 to 65535"
         ));
     }
-    reqwest::Url::parse(url)
-        .map(drop)
-        .map_err(|e| format!("{shown}: not a valid URL ({e})"))
+    let parsed = reqwest::Url::parse(url).map_err(|e| format!("{shown}: not a valid URL ({e})"))?;
+    if is_grpc {
+        check_grpc(&parsed, &shown)?;
+    }
+    Ok(())
+}
+
+/// A gRPC address is a host and a port, nothing else: the service's paths are the
+/// protocol's, and credentials travel as metadata (`--header`), never in the URL.
+fn check_grpc(url: &reqwest::Url, shown: &str) -> Result<(), String> {
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(format!(
+            "{shown}: a gRPC URL takes no user or password: give credentials with --header"
+        ));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(format!("{shown}: no host"));
+    }
+    if url.port().is_none() {
+        return Err(format!(
+            "{shown}: no port: write grpc://HOST:PORT (Triton's gRPC port is 8001)"
+        ));
+    }
+    if !matches!(url.path(), "" | "/") || url.query().is_some() || url.fragment().is_some() {
+        return Err(format!(
+            "{shown}: a gRPC URL has no path or query: write grpc://HOST:PORT (the protocol names the service)"
+        ));
+    }
+    Ok(())
 }
 
 /// The digits after the host's colon, if the authority has a numeric port (a port that is
@@ -81,5 +125,29 @@ mod tests {
         // The password is never part of the message.
         let e = err("http://admin:hunter22@h:70000");
         assert!(!e.contains("hunter22") && e.contains("port 70000"), "{e}");
+        // gRPC only where a server under load is named.
+        assert!(err("grpc://127.0.0.1:8001").contains("use http:// or https://"));
+    }
+
+    #[test]
+    fn a_grpc_address_is_a_host_and_a_port() {
+        for ok in [
+            "grpc://127.0.0.1:8001",
+            "grpcs://triton.example:443/",
+            "GRPC://[::1]:1",
+        ] {
+            assert_eq!(check_target(ok), Ok(()), "{ok}");
+        }
+        let err = |u: &str| check_target(u).unwrap_err();
+        assert!(err("grpc://h").contains("no port: write grpc://HOST:PORT"));
+        assert!(err("grpc://h:8001/v2/models").contains("no path or query"));
+        assert!(err("grpc://h:70000").contains("port 70000 is out of range"));
+        let e = err("grpc://u:hunter22@h:8001");
+        assert!(
+            e.contains("no user or password") && !e.contains("hunter22"),
+            "{e}"
+        );
+        assert!(err("ftp://h:21").contains("(or grpc:// for"));
+        assert_eq!(check_target("http://h:8000"), Ok(()));
     }
 }

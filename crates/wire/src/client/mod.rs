@@ -6,6 +6,7 @@ pub mod aws;
 pub mod body;
 pub mod client_thread;
 pub mod cloudwatch;
+pub mod grpc;
 mod h1;
 pub mod headers;
 pub mod metrics;

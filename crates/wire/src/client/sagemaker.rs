@@ -104,6 +104,8 @@ impl SageMakerTarget {
             BodyKind::Binary { json_len } => {
                 format!("application/vnd.sagemaker-triton.binary+json;json-header-size={json_len}")
             }
+            // Setup never pairs a gRPC body with an endpoint; the type would say what it is.
+            BodyKind::Grpc => "application/grpc".into(),
         };
         let call = self
             .client

@@ -195,6 +195,15 @@ impl BodyHeaders {
                 ],
                 len: 2,
             },
+            // Setup never pairs a gRPC body with a URL target; the type would say what it is.
+            BodyKind::Grpc => BodyHeaders {
+                list: [
+                    (ACCEPT, json.clone()),
+                    (CONTENT_TYPE, HeaderValue::from_static("application/grpc")),
+                    (ACCEPT, json),
+                ],
+                len: 2,
+            },
             BodyKind::Binary { json_len } => BodyHeaders {
                 list: [
                     (ACCEPT, json),
@@ -255,7 +264,7 @@ impl UrlTarget {
     async fn invoke_h1(&self, pool: &H1Pool, req: &Prepared) -> Result<Reply, Failure> {
         let headers = match req.kind {
             BodyKind::Json => self.json_headers.clone(),
-            kind @ BodyKind::Binary { .. } => self.h1_headers(kind),
+            kind @ (BodyKind::Binary { .. } | BodyKind::Grpc) => self.h1_headers(kind),
         };
         let answer = pool
             .post(

@@ -8,12 +8,14 @@
 //! With `--engine` given, nothing is guessed: only that family's metadata is read, for what
 //! the flags leave open (the model, the task, the batch limit).
 
+mod grpc;
 mod probe;
 mod servers;
 
 use crate::client::headers::ExtraHeaders;
 use crate::payload::{Api, PayloadFormat};
 use encbench_core::export::Detected;
+pub use grpc::grpc;
 use probe::probe;
 use servers::{infinity, kserve, openai, owner, tei, text, vllm, vllm_named};
 use std::fmt::Write as _;

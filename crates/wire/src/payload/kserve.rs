@@ -1,7 +1,7 @@
 //! KServe v2 (Triton): INT64 (or INT32) `input_ids`, `attention_mask` (and `token_type_ids`
-//! where the model takes them), shape [batch, len], as JSON or with the binary tensor extension;
-//! logits back, argmax for the verdict; or an embedding model's vectors, [batch, d], or
-//! [batch, seq, d] pooled over the attention mask of the request.
+//! where the model takes them), shape [batch, len], as JSON, with the binary tensor extension
+//! or over gRPC (`kserve_grpc`); logits back, argmax for the verdict; or an embedding model's
+//! vectors, [batch, d], or [batch, seq, d] pooled over the attention mask of the request.
 
 use super::labels::argmax_label;
 use super::{Answers, BodyKind, Format, Pooling, Prepared, Reply};
@@ -18,12 +18,24 @@ pub struct KServeFormat {
     pub names: TensorNames,
     pub encoder: Encoder,
     pub pad_to_max: bool,
-    pub binary: bool,
+    pub wire: Wire,
     /// Send text as one BYTES tensor of this name, shape [batch, 1] (texts) or [batch, 2]
     /// (pairs), for models that tokenize on the server (a Triton ensemble).
     pub text_input: Option<String>,
     /// How a [batch, seq, d] output becomes a vector per input.
     pub pooling: Pooling,
+}
+
+/// How the tensors travel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Wire {
+    /// JSON numbers over HTTP.
+    #[default]
+    Json,
+    /// HTTP with the binary tensor extension (`--binary`).
+    Binary,
+    /// A `ModelInferRequest` over gRPC, the tensors raw.
+    Grpc,
 }
 
 /// Whether an output's name says it holds embeddings rather than logits: a [batch, n]
@@ -58,12 +70,26 @@ impl KServeFormat {
                 if let Some(n) = learned.get() {
                     return Ok(n.clone());
                 }
-                let header = reply_header(reply)?;
-                let first = header["outputs"][0]["name"]
-                    .as_str()
-                    .ok_or("response has no outputs")?;
-                Ok(learned.get_or_init(|| first.to_owned()).clone())
+                let first = if self.wire == Wire::Grpc {
+                    super::kserve_grpc::first_output(reply)?
+                } else {
+                    let header = reply_header(reply)?;
+                    header["outputs"][0]["name"]
+                        .as_str()
+                        .ok_or("response has no outputs")?
+                        .to_owned()
+                };
+                Ok(learned.get_or_init(|| first).clone())
             }
+        }
+    }
+
+    /// The named output as (dimensions, row-major values), however the reply came.
+    fn tensor(&self, reply: &Reply, name: &str) -> Result<(Vec<usize>, Vec<f32>), String> {
+        if self.wire == Wire::Grpc {
+            super::kserve_grpc::output_tensor(reply, name)
+        } else {
+            output_tensor(reply, name)
         }
     }
 }
@@ -140,14 +166,19 @@ impl Format for KServeFormat {
     fn prepare(&self, inputs: &[&Input]) -> Prepared {
         let output = self.names.output.declared();
         if let Some(name) = &self.text_input {
-            return text_request(name, output, inputs);
+            return match self.wire {
+                Wire::Grpc => super::kserve_grpc::text_request(&self.model, name, output, inputs),
+                Wire::Json | Wire::Binary => text_request(name, output, inputs),
+            };
         }
         let started = Instant::now();
         let e = self.encoder.encode(inputs, self.pad_to_max);
         let shape = [e.batch, e.len];
         let t = tensors(&self.names, &e);
         let ids_type = self.names.ids_type;
-        let prepared = if self.binary {
+        let prepared = if self.wire == Wire::Grpc {
+            super::kserve_grpc::request(&self.model, &t, shape, ids_type, output)
+        } else if self.wire == Wire::Binary {
             binary_request(&t, shape, ids_type, output)
         } else {
             let body = JsonRequest {
@@ -173,7 +204,11 @@ impl Format for KServeFormat {
     }
 
     fn verdicts(&self, reply: &Reply) -> Result<Vec<String>, String> {
-        let (rows, cols, data) = output_f32(reply, &self.output(reply)?)?;
+        let output = self.output(reply)?;
+        let (rows, cols, data) = match self.tensor(reply, &output)? {
+            (dims, data) if dims.len() == 2 => (dims[0], dims[1], data),
+            (dims, _) => return Err(format!("output {output} has shape {dims:?}")),
+        };
         if cols == 0 {
             return Err("no scores".into());
         }
@@ -184,7 +219,7 @@ impl Format for KServeFormat {
 
     fn answers(&self, reply: &Reply, inputs: &[&Input]) -> Result<Answers, String> {
         let output = self.output(reply)?;
-        let (dims, data) = output_tensor(reply, &output)?;
+        let (dims, data) = self.tensor(reply, &output)?;
         match dims[..] {
             [_, 0] | [_, _, 0] => Err("no scores".into()),
             [_, cols] => {
@@ -225,7 +260,7 @@ impl Format for KServeFormat {
     /// second column is the relevant class's.
     fn scores(&self, reply: &Reply, inputs: usize) -> Result<Vec<f32>, String> {
         let output = self.output(reply)?;
-        let (dims, data) = output_tensor(reply, &output)?;
+        let (dims, data) = self.tensor(reply, &output)?;
         let scores: Vec<f32> = match dims[..] {
             // A one-dimensional output reads as one row of its values: one logit each.
             [1, n] if n == inputs => data,
@@ -256,7 +291,7 @@ impl Format for KServeFormat {
     }
 
     fn check(&self, reply: &Reply, inputs: usize) -> Result<(), String> {
-        let (dims, _) = output_tensor(reply, &self.output(reply)?)?;
+        let (dims, _) = self.tensor(reply, &self.output(reply)?)?;
         if dims.contains(&0) && dims[0] != 0 {
             return Err("no scores".into());
         }
@@ -422,6 +457,7 @@ mod tests {
     use crate::tokenize::TokenCounter;
 
     fn format(binary: bool) -> KServeFormat {
+        let wire = if binary { Wire::Binary } else { Wire::Json };
         KServeFormat {
             model: "encoder".into(),
             names: TensorNames {
@@ -430,7 +466,7 @@ mod tests {
             },
             encoder: TokenCounter::shipped().encoder(512).unwrap(),
             pad_to_max: true,
-            binary,
+            wire,
             text_input: None,
             pooling: Pooling::Mean,
         }
@@ -597,7 +633,7 @@ mod tests {
         let v: Value = serde_json::from_slice(&f.prepare(&[&a]).body).unwrap();
         assert!(v.get("outputs").is_none(), "{v}");
         let bin = KServeFormat {
-            binary: true,
+            wire: Wire::Binary,
             names: f.names.clone(),
             ..format(true)
         }

@@ -10,6 +10,7 @@ pub mod hf;
 pub mod items;
 pub mod json_api;
 pub mod kserve;
+pub mod kserve_grpc;
 mod kserve_names;
 pub mod labels;
 pub mod pretokenized;
@@ -43,6 +44,9 @@ pub enum BodyKind {
     Binary {
         json_len: usize,
     },
+    /// One framed gRPC message (a KServe v2 `ModelInferRequest`), for a gRPC target; its
+    /// reply body is the answer's message, unframed.
+    Grpc,
 }
 
 /// A request ready to send.
