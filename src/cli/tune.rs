@@ -47,7 +47,7 @@ pub struct TuneArgs {
     pub resume: Option<PathBuf>,
     /// How long a server has to exit after SIGTERM before its process group gets SIGKILL
     /// (units accepted; a bare number is seconds).
-    #[arg(long, default_value = "10", value_parser = non_negative_secs)]
+    #[arg(long, default_value = "10", value_parser = non_negative_secs, allow_negative_numbers = true)]
     pub stop_grace: f64,
     /// Where each configuration's server output is kept, one file per configuration
     /// (default: beside --export as NAME.logs/, else under the temporary directory).
@@ -115,7 +115,7 @@ pub struct Configuration {
 }
 
 /// Flags a tune gives every configuration alike: one export, one report, one front-end.
-const SHARED: [&str; 4] = ["--export", "--report", "--fail-on", "--seed"];
+const SHARED: [&str; 5] = ["--export", "-o", "--report", "--fail-on", "--seed"];
 
 impl TuneArgs {
     /// The run's flags with the links added.
@@ -208,11 +208,6 @@ impl TuneArgs {
             })?);
         }
         let run = parse_run(&args).map_err(|why| named(&why))?;
-        if run.demo || run.endpoint.is_some() {
-            return Err(named(
-                "tune measures the server it starts, at --url: drop --demo and --endpoint",
-            ));
-        }
         let h = &run.hosts;
         if h.shard.is_some() || h.shards.is_some() || h.start_at.is_some() || h.start_in.is_some() {
             return Err(named(
