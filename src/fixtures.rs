@@ -132,17 +132,12 @@ pub fn snapshot() -> Snapshot {
     let mut errors = BTreeMap::new();
     errors.insert("ThrottlingException".to_string(), 3);
     errors.insert("ModelError(500)".to_string(), 1);
-    let latency = LatencySummary {
-        min: 24.0,
-        mean: 26.4,
-        p50: 25.9,
-        p90: 27.1,
-        p95: 27.6,
-        p99: 44.1,
-        p999: 45.9,
-        max: 46.0,
-        ci95: None,
-    };
+    // The segment's figures as the engine derives them, intervals included.
+    let latency = LatencySummary::of(&recent);
+    let mut dispatch = view_histogram();
+    for i in 0..1000u64 {
+        dispatch.record(20 + i * 7 % 100).unwrap();
+    }
     live_snapshot(Live {
         elapsed: Duration::from_secs(83),
         phase_index: 9,
@@ -164,15 +159,10 @@ pub fn snapshot() -> Snapshot {
             errors,
             said: std::collections::BTreeMap::new(),
             latency,
-            service: LatencySummary {
-                p50: 25.8,
-                ..latency
-            },
+            // Closed loop: nothing waits to be sent, so service time is the latency.
+            service: latency,
             tokenize: None,
-            dispatch_delay: LatencySummary {
-                p99: 0.12,
-                ..LatencySummary::default()
-            },
+            dispatch_delay: LatencySummary::of(&dispatch),
             req_per_s: 49.8,
             samples_per_s: 49.8,
             slo: None,

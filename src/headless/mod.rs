@@ -78,7 +78,7 @@ impl SearchSaid {
         let size = self.size;
         let probe_line = |b: usize, p: &encbench_core::capacity::Probe| {
             format!(
-                "capacity {size}={b}: probe {} req/s {} (p99 {} ms, n {}, {})",
+                "capacity {size}={b}: probe {} req/s {} (p99 {} ms{}, n {}, {})",
                 text::sig3(p.rate_per_s),
                 match (p.bound, p.meets) {
                     (false, _) => "cut short, not a bound",
@@ -86,6 +86,9 @@ impl SearchSaid {
                     (true, false) => "misses",
                 },
                 text::ms(p.p99),
+                p.p99_ci95
+                    .map(|i| format!(" {}", i.shown()))
+                    .unwrap_or_default(),
                 p.n,
                 if p.stable {
                     "stable"

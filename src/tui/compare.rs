@@ -4,9 +4,10 @@
 use crate::tui::panels::block;
 use crate::tui::screen::{MIN_HEIGHT, MIN_WIDTH};
 use encbench_core::export::Export;
+use encbench_core::percentile::Percentile;
 use encbench_core::plan::PhaseKind;
 use encbench_core::results::PhaseResult;
-use encbench_core::text::{elapsed, ms};
+use encbench_core::text::elapsed;
 use encbench_load::compare::{CompareView, RowState, RowView, order_note};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
@@ -169,14 +170,19 @@ impl Columns {
             Cell::from(r.name.clone()),
             Cell::from(state(r)),
             Cell::from(live.map_or("-".into(), |s| s.n.to_string())),
-            Cell::from(fig(live.filter(|s| s.ok > 0).map(|s| s.latency.p50), ms)),
-            Cell::from(fig(live.filter(|s| s.ok > 0).map(|s| s.latency.p99), ms)),
+            // The running phase's percentiles with the margins their intervals have so far.
+            Cell::from(live.filter(|s| s.ok > 0).map_or("-".into(), |s| {
+                crate::tui::panels::sweep::with_margin(&s.latency, Percentile::P50)
+            })),
+            Cell::from(live.filter(|s| s.ok > 0).map_or("-".into(), |s| {
+                crate::tui::panels::sweep::with_margin(&s.latency, Percentile::P99)
+            })),
             Cell::from(fig(live.map(|s| s.req_per_s), |x| format!("{x:.1}"))),
             Cell::from(live.map_or("-".into(), |s| s.error_count().to_string())),
-            Cell::from(fig(
-                at_b1.filter(|p| p.ok > 0).map(|p| p.latency_ms.p50),
-                ms,
-            )),
+            // A finished phase's median says how sure it is, as the sweep panel's does.
+            Cell::from(at_b1.filter(|p| p.ok > 0).map_or("-".into(), |p| {
+                crate::tui::panels::sweep::with_margin(&p.latency_ms, Percentile::P50)
+            })),
             Cell::from(fig(at_bmax.map(|p| p.samples_per_s), |x| format!("{x:.1}"))),
             Cell::from(fig(at_c.map(|p| p.req_per_s), |x| format!("{x:.1}"))),
             Cell::from(fig(at_bmax.and_then(|p| p.cost_per_1m_usd), |x| {
@@ -190,19 +196,20 @@ impl Columns {
 /// One row per target: what it is doing now, and its finished phases' key numbers.
 fn targets(v: &CompareView) -> Table<'static> {
     let columns = Columns::of(v);
+    // 98 columns in all, spaces included: whole inside a 100-column terminal.
     let widths = [
         Constraint::Min(8),
         Constraint::Min(15),
         Constraint::Length(5),
+        Constraint::Length(8),
+        Constraint::Length(8),
         Constraint::Length(6),
-        Constraint::Length(6),
-        Constraint::Length(7),
-        Constraint::Length(4),
-        Constraint::Length(7),
+        Constraint::Length(3),
+        Constraint::Length(8),
         Constraint::Length(9),
         Constraint::Length(9),
-        Constraint::Length(6),
-        Constraint::Length(4),
+        Constraint::Length(5),
+        Constraint::Length(3),
     ];
     Table::new(v.rows.iter().map(|r| columns.row(r)), widths)
         .header(columns.header())

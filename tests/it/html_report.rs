@@ -336,25 +336,47 @@ fn the_charts_of_a_run_a_comparison_and_a_capacity_search_have_their_series_and_
     );
 
     // A capacity search: the probes that met and missed, the SLO line, the answer marked.
+    let want = |marks, legend| Want {
+        kind: "capacity",
+        title: "Capacity search — batch 1, p99 ≤ 60 ms",
+        axes: &[
+            "offered rate (requests per second)",
+            "p99 scheduled latency (ms)",
+        ],
+        marks,
+        legend,
+    };
     let figs = figures(&page(&["tests/fixtures/capacity.json"]));
+    let before_intervals = [
+        "SLO p99=60ms",
+        "probes that met the SLO",
+        "probes that missed it",
+    ];
     check(
         &figs[0],
-        &Want {
-            kind: "capacity",
-            title: "Capacity search — batch 1, p99 ≤ 60 ms",
-            axes: &[
-                "offered rate (requests per second)",
-                "p99 scheduled latency (ms)",
-            ],
-            marks: &["capacity 112.3 req/s"],
-            legend: &[
-                "SLO p99=60ms",
-                "probes that met the SLO",
-                "probes that missed it",
-            ],
-        },
+        &want(&["capacity 112.3 req/s"], &before_intervals),
     );
     assert_eq!(figs[1].kind, "timeline");
+    // The same search as exports give it since the intervals: each probe's p99 with its
+    // error bar, the answer's interval in its mark.
+    let mut e: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string("tests/fixtures/capacity.json").unwrap())
+            .unwrap();
+    let c = &mut e["capacity"][0];
+    c["max_rate_ci95_per_s"] = serde_json::json!([108.4, 116.9]);
+    for p in c["probes"].as_array_mut().unwrap() {
+        let p99 = p["p99"].as_f64().unwrap();
+        p["p99_ci95"] = serde_json::json!([p99 * 0.9, p99 * 1.1]);
+    }
+    let sure = tmp_path("capacity-ci.json");
+    std::fs::write(&sure, e.to_string()).unwrap();
+    let figs = figures(&page(&[sure.to_str().unwrap()]));
+    let mut with_bars = before_intervals.to_vec();
+    with_bars.push(BARS);
+    check(
+        &figs[0],
+        &want(&["capacity 112.3 [108.4, 116.9] req/s"], &with_bars),
+    );
 }
 
 #[test]

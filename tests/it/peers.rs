@@ -742,13 +742,19 @@ fn moto_cloudwatch_figures_are_read_back_beside_the_client_figures() {
         ("AWS_SECRET_ACCESS_KEY", "anything"),
         ("AWS_REGION", "us-east-1"),
     ];
+    // moto answers a queued reply to one distinct body only (the literal "body" to any
+    // other): one text, so all ten requests are that one and all ten succeed.
+    let one = tmp_path("one-cw.txt");
+    std::fs::write(&one, "the one text\n").unwrap();
     let load = args()
         .endpoint("moto-ep", &moto.url())
         .n(10)
         .opt("--warmup", 0)
+        .opt("--texts", one.to_str().unwrap())
         .opt("--cloudwatch-wait", "1s")
         .no_accuracy();
     let (out, e) = run_export_env(&load.strs(), &env);
+    assert_eq!(e["phases"][0]["ok"], 10, "{}", e["phases"][0]);
     let c = &e["phases"][0]["cloudwatch"];
     assert_eq!(c["dimensions"]["EndpointName"], "moto-ep", "{c}");
     assert_eq!(c["dimensions"]["VariantName"], "AllTraffic");

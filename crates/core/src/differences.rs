@@ -69,8 +69,8 @@ pub fn differences(
         for (i, a) in targets.iter().enumerate() {
             for b in &targets[i + 1..] {
                 let (ma, mb) = (
-                    capacity_measure(capacity, a, b_size),
-                    capacity_measure(capacity, b, b_size),
+                    capacity_measure(capacity, Some(a), b_size),
+                    capacity_measure(capacity, Some(b), b_size),
                 );
                 if let (Some((ma, conc)), Some((mb, _))) = (ma, mb) {
                     out.push(difference(
@@ -184,12 +184,12 @@ pub fn rate_interval(p: &PhaseResult) -> Option<Interval> {
 /// as a repetition, and a single search's own interval; with the concurrency it ran at.
 pub fn capacity_measure(
     all: &[Capacity],
-    target: &str,
+    target: Option<&str>,
     batch_size: usize,
 ) -> Option<(Measure, usize)> {
     let found: Vec<&Capacity> = all
         .iter()
-        .filter(|c| c.target.as_deref() == Some(target) && c.batch_size == batch_size)
+        .filter(|c| c.target.as_deref() == target && c.batch_size == batch_size)
         .collect();
     let rates: Vec<f64> = found.iter().filter_map(|c| c.max_rate_per_s).collect();
     if rates.len() != found.len() || rates.is_empty() {

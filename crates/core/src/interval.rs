@@ -40,11 +40,17 @@ pub struct Ci95 {
 impl Ci95 {
     /// `None` for an empty histogram (values in µs, the intervals in ms).
     pub fn of(h: &Histogram<u64>) -> Option<Ci95> {
-        let n = h.len();
-        if n == 0 {
+        Ci95::over_due(h, h.len())
+    }
+
+    /// The intervals of the percentiles over `due` requests of which `h` holds the ok ones,
+    /// the others (errors, unsent) counted as later than any: those an SLO is judged on.
+    /// `None` when nothing completed ok.
+    pub fn over_due(h: &Histogram<u64>, due: u64) -> Option<Ci95> {
+        if h.is_empty() || due < h.len() {
             return None;
         }
-        let at = |q| interval(h, n, q);
+        let at = |q| interval(h, due, q);
         Some(Ci95 {
             p50: at(0.50),
             p90: at(0.90),
@@ -73,15 +79,19 @@ pub fn of_quantile(h: &Histogram<u64>, q: f64) -> Option<Interval> {
     (!h.is_empty()).then(|| interval(h, h.len(), q))
 }
 
-/// The bounds widen to the whole histogram bucket they fall in, so the histogram's rounding
-/// never narrows an interval.
-fn interval(h: &Histogram<u64>, n: u64, q: f64) -> Interval {
-    let (lo, hi) = ranks(n, q);
-    let value = |rank: u64| h.value_at_quantile((rank as f64 - 0.5) / n as f64);
+/// The q-quantile's interval over `due` samples of which `h` holds the smallest (the ok
+/// requests; the rest were late without bound). The bounds widen to the whole histogram
+/// bucket they fall in, so the histogram's rounding never narrows an interval. A rank past
+/// the ok samples has no upper end, and a lower end there is at least the largest of them.
+fn interval(h: &Histogram<u64>, due: u64, q: f64) -> Interval {
+    let (lo, hi) = ranks(due, q);
+    let ok = h.len();
+    let value = |rank: u64| h.value_at_quantile((rank.min(ok) as f64 - 0.5) / ok as f64);
     let ms = |us: u64| us as f64 / 1000.0;
     Interval(
         ms(h.lowest_equivalent(value(lo))),
-        hi.map(|r| ms(h.highest_equivalent(value(r)))),
+        hi.filter(|&r| r <= ok)
+            .map(|r| ms(h.highest_equivalent(value(r)))),
     )
 }
 
@@ -214,6 +224,30 @@ mod tests {
             (u.unwrap() as f64 - (5e6 + 1.96 * sd)).abs() <= 1.5,
             "{u:?}"
         );
+    }
+
+    /// Over the requests due, those that never completed ok count as later than any: the
+    /// ranks are the binomial's over all that were due, read among the ok samples, and a
+    /// rank past them bounds nothing from above.
+    #[test]
+    fn intervals_over_the_requests_due_count_the_missing_as_late() {
+        let mut h = crate::stats::phase_histogram();
+        for ms in 1..=1000u64 {
+            h.record(ms * 1000).unwrap();
+        }
+        let all = Ci95::of(&h).unwrap();
+        assert_eq!(Ci95::over_due(&h, 1000), Some(all));
+        // 1,000 ok of 1,010 due: the median's ranks move up by five, p99's upper end (rank
+        // 1,010 of 1,010) is past the ok samples.
+        let due = Ci95::over_due(&h, 1010).unwrap();
+        let (l, u) = ranks(1010, 0.5);
+        assert!((due.p50.0 - l as f64).abs() <= 1.0, "{:?} {l}", due.p50);
+        assert!((due.p50.1.unwrap() - u.unwrap() as f64).abs() <= 1.0);
+        assert!(due.p50.0 > all.p50.0);
+        assert_eq!(due.p99.1, None, "{:?}", due.p99);
+        assert!(due.p99.0 >= all.p99.0);
+        // Fewer due than ok is no record of a phase.
+        assert_eq!(Ci95::over_due(&h, 999), None);
     }
 
     /// Over 200 seeded samples of an exponential latency, the intervals of p50 and p99 cover

@@ -322,14 +322,17 @@ fn capacity_table(e: &Export) -> Option<Table> {
     });
     for c in rows {
         t.row(vec![
-            c.target.clone().unwrap_or_default(),
-            c.batch_size.to_string(),
-            num(c.max_rate_per_s, 1),
-            num(c.samples_per_s, 1),
-            num(c.latency_ms.map(|l| l.p99), 1),
-            num(c.cost_per_1m_usd, 4),
-            c.probes.len().to_string(),
-            c.verdict.clone(),
+            c.target.clone().unwrap_or_default().into(),
+            c.batch_size.to_string().into(),
+            super::run::max_rate(c),
+            num(c.samples_per_s, 1).into(),
+            super::run::sure(
+                c.latency_ms.map(|l| l.p99),
+                c.latency_ms.and_then(|l| l.ci95).map(|i| i.p99),
+            ),
+            num(c.cost_per_1m_usd, 4).into(),
+            c.probes.len().to_string().into(),
+            c.verdict.clone().into(),
         ]);
     }
     t.notes.push(

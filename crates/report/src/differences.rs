@@ -237,7 +237,7 @@ pub fn capacity_verdict_among(
     let priced = line.starts_with("cheapest");
     // Each target's best batch size, as `cheapest` ranks them.
     let per_sample = |t: &str, b: usize| {
-        let (m, _) = capacity_measure(capacity, t, b)?;
+        let (m, _) = capacity_measure(capacity, Some(t), b)?;
         let samples = m.value * b as f64;
         Some(if priced {
             price(t)? / samples
@@ -264,8 +264,8 @@ pub fn capacity_verdict_among(
     let mut tied = Vec::new();
     for &(t, bt, _) in rest {
         let (Some((mw, _)), Some((mt, _))) = (
-            capacity_measure(capacity, w, *bw),
-            capacity_measure(capacity, t, bt),
+            capacity_measure(capacity, Some(w), *bw),
+            capacity_measure(capacity, Some(t), bt),
         ) else {
             continue;
         };

@@ -9,6 +9,7 @@
 use super::table::{Cell, Estimate, NOT_A_RATE, Table};
 use encbench_core::arrival::Pace;
 use encbench_core::export::{AccuracyExport, Export};
+use encbench_core::interval::Interval;
 use encbench_core::percentile::Percentile;
 use encbench_core::plan::PhaseKind;
 use encbench_core::results::capacity::Capacity;
@@ -322,17 +323,22 @@ fn capacity_table(found: &[Capacity]) -> Option<Table> {
         ],
     );
     for c in found {
+        let ci = |at| {
+            c.latency_ms
+                .and_then(|l| l.ci95)
+                .map(|i| i.of_percentile(at))
+        };
         t.row(vec![
-            c.batch_size.to_string(),
-            num(c.max_rate_per_s, 1),
-            num(c.samples_per_s, 1),
-            num(c.latency_ms.map(|l| l.p50), 1),
-            num(c.latency_ms.map(|l| l.p99), 1),
-            num(c.goodput_per_s, 1),
-            num(c.cost_per_1m_usd, 4),
-            num(c.ceiling_per_s, 1),
-            c.probes.len().to_string(),
-            c.verdict.clone(),
+            c.batch_size.to_string().into(),
+            max_rate(c),
+            num(c.samples_per_s, 1).into(),
+            sure(c.latency_ms.map(|l| l.p50), ci(Percentile::P50)),
+            sure(c.latency_ms.map(|l| l.p99), ci(Percentile::P99)),
+            num(c.goodput_per_s, 1).into(),
+            num(c.cost_per_1m_usd, 4).into(),
+            num(c.ceiling_per_s, 1).into(),
+            c.probes.len().to_string().into(),
+            c.verdict.clone().into(),
         ]);
     }
     if let Some(a) = encbench_core::capacity::advice(found) {
@@ -358,11 +364,11 @@ fn probes_table(found: &[Capacity]) -> Option<Table> {
     for c in found {
         for p in &c.probes {
             t.row(vec![
-                c.batch_size.to_string(),
-                text::sig3(p.rate_per_s),
-                p.n.to_string(),
-                num(Some(p.p50), 1),
-                num(Some(p.p99), 1),
+                c.batch_size.to_string().into(),
+                text::sig3(p.rate_per_s).into(),
+                p.n.to_string().into(),
+                sure(Some(p.p50), p.p50_ci95),
+                sure(Some(p.p99), p.p99_ci95),
                 match (p.bound, p.meets) {
                     (false, _) => "cut short",
                     (true, true) => "yes",
@@ -370,12 +376,30 @@ fn probes_table(found: &[Capacity]) -> Option<Table> {
                 }
                 .into(),
                 if p.stable { "yes" } else { "no" }.into(),
-                p.stop_reason.clone(),
-                p.missed.clone().unwrap_or_default(),
+                p.stop_reason.clone().into(),
+                p.missed.clone().unwrap_or_default().into(),
             ]);
         }
     }
     Some(t)
+}
+
+/// A percentile and how sure it is, as every table shows one (`45.4 [38.1, 52.0]`, `≥ 38.1`
+/// where no sample bounds it from above; its ends in columns of their own in CSV).
+pub(crate) fn sure(v: Option<f64>, ci: Option<Interval>) -> Cell {
+    Cell::Estimate(Estimate {
+        value: v,
+        ci,
+        decimals: Some(1),
+    })
+}
+
+/// The answer's rate with its 95 % interval: `185.0 [176.2, 192.3]`.
+pub(crate) fn max_rate(c: &Capacity) -> Cell {
+    sure(
+        c.max_rate_per_s,
+        c.max_rate_ci95_per_s.map(|[lo, hi]| Interval(lo, Some(hi))),
+    )
 }
 
 /// A table of `rows` in `cols`, with a mark column (`◀ knee`) where `mark` gives a mark.
@@ -693,4 +717,43 @@ fn accuracy_table(a: &AccuracyExport) -> Table {
         );
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The answer's rate and every percentile of the capacity tables say how sure they are.
+    #[test]
+    fn capacity_tables_print_intervals() {
+        let c: Capacity = serde_json::from_value(serde_json::json!({
+            "batch_size": 1, "concurrency": 8, "slo": "p99 ≤ 100 ms",
+            "ceiling_per_s": 200.0, "max_rate_per_s": 185.0, "failed_at_per_s": 190.0,
+            "max_rate_ci95_per_s": [176.04, 192.3],
+            "samples_per_s": 185.0, "goodput_per_s": 184.0, "cost_per_1m_usd": null,
+            "latency_ms": {"min": 1.0, "mean": 30.0, "p50": 45.4, "p90": 60.0, "p95": 70.0,
+                "p99": 95.0, "p999": 99.0, "max": 120.0,
+                "ci95": {"p50": [38.1, 52.0], "p90": [50.0, 70.0], "p95": [60.0, 80.0],
+                    "p99": [90.04, null], "p999": [95.0, null]}},
+            "probes": [{"rate_per_s": 185.0, "n": 3000, "p50": 45.4, "p99": 95.0,
+                "p50_ci95": [38.1, 52.0], "p99_ci95": [90.04, 99.96], "meets": true,
+                "stable": true, "stop_reason": "stable"}],
+            "verdict": "185 req/s [176, 192] (185 samples/s) meets p99 ≤ 100 ms; 190 req/s did not",
+            "complete": true
+        }))
+        .unwrap();
+        let t = capacity_table(std::slice::from_ref(&c)).unwrap();
+        assert_eq!(t.headers[1], "max req/s");
+        let shown = |r: &[Cell]| r.iter().map(Cell::shown).collect::<Vec<_>>();
+        let row = shown(&t.rows[0]);
+        assert_eq!(row[1], "185.0 [176, 193]");
+        assert_eq!(row[3], "45.4 [38.1, 52.0]");
+        // No sample bounds the p99 from above: at least its lower end, no figure to quote.
+        assert_eq!(row[4], "≥ 90.0");
+        let p = probes_table(&[c]).unwrap();
+        assert_eq!(
+            shown(&p.rows[0])[3..5],
+            ["45.4 [38.1, 52.0]", "95.0 [90.0, 100.0]"]
+        );
+    }
 }

@@ -22,7 +22,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let b = block(title);
     let inner = b.inner(area);
     f.render_widget(b, area);
-    let rows = split_wide(lines(app), inner.width as usize);
+    let rows = split_wide(lines(app, inner.width as usize), inner.width as usize);
     let (lines, _) = fit(rows, inner.height as usize, 0, "");
     f.render_widget(
         Paragraph::new(super::cut_all(lines, inner.width as usize)),
@@ -32,7 +32,8 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
 
 /// The rows the panel needs to show every line in `width` columns, borders included.
 pub fn height(app: &App, width: u16) -> u16 {
-    let rows = split_wide(lines(app), usize::from(width.saturating_sub(2)));
+    let inner = usize::from(width.saturating_sub(2));
+    let rows = split_wide(lines(app, inner), inner);
     u16::try_from(rows.len() + 2).unwrap_or(u16::MAX)
 }
 
@@ -106,7 +107,8 @@ fn server_lines(app: &App) -> Option<[String; 2]> {
 /// with any one setting.
 fn whole_run_lines(app: &App) -> Vec<(Keep, Line<'static>)> {
     let s = &app.snap;
-    let mut lines = percentile_lines(&LatencySummary::of(&s.run_latency));
+    let pooled = LatencySummary::of(&s.run_latency);
+    let mut lines = percentile_lines(&pooled);
     lines.push((
         Keep::Always,
         Line::from(format!(
@@ -116,6 +118,7 @@ fn whole_run_lines(app: &App) -> Vec<(Keep, Line<'static>)> {
             s.run_errors
         )),
     ));
+    lines.extend(ci_line(&pooled));
     lines.push((
         Keep::Scroll,
         Line::from("all settings pooled · w: this segment"),
@@ -123,7 +126,52 @@ fn whole_run_lines(app: &App) -> Vec<(Keep, Line<'static>)> {
     lines
 }
 
-fn lines(app: &App) -> Vec<(Keep, Line<'static>)> {
+/// How sure the two headline percentiles are: their 95 % intervals, `≥ low` where too few
+/// requests bound one from above.
+fn ci_line(l: &LatencySummary) -> Option<(Keep, Line<'static>)> {
+    let ci = l.ci95?;
+    Some((
+        Keep::Scroll,
+        Line::from(format!(
+            "95% CI p50 {} · p99 {}",
+            ci.p50.shown(),
+            ci.p99.shown()
+        )),
+    ))
+}
+
+/// Service time and dispatch delay, with their intervals where each part fits the panel's
+/// `width` on a line of its own; in a narrow panel the figures alone, so that the accuracy
+/// panel below keeps its rows (the tables and the export give these intervals).
+fn breakdown_line(c: &encbench_load::engine::LiveStats, width: usize) -> String {
+    let service = with_interval(c.service.p50, c.service.ci95.map(|i| i.p50));
+    let dispatch = with_interval(c.dispatch_delay.p99, c.dispatch_delay.ci95.map(|i| i.p99));
+    let long = format!("ms: service p50 {service} · dispatch p99 {dispatch}");
+    if long
+        .split(" · ")
+        .all(|part| part.chars().count() + 4 <= width)
+    {
+        long
+    } else {
+        format!(
+            "ms: service p50 {} · dispatch p99 {}",
+            ms(c.service.p50),
+            ms(c.dispatch_delay.p99)
+        )
+    }
+}
+
+/// A percentile beside its interval, `26.2 [26.1, 26.3]`, as the tables print it: `≥ 30.0`
+/// where too few requests bound it from above, the bare figure before the first request.
+fn with_interval(v: f64, ci: Option<encbench_core::interval::Interval>) -> String {
+    match ci {
+        Some(i) if i.1.is_some() => format!("{} {}", ms(v), i.shown()),
+        Some(i) => i.shown(),
+        None => ms(v),
+    }
+}
+
+fn lines(app: &App, width: usize) -> Vec<(Keep, Line<'static>)> {
     if app.whole_run {
         return whole_run_lines(app);
     }
@@ -134,22 +182,9 @@ fn lines(app: &App) -> Vec<(Keep, Line<'static>)> {
         Keep::Always,
         Line::from(format!("n {}  ok {}  errors {}", c.n, c.ok, errors)),
     ));
-    if let Some(ci) = &c.latency.ci95 {
-        lines.push((
-            Keep::Scroll,
-            Line::from(format!(
-                "95% CI p50 {} · p99 {}",
-                ci.p50.shown(),
-                ci.p99.shown()
-            )),
-        ));
-    }
+    lines.extend(ci_line(&c.latency));
     let mut more = |line| lines.push((Keep::Scroll, line));
-    more(Line::from(format!(
-        "ms: service p50 {} · dispatch p99 {}",
-        ms(c.service.p50),
-        ms(c.dispatch_delay.p99)
-    )));
+    more(Line::from(breakdown_line(c, width)));
     if let Some(t) = &c.tokenize {
         more(Line::from(format!(
             "client tokenize p50 {} · p99 {} ms",

@@ -58,6 +58,12 @@ fn pct(l: &LatencySummary, at: Percentile, form: Form) -> Cell {
     }
 }
 
+/// Percentile `at` of `l` with a margin that holds its interval (`26.1±.8`, `≥26.6`): a
+/// finished phase's figure where a screen has a narrow column for it.
+pub(crate) fn with_margin(l: &LatencySummary, at: Percentile) -> String {
+    pct(l, at, Form::Margin).0
+}
+
 /// The larger side of an interval, at the figure's own decimals (`.8`, `12`): the interval
 /// `v ± margin` holds the one measured, so it claims no more than it.
 fn margin(m: f64, v: f64) -> String {
@@ -233,18 +239,20 @@ fn capacity_lines(s: &encbench_load::engine::Snapshot, rerank: bool) -> Rows {
             Keep::Always,
             Line::styled(
                 format!(
-                    "{:>7} {:>6} {:>6} {:>5} {:<10}",
-                    "req/s", "n", "p99", "SLO", "stable"
+                    "{:>7} {:>6} {:>6} {:<12} {:>5} {:<10}",
+                    "req/s", "n", "p99", "95% CI", "SLO", "stable"
                 ),
                 bold,
             ),
         ));
         for p in &c.probes {
             let text = format!(
-                "{:>7} {:>6} {:>6} {:>5} {:<10}",
+                "{:>7} {:>6} {:>6} {:<12} {:>5} {:<10}",
                 encbench_core::text::sig3(p.rate_per_s),
                 p.n,
                 ms(p.p99),
+                p.p99_ci95
+                    .map_or("-".into(), encbench_core::interval::Interval::shown),
                 match (p.bound, p.meets) {
                     (false, _) => "cut",
                     (true, true) => "pass",
@@ -271,8 +279,8 @@ fn capacity_lines(s: &encbench_load::engine::Snapshot, rerank: bool) -> Rows {
             Keep::Always,
             Line::styled(
                 format!(
-                    "{:>3} {:>9} {:>7} {:>6} {:>7} {:>6}",
-                    b, "max req/s", smp, "p99", "$/1M", "probes"
+                    "{:>3} {:>9} {:>14} {:>7} {:>6} {:>7} {:>6}",
+                    b, "max req/s", "95% CI", smp, "p99", "$/1M", "probes"
                 ),
                 bold,
             ),
@@ -281,9 +289,11 @@ fn capacity_lines(s: &encbench_load::engine::Snapshot, rerank: bool) -> Rows {
             out.push((
                 Keep::Always,
                 Line::from(format!(
-                    "{:>3} {:>9} {:>7} {:>6} {:>7} {:>6}",
+                    "{:>3} {:>9} {:>14} {:>7} {:>6} {:>7} {:>6}",
                     c.batch_size,
                     num(c.max_rate_per_s, 1),
+                    c.max_rate_ci95_per_s
+                        .map_or("-".into(), encbench_core::capacity::shown),
                     num(c.samples_per_s, 1),
                     c.latency_ms.map_or("-".into(), |l| ms(l.p99)),
                     num(c.cost_per_1m_usd, 4),

@@ -1,6 +1,7 @@
 //! What a capacity search found, as exports keep it (the search itself is the capacity
 //! module's, a layer above).
 
+use crate::interval::Interval;
 use crate::stats::LatencySummary;
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +14,12 @@ pub struct Probe {
     /// late: the figures the SLO was judged on, so the row and its verdict say one p99.
     pub p50: f64,
     pub p99: f64,
+    /// The 95 % intervals of `p50` and `p99`, from the order statistics over the same
+    /// requests due (`interval`); absent in older exports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50_ci95: Option<Interval>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_ci95: Option<Interval>,
     pub meets: bool,
     pub stable: bool,
     pub stop_reason: String,
@@ -46,14 +53,18 @@ pub struct Capacity {
     pub ceiling_per_s: Option<f64>,
     /// The highest offered rate that met the SLO; `None` when none did.
     pub max_rate_per_s: Option<f64>,
-    /// The answer's 95 % interval `[lo, hi]` in req/s.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_rate_ci95_per_s: Option<[f64; 2]>,
     /// The lowest rate probed that did not, above `max_rate_per_s`.
     pub failed_at_per_s: Option<f64>,
+    /// A 95 % interval on the rate at which the endpoint meets the SLO, `[lo, hi]`: the
+    /// bracket the search stopped in (`max_rate_per_s` to `failed_at_per_s`, or the
+    /// ceiling), widened by the noise of its end probes (`capacity::uncertainty`). Absent
+    /// when no rate met, for a search stopped before it converged, and in older exports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rate_ci95_per_s: Option<[f64; 2]>,
     /// At `max_rate_per_s`: samples/s and goodput are the rate times the probe's shares of
     /// the requests due (ok, and ok within the bound), so neither can exceed the rate they
-    /// stand beside; cost follows the samples/s. p50 and p99 are the probe's (`Probe`).
+    /// stand beside; cost follows the samples/s. Latency is the probe's over the requests
+    /// due (`Probe`), its intervals too.
     pub samples_per_s: Option<f64>,
     pub latency_ms: Option<LatencySummary>,
     pub goodput_per_s: Option<f64>,

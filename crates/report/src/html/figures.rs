@@ -545,6 +545,22 @@ fn capacity(sources: &[Source<'_>]) -> Vec<Chart> {
                     .map(|p| (p.rate_per_s, p.p99))
                     .collect()
             };
+            // Each probe's p99 interval, the probe noise the answer's own interval comes from.
+            let bars = |meets: bool| -> Vec<Bar> {
+                c.probes
+                    .iter()
+                    .filter(|p| p.bound && p.meets == meets)
+                    .filter_map(|p| {
+                        let Interval(lo, hi) = p.p99_ci95?;
+                        Some(Bar {
+                            x: p.rate_per_s,
+                            y: p.p99,
+                            lo,
+                            hi,
+                        })
+                    })
+                    .collect()
+            };
             let mut series = vec![];
             for (meets, label, colour, style) in [
                 (true, "probes that met the SLO", 2, Style::Dots),
@@ -552,17 +568,24 @@ fn capacity(sources: &[Source<'_>]) -> Vec<Chart> {
             ] {
                 let points = probes(meets);
                 if !points.is_empty() {
-                    series.push(line(label.into(), colour, style, points));
+                    series.push(Series {
+                        bars: bars(meets),
+                        ..line(label.into(), colour, style, points)
+                    });
                 }
             }
             if series.is_empty() {
                 continue;
             }
+            let sure = c
+                .max_rate_ci95_per_s
+                .map(|[lo, hi]| format!(" [{lo:.1}, {hi:.1}]"))
+                .unwrap_or_default();
             let marks = c
                 .max_rate_per_s
                 .map(|r| Mark {
                     x: r,
-                    label: format!("capacity {r:.1} req/s"),
+                    label: format!("capacity {r:.1}{sure} req/s"),
                 })
                 .into_iter()
                 .collect();
@@ -573,7 +596,8 @@ fn capacity(sources: &[Source<'_>]) -> Vec<Chart> {
                     named(&s.name, &format!("batch {}, {}", c.batch_size, c.slo))
                 ),
                 caption: format!(
-                    "Each probe's offered rate and p99; dots met every objective, crosses missed one. {}",
+                    "Each probe's offered rate and p99 with its 95 % interval; dots met every objective, crosses missed one; the capacity's interval{} holds the bracket the search stopped in and the probes' noise. {}",
+                    if sure.is_empty() { " (none: the search did not converge)".to_string() } else { sure.clone() },
                     c.verdict
                 ),
                 x: Axis::new("offered rate (requests per second)", Scale::Linear),
