@@ -5,9 +5,11 @@
 //! samples/s within the SLO per dollar, named a winner only where the searches tell it
 //! apart from the rest (`differences::capacity_verdict_among`).
 
+use super::cell::Cell;
 use super::table::Table;
 use encbench_core::export::Export;
 use encbench_core::export::tune::{TuneConfiguration, TuneSection, TuneStatus};
+use encbench_core::interval::Interval;
 use encbench_core::results::PhaseResult;
 use encbench_core::text::{num, sig3};
 use encbench_core::tune::{Point, pareto_front};
@@ -132,6 +134,41 @@ fn figures(e: &Export, c: &TuneConfiguration) -> [Option<f64>; 5] {
     }
 }
 
+/// The row's rate, p50 and p99 with their 95 % intervals, as every table shows them: the
+/// answer's rate with its interval (none where `--repeat` averaged several searches), its
+/// latencies with the intervals of the search they came from; or the best phase's.
+fn sure_cells(e: &Export, c: &TuneConfiguration) -> [Cell; 3] {
+    use super::run::sure;
+    use encbench_core::percentile::Percentile;
+    let [r, _, p50, p99, _] = figures(e, c);
+    if let Some(s) = &c.capacity {
+        let latency = e
+            .capacity
+            .iter()
+            .find(|x| x.target.as_deref() == Some(c.label.as_str()) && x.batch_size == s.batch_size)
+            .and_then(|x| x.latency_ms)
+            .and_then(|l| l.ci95);
+        return [
+            sure(
+                r,
+                s.max_rate_ci95_per_s.map(|[lo, hi]| Interval(lo, Some(hi))),
+            ),
+            sure(p50, latency.map(|i| i.of_percentile(Percentile::P50))),
+            sure(p99, latency.map(|i| i.of_percentile(Percentile::P99))),
+        ];
+    }
+    let ci = |at| {
+        best_phase(e, &c.label)
+            .and_then(|p| p.latency_ms.ci95)
+            .map(|i| i.of_percentile(at))
+    };
+    [
+        sure(r, None),
+        sure(p50, ci(Percentile::P50)),
+        sure(p99, ci(Percentile::P99)),
+    ]
+}
+
 fn summary(e: &Export, t: &TuneSection) -> Table {
     let slo = slo(e);
     let (title, rate) = match &slo {
@@ -160,23 +197,24 @@ fn summary(e: &Export, t: &TuneSection) -> Table {
         ],
     );
     for c in &t.configurations {
-        let [r, s, p50, p99, cost] = figures(e, c);
+        let [_, s, _, _, cost] = figures(e, c);
+        let [r, p50, p99] = sure_cells(e, c);
         let status = if c.resumed {
             format!("{} (resumed)", c.status.name())
         } else {
             c.status.name().to_string()
         };
         table.row(vec![
-            c.label.clone(),
-            status,
-            num(r, 1),
-            num(s, 1),
-            num(p50, 1),
-            num(p99, 1),
-            num(cost, 4),
-            num(c.price_per_hour_usd, 3),
-            num(c.ready_after_s, 1),
-            c.server_exit.clone().unwrap_or_else(|| "-".into()),
+            c.label.clone().into(),
+            status.into(),
+            r,
+            num(s, 1).into(),
+            p50,
+            p99,
+            num(cost, 4).into(),
+            num(c.price_per_hour_usd, 3).into(),
+            num(c.ready_after_s, 1).into(),
+            c.server_exit.clone().unwrap_or_else(|| "-".into()).into(),
         ]);
     }
     table.notes.extend(troubles(t));
