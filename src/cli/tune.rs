@@ -304,6 +304,11 @@ pub fn arrange(args: Vec<std::ffi::OsString>, own: &clap::Command) -> Vec<std::f
             theirs.extend(rest.by_ref());
             break;
         }
+        // tune's own help, not the run's: clap adds the flag after this looks.
+        if text == "--help" || text == "-h" {
+            mine.push(word);
+            continue;
+        }
         match takes_value(&text) {
             Some(value) => {
                 mine.push(word);

@@ -645,6 +645,15 @@ fn a_mistyped_tune_is_one_line_and_exit_2_before_any_server_starts() {
         "{}",
         stderr(&serve_typo)
     );
+    // tune's own help, wherever --help stands.
+    for args in [
+        &["tune", "--help"][..],
+        &["tune", "--param", "w=1", "-h"][..],
+    ] {
+        let help = run(args);
+        assert_eq!(help.status.code(), Some(0), "{args:?}: {}", stderr(&help));
+        assert!(stdout(&help).contains("--stop-grace"), "{}", stdout(&help));
+    }
     // A run has no configurations to fail.
     let on_a_run = run(&["--url", "http://127.0.0.1:9", "--fail-on", "failed"]);
     assert_eq!(on_a_run.status.code(), Some(2));
