@@ -9,6 +9,9 @@
 # Usage: scripts/peers/smhf.sh start PORT      prints one line "smhf ready ..." when /ping is Healthy AND a real
 #                                              /invocations request has succeeded
 #        scripts/peers/smhf.sh stop PORT
+#        scripts/peers/smhf.sh run PORT        the same server in the foreground, its output on stdout, as a
+#                                              container's entrypoint runs it (for encbench-tui tune --serve: it stops
+#                                              the process group; no pid file, no readiness wait)
 # Env (start): MODEL           nli (default: the stand-in) | minilm (the real model: hf inputs -> [[384 floats], ...])
 #              MINILM_TOKENIZER  minilm only: tokenizer.json, default <repo>/assets/tokenizer.json
 #              HF_REPLY        minilm only: embedding (default) | tokens (per-token hidden states, [[[384] ...] ...])
@@ -26,7 +29,7 @@
 set -euo pipefail
 . "$(dirname "$0")/_common.sh"
 
-usage() { echo "usage: $0 start PORT | stop PORT" >&2; exit 2; }
+usage() { echo "usage: $0 start PORT | stop PORT | run PORT" >&2; exit 2; }
 [ $# -eq 2 ] || usage
 cmd=$1 port=$2
 check_port "$port"
@@ -75,14 +78,15 @@ stop() {
   log "smhf on port $port stopped${pid:+ (pid $pid)}"
 }
 
-start() {
+setup() {
   local py; py=$(venv_python smhf)
   command -v java >/dev/null 2>&1 || die "java not found (scripts/peers/install.sh smhf installs it)"
   if pid_alive "$pidf"; then die "smhf already running on port $port (pid $(cat "$pidf")); run: $0 stop $port"; fi
   port_in_use "$port" && die "127.0.0.1:$port is already in use by another process"
-  local workers=${WORKERS:-1} timeout_s=${STARTUP_TIMEOUT_S:-180}
-  local model=${MODEL:-nli} model_src="$PEERS_SCRIPTS/smhf/model"
-  local probe='{"inputs":[{"text":"A man is playing a guitar.","text_pair":"A person plays music."}],"parameters":{"batch_size":1}}'
+  workers=${WORKERS:-1} timeout_s=${STARTUP_TIMEOUT_S:-180}
+  model=${MODEL:-nli}
+  local model_src="$PEERS_SCRIPTS/smhf/model"
+  probe='{"inputs":[{"text":"A man is playing a guitar.","text_pair":"A person plays music."}],"parameters":{"batch_size":1}}'
   case $model in
     nli) ;;
     minilm)
@@ -133,6 +137,10 @@ start() {
   unset PYTHONDONTWRITEBYTECODE
   export LOG_LOCATION="$inst/logs" METRICS_LOCATION="$inst/logs" FAKE_DELAY_MS="${FAKE_DELAY_MS:-0}"
   cd "$inst"
+}
+
+start() {
+  setup
   # setsid: the launcher, java and the python workers share one process group that stop can clean up
   setsid nohup multi-model-server --start --foreground --model-store / --mms-config "$inst/mms.properties" \
     --log-config "$inst/log4j2.xml" --models "model=$inst/model" >"$logf" 2>&1 </dev/null &
@@ -161,8 +169,17 @@ start() {
   echo "smhf ready on $URL (pid $pid, $([ "$model" = minilm ] && echo "MODEL=minilm HF_REPLY=$HF_REPLY ORT_THREADS=$ORT_THREADS, ")WORKERS=$workers, FAKE_DELAY_MS=$FAKE_DELAY_MS${QUEUE_SIZE:+, QUEUE_SIZE=$QUEUE_SIZE}; Healthy after ${healthy_at}s, first invocation ok after $((SECONDS - t0))s; log: $logf)"
 }
 
+# The launcher, java and the python workers in the caller's process group, in the foreground: whoever started this
+# (encbench-tui tune) stops them all by signalling the group.
+run() {
+  setup
+  exec multi-model-server --start --foreground --model-store / --mms-config "$inst/mms.properties" \
+    --log-config "$inst/log4j2.xml" --models "model=$inst/model" </dev/null
+}
+
 case $cmd in
   start) start;;
   stop) stop;;
+  run) run;;
   *) usage;;
 esac

@@ -3,7 +3,6 @@
 
 use super::{AppError, Stdout, check_export_path, is_stdout, usage, write_export};
 use crate::cli::CompareArgs;
-use crate::signals::ABORT_EXIT_CODE;
 use encbench_core::export::{Export, write_atomic};
 use encbench_load::compare::{self, CompareView, Entry, RowState, Settings, spec};
 use encbench_load::setup::{self, SetupError};
@@ -67,6 +66,7 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
         (vec![], vec![])
     };
     super::check_fail_on(&a.fail_on, &a.slo)?;
+    super::only_tune_fails(&a.fail_on)?;
     let specs = spec::targets(demo, &a.targets, [&a.mc, &a.ic, &a.lmi])
         .map_err(|(flag, msg)| usage(&flag, msg))?;
     if let Some(p) = &a.export {
@@ -251,40 +251,23 @@ fn progress_line(v: &CompareView) -> String {
     )
 }
 
-/// Progress on stderr; SIGINT/SIGTERM stop the comparison, keeping what was measured; a
-/// second one calls `abort`.
+/// Progress on stderr every 5 s; SIGINT/SIGTERM stop the comparison, keeping what was
+/// measured; a second one calls `abort`.
 async fn headless(
     view: watch::Receiver<CompareView>,
     stop: watch::Sender<bool>,
     work: impl std::future::Future<Output = Export>,
     abort: &dyn Fn(&CompareView),
 ) -> Export {
-    let mut progress_view = view.clone();
-    let progress = async {
-        let mut iv = tokio::time::interval(Duration::from_secs(5));
-        iv.tick().await;
-        loop {
-            iv.tick().await;
-            encbench_core::failure::say(format_args!(
-                "{}",
-                progress_line(&progress_view.borrow_and_update())
-            ));
-        }
-    };
-    let mut signals = crate::signals::signals();
-    let interrupts = async {
-        signals.recv().await;
-        encbench_core::failure::say(format_args!(
-            "\nstopping: the phase in progress ends, results so far are kept (again to exit at once)"
-        ));
-        let _ = stop.send(true);
-        signals.recv().await;
-        abort(&view.borrow());
-        std::process::exit(ABORT_EXIT_CODE)
-    };
-    tokio::select! {
-        e = work => e,
-        _ = progress => unreachable!("progress never ends"),
-        _ = interrupts => unreachable!("the process has exited"),
-    }
+    crate::headless::views::run(
+        "the phase in progress ends",
+        view,
+        stop,
+        work,
+        abort,
+        |v, due| {
+            if due { vec![progress_line(v)] } else { vec![] }
+        },
+    )
+    .await
 }

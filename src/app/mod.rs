@@ -9,6 +9,7 @@ mod hosts;
 mod report;
 mod run;
 mod serve;
+mod tune;
 
 pub use serve::config as serve_config;
 
@@ -174,6 +175,7 @@ pub async fn main(cli: Cli, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
         Some(Sub::ColdStart(args)) => cold_start::main(args, stdout).await,
         Some(Sub::Compare(args)) => Box::pin(compare::main(*args, stdout)).await,
         Some(Sub::Report(args)) => report::main(args, stdout),
+        Some(Sub::Tune(args)) => Box::pin(tune::main(*args, stdout)).await,
         Some(Sub::Completions(args)) => {
             let mut script = Vec::new();
             clap_complete::generate(args.shell, &mut Cli::command(), "encbench-tui", &mut script);
@@ -212,6 +214,16 @@ fn remember_url_passwords(cli: &Cli) {
             // that does not parse is reported quoting its text.
             let parts = a.targets.iter().flat_map(|t| t.split(','));
             urls.extend(parts.map(|p| p.split_once('=').map_or(p, |(_, v)| v.trim())));
+        }
+        Some(Sub::Tune(t)) => {
+            // Its --url (placeholders and all): a password in it is the user's either way.
+            let after = t
+                .run
+                .windows(2)
+                .filter(|w| w[0] == "--url")
+                .map(|w| w[1].as_str());
+            let joined = t.run.iter().filter_map(|a| a.strip_prefix("--url="));
+            urls.extend(after.chain(joined));
         }
         Some(Sub::Serve(_) | Sub::Report(_) | Sub::Completions(_) | Sub::Man) => {}
     }
@@ -254,6 +266,20 @@ fn check_fail_on(
         return Err(usage(
             "--fail-on",
             "slo fails when a phase misses --slo: give --slo too (--slo p99=200ms)",
+        ));
+    }
+    Ok(())
+}
+
+/// `--fail-on failed` judges a tune's configurations: a run or a comparison has none.
+fn only_tune_fails(fail_on: &crate::cli::FailOnArgs) -> Result<(), AppError> {
+    if fail_on
+        .thresholds
+        .contains(&encbench_core::thresholds::Threshold::Failed)
+    {
+        return Err(usage(
+            "--fail-on",
+            "failed judges a tune's configurations (encbench-tui tune): a run has none",
         ));
     }
     Ok(())

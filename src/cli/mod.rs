@@ -8,6 +8,7 @@ pub mod hosts;
 mod parse;
 mod run;
 mod server;
+mod tune;
 mod values;
 
 pub use commands::{ColdStartArgs, CompareArgs, CompletionsArgs, ReportArgs, ServeArgs};
@@ -15,6 +16,7 @@ pub use fail_on::FailOnArgs;
 pub use parse::{engine_notes, parse};
 pub use run::{HttpArgs, RunArgs, SageMakerArgs, SloArgs};
 pub use server::ServerArgs;
+pub use tune::{Configuration, TuneArgs};
 pub use values::Rate;
 
 use clap::{Parser, Subcommand};
@@ -70,6 +72,10 @@ pub enum Sub {
     Compare(Box<CompareArgs>),
     /// Render exports as tables (terminal, Markdown, CSV), or merge exports of one workload.
     Report(ReportArgs),
+    /// Restart a local server for each configuration of its settings (workers, batching,
+    /// threads), load each as a run would, and say which gives the most within the SLO per
+    /// dollar.
+    Tune(Box<TuneArgs>),
     /// Print a shell completion script to stdout (for bash: encbench-tui completions bash
     /// > ~/.local/share/bash-completion/completions/encbench-tui).
     Completions(CompletionsArgs),

@@ -26,7 +26,14 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let matches = Cli::command()
+    let mut args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let command = Cli::command();
+    if args.get(1).is_some_and(|a| a == "tune")
+        && let Some(tune) = command.find_subcommand("tune")
+    {
+        args = super::tune::arrange(args, tune);
+    }
+    let matches = command
         .try_get_matches_from(args)
         .map_err(|e| clap_report(&e))?;
     let mut cli = Cli::from_arg_matches(&matches).map_err(|e| clap_report(&e))?;
@@ -45,6 +52,10 @@ where
         r.notes = notes(r, &matches);
     }
     check_urls(&cli, url_flag)?;
+    if let Some(Sub::Tune(t)) = &cli.command {
+        t.validate()
+            .map_err(|line| (2, encbench_core::scrub::text(&line)))?;
+    }
     Ok(cli)
 }
 

@@ -1,7 +1,8 @@
 //! The headless front-end: drives the engine to its end with progress on stderr. The tables
 //! that follow are the report's (`crate::report`), rendered from the run's export.
 
-mod progress;
+pub(crate) mod progress;
+pub mod views;
 
 use crate::signals::{Abort, Hangup, abort_now, stop_asked, wait_for_signal};
 use encbench_core::results::RunReport;
@@ -49,7 +50,7 @@ impl Out {
 /// What of the capacity searches has been printed: a line per probe and per answer, as
 /// they come, so a long search says where it stands.
 #[derive(Default)]
-struct SearchSaid {
+pub(crate) struct SearchSaid {
     /// "D" for a reranker's documents per query, "b" for a batch.
     size: &'static str,
     answers: usize,
@@ -59,7 +60,16 @@ struct SearchSaid {
 }
 
 impl SearchSaid {
-    fn news(&mut self, s: &Snapshot) -> Vec<String> {
+    /// Nothing said yet; a reranker's batch is named D.
+    pub(crate) fn new(rerank: bool) -> SearchSaid {
+        SearchSaid {
+            size: if rerank { "D" } else { "b" },
+            ..SearchSaid::default()
+        }
+    }
+
+    /// The notices, probes and answers `s` has that were not said yet, a line each.
+    pub(crate) fn news(&mut self, s: &Snapshot) -> Vec<String> {
         let mut out: Vec<String> = s.notices[self.notices.min(s.notices.len())..]
             .iter()
             .map(|n| format!("note: {n}"))
@@ -139,10 +149,7 @@ pub async fn run(engine: Engine, abort: Abort, rerank: bool) -> RunReport {
     let ticker = tokio::spawn(async move {
         let mut iv = tokio::time::interval(every);
         iv.tick().await;
-        let mut said = SearchSaid {
-            size: if rerank { "D" } else { "b" },
-            ..SearchSaid::default()
-        };
+        let mut said = SearchSaid::new(rerank);
         loop {
             tokio::select! {
                 _ = iv.tick() => {}

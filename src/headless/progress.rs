@@ -9,7 +9,7 @@ use encbench_load::engine::{RunState, Snapshot};
 
 /// One part of the line; a higher `rank` is dropped sooner when the line must shrink.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Field {
+pub(crate) struct Field {
     rank: u8,
     text: String,
 }
@@ -46,7 +46,7 @@ fn state(s: &Snapshot) -> String {
 
 /// The line's fields, most important first in rank: the state, then the measured counts,
 /// then the phase, throughput, tail and the rest.
-pub(super) fn fields(s: &Snapshot, rerank: bool) -> Vec<Field> {
+pub(crate) fn fields(s: &Snapshot, rerank: bool) -> Vec<Field> {
     let mut out = Vec::new();
     if let Some(p) = &s.phase {
         // The sweep's own count ("batch 2/3"), not the run's phases so far ("7/8").
@@ -110,7 +110,7 @@ pub(super) fn fields(s: &Snapshot, rerank: bool) -> Vec<Field> {
 /// The fields joined, as many as fit in `width` characters (all of them without a width):
 /// the highest rank goes first, and of equal ranks the one further right. A single field
 /// wider than the line is cut.
-pub(super) fn fit(fields: &[Field], width: Option<usize>) -> String {
+pub(crate) fn fit(fields: &[Field], width: Option<usize>) -> String {
     let join = |f: &[Field]| {
         f.iter()
             .map(|f| f.text.as_str())

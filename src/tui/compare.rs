@@ -3,7 +3,6 @@
 
 use crate::tui::panels::block;
 use crate::tui::screen::{MIN_HEIGHT, MIN_WIDTH};
-use crate::tui::state::is_interrupt;
 use encbench_core::export::Export;
 use encbench_core::percentile::Percentile;
 use encbench_core::plan::PhaseKind;
@@ -11,13 +10,11 @@ use encbench_core::results::PhaseResult;
 use encbench_core::text::elapsed;
 use encbench_load::compare::{CompareView, RowState, RowView, order_note};
 use ratatui::Frame;
-use ratatui::crossterm::event::{Event, KeyCode, KeyEventKind};
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
 use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 use std::future::Future;
-use std::time::Duration;
 use tokio::sync::watch;
 
 fn state(r: &RowView) -> String {
@@ -243,64 +240,12 @@ fn notes_of(v: &CompareView) -> Vec<Line<'static>> {
     lines
 }
 
-/// Draws the comparison until it ends and the operator quits. Quitting early (q, Esc, Ctrl-C,
-/// SIGINT, SIGTERM) stops the comparison; its result so far is returned either way, with the
-/// terminal restored. Interrupting again while it stops calls `abort`, then exits at once.
+/// Draws the comparison until it ends and the operator quits (see `views::run`).
 pub async fn run(
-    mut view: watch::Receiver<CompareView>,
+    view: watch::Receiver<CompareView>,
     stop: watch::Sender<bool>,
     work: impl Future<Output = Export>,
     abort: &dyn Fn(&CompareView),
 ) -> std::io::Result<Export> {
-    let hangup = crate::signals::Hangup::default();
-    let (mut terminal, restore) = super::terminal::init(&hangup)?;
-    let mut events = super::terminal::events(&hangup);
-    let mut signals = crate::signals::signals();
-    // The terminal gone stops the comparison once, like SIGHUP; never as a second interrupt.
-    let (mut hung_up, mut events_open) = (false, true);
-    tokio::pin!(work);
-    let mut frame = tokio::time::interval(Duration::from_millis(100));
-    frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let mut result = None;
-    let mut quitting = false;
-    loop {
-        let snapshot = view.borrow_and_update().clone();
-        terminal.draw(|f| draw(f, &snapshot, quitting))?;
-        if quitting && let Some(e) = result.take() {
-            drop(restore);
-            return Ok(e);
-        }
-        let interrupted = tokio::select! {
-            e = &mut work, if result.is_none() => {
-                result = Some(e);
-                false
-            }
-            ev = events.recv(), if events_open => match ev {
-                Some(Event::Key(k)) if k.kind != KeyEventKind::Release => {
-                    matches!(k.code, KeyCode::Char('q') | KeyCode::Esc) || is_interrupt(&k)
-                }
-                Some(_) => false,
-                None => {
-                    events_open = false;
-                    hangup.hang_up();
-                    false
-                }
-            },
-            () = hangup.gone(), if !hung_up => {
-                hung_up = true;
-                !quitting
-            }
-            Some(()) = signals.recv() => true,
-            _ = frame.tick() => false,
-        };
-        if interrupted {
-            if quitting && result.is_none() {
-                drop(restore);
-                abort(&view.borrow());
-                std::process::exit(crate::signals::ABORT_EXIT_CODE);
-            }
-            quitting = true;
-            let _ = stop.send(true);
-        }
-    }
+    super::views::run(view, stop, work, abort, draw).await
 }

@@ -9,6 +9,8 @@ pub mod state;
 pub mod terminal;
 #[cfg(test)]
 mod tests;
+pub mod tune;
+pub mod views;
 
 use crate::signals::{Abort, Hangup, abort_now, stop_asked, wait_for_signal};
 use encbench_core::results::RunReport;

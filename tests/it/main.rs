@@ -45,5 +45,6 @@ mod signals;
 mod throughput;
 mod triton_vllm;
 mod tui_e2e;
+mod tune;
 mod verdicts;
 mod workload;

@@ -62,7 +62,7 @@ pub(crate) fn install(peer: &str) {
 /// with the two above it free too: Triton takes three. A peer still stopping in the
 /// background may hold some of its ports a little longer than others, and keeps its pid
 /// file until it is gone.
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     let start = 20_000 + (std::process::id() % 5_000) as u16;
     let home = peers_home();
     let stopping = |p: u16| {

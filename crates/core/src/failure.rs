@@ -4,8 +4,19 @@
 //! code 1, never 0.
 
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 static FIRST: OnceLock<String> = OnceLock::new();
+
+/// Set while a screen draws on the terminal a line would land on (`hush`).
+static HUSHED: AtomicBool = AtomicBool::new(false);
+
+/// Lines said from layers below the front-end (a server not ready yet) would be drawn
+/// over a live screen that is not theirs; while `on`, `say` and `say_raw` drop them, the
+/// screen showing the same state its own way.
+pub fn hush(on: bool) {
+    HUSHED.store(on, Ordering::Relaxed);
+}
 
 /// Replaces the default hook (a multi-line message and backtrace, printed over the live
 /// screen where nobody can read it) with a record of the first panic; the binary reports it
@@ -53,6 +64,9 @@ pub fn injected(point: &str) -> bool {
 /// `2>&1 | head -1`) `eprintln!` panics, and a progress line is not worth a run.
 pub fn say(args: std::fmt::Arguments<'_>) {
     use std::io::Write;
+    if HUSHED.load(Ordering::Relaxed) {
+        return;
+    }
     let mut err = std::io::stderr().lock();
     let _ = err.write_fmt(args).and_then(|()| err.write_all(b"\n"));
 }
@@ -60,6 +74,9 @@ pub fn say(args: std::fmt::Arguments<'_>) {
 /// `say` without the newline (a progress line redrawn in place).
 pub fn say_raw(args: std::fmt::Arguments<'_>) {
     use std::io::Write;
+    if HUSHED.load(Ordering::Relaxed) {
+        return;
+    }
     let _ = std::io::stderr().lock().write_fmt(args);
 }
 

@@ -26,10 +26,11 @@ pub enum Threshold {
     RateBelow { per_s: f64 },
     /// A phase missed the `--slo` objectives.
     Slo,
+    /// A configuration of `tune` failed: its server never became ready, or died.
+    Failed,
 }
 
-const SYNTAX: &str =
-    "write p99>200ms (p50, p90, p95, p99, p999 > a time), errors>1%, req_per_s<50 or slo";
+const SYNTAX: &str = "write p99>200ms (p50, p90, p95, p99, p999 > a time), errors>1%, req_per_s<50, slo or failed (tune)";
 
 impl std::str::FromStr for Threshold {
     type Err = String;
@@ -38,6 +39,9 @@ impl std::str::FromStr for Threshold {
         let s = s.trim();
         if s.eq_ignore_ascii_case("slo") {
             return Ok(Threshold::Slo);
+        }
+        if s.eq_ignore_ascii_case("failed") {
+            return Ok(Threshold::Failed);
         }
         let Some(at) = s.find(['>', '<']) else {
             return Err(format!("'{s}' has no > or <: {SYNTAX}"));
@@ -94,6 +98,7 @@ impl fmt::Display for Threshold {
             }
             Threshold::RateBelow { per_s } => write!(f, "req_per_s<{per_s}"),
             Threshold::Slo => write!(f, "slo"),
+            Threshold::Failed => write!(f, "failed"),
         }
     }
 }
@@ -147,6 +152,8 @@ impl Threshold {
                 let missed = p.slo_met == Some(false);
                 (f64::from(u8::from(missed)), missed)
             }
+            // Judged on a tune's configurations (`judge_tune`), never on a phase.
+            Threshold::Failed => (0.0, false),
         }
     }
 
@@ -163,7 +170,7 @@ impl Threshold {
             Threshold::Latency { percentile, .. } => format!("{} {v:.1} ms", percentile.name()),
             Threshold::Errors { .. } => format!("errors {:.2}%", v * 100.0),
             Threshold::RateBelow { .. } => format!("{v:.1} req/s"),
-            Threshold::Slo => String::new(),
+            Threshold::Slo | Threshold::Failed => String::new(),
         }
     }
 
@@ -268,6 +275,41 @@ pub fn judge(thresholds: &[Threshold], phases: &[PhaseResult]) -> Vec<Outcome> {
     thresholds.iter().map(|t| t.judge(phases)).collect()
 }
 
+/// A tune's thresholds: `failed` on its configurations (the labels of those that failed,
+/// of `total`), every other on the phases of them all.
+pub fn judge_tune(
+    thresholds: &[Threshold],
+    phases: &[PhaseResult],
+    failed: &[String],
+    total: usize,
+) -> Vec<Outcome> {
+    thresholds
+        .iter()
+        .map(|t| match t {
+            Threshold::Failed => Outcome {
+                threshold: t.to_string(),
+                breached: !failed.is_empty(),
+                measured: Some(failed.len() as f64),
+                phase: None,
+                summary: if failed.is_empty() {
+                    format!(
+                        "fail-on failed: met: every one of {} ran",
+                        crate::text::count(total, "configuration")
+                    )
+                } else {
+                    format!(
+                        "fail-on failed: breached: {} of {} failed: {}",
+                        failed.len(),
+                        crate::text::count(total, "configuration"),
+                        failed.join(", ")
+                    )
+                },
+            },
+            _ => t.judge(phases),
+        })
+        .collect()
+}
+
 /// One line when most measured requests of the run failed: the tables above it then
 /// describe failures (how fast the endpoint refuses), not the model.
 pub fn failure_warning(phases: &[PhaseResult]) -> Option<String> {
@@ -307,6 +349,7 @@ mod tests {
             ("p99.9>2s", "p999>2000ms"),
             ("req_per_s<50", "req_per_s<50"),
             ("slo", "slo"),
+            ("Failed", "failed"),
         ] {
             let t: Threshold = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
             assert_eq!(t.to_string(), shown);

@@ -6,9 +6,12 @@
 //! cold_start  first-request latency after idleness
 //! setup       settings to a prepared target: inputs, samples, price, format, client
 //! engine      the load engine: one dispatch loop, closed-loop slots, client threads
+//! tune        a local server per configuration (started, stopped as a process group) and
+//!             the view of a tune under way
 //! ```
 
 pub mod cold_start;
 pub mod compare;
 pub mod engine;
 pub mod setup;
+pub mod tune;

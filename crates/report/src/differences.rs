@@ -215,20 +215,29 @@ fn between(here: &[&Difference], best: &str, next: &str) -> Option<Judged> {
 /// (or cost) is significantly better than every other target's best; otherwise the targets
 /// the searches cannot tell apart.
 pub fn capacity_verdict(e: &Export) -> Option<String> {
+    let cmp = e.compare.as_ref()?;
+    let targets: Vec<(String, Option<f64>)> = cmp
+        .targets
+        .iter()
+        .map(|t| (t.name.clone(), t.price_per_hour_usd))
+        .collect();
+    capacity_verdict_among(&e.capacity, &targets)
+}
+
+/// [`capacity_verdict`] of capacity answers that name their `targets` (name, hourly
+/// price): a comparison's targets, a tune's configurations.
+pub fn capacity_verdict_among(
+    capacity: &[encbench_core::results::capacity::Capacity],
+    targets: &[(String, Option<f64>)],
+) -> Option<String> {
     use encbench_core::differences::capacity_measure;
     use encbench_core::significance::judge;
-    let line = encbench_core::capacity::cheapest(&e.capacity)?;
-    let cmp = e.compare.as_ref()?;
-    let price = |t: &str| {
-        cmp.targets
-            .iter()
-            .find(|x| x.name == t)
-            .and_then(|x| x.price_per_hour_usd)
-    };
+    let line = encbench_core::capacity::cheapest(capacity)?;
+    let price = |t: &str| targets.iter().find(|x| x.0 == t).and_then(|x| x.1);
     let priced = line.starts_with("cheapest");
     // Each target's best batch size, as `cheapest` ranks them.
     let per_sample = |t: &str, b: usize| {
-        let (m, _) = capacity_measure(&e.capacity, Some(t), b)?;
+        let (m, _) = capacity_measure(capacity, Some(t), b)?;
         let samples = m.value * b as f64;
         Some(if priced {
             price(t)? / samples
@@ -237,16 +246,15 @@ pub fn capacity_verdict(e: &Export) -> Option<String> {
         })
     };
     let mut best: Vec<(&str, usize, f64)> = Vec::new();
-    for t in &cmp.targets {
-        let sizes = e
-            .capacity
+    for (name, _) in targets {
+        let sizes = capacity
             .iter()
-            .filter(|c| c.target.as_deref() == Some(&t.name));
+            .filter(|c| c.target.as_deref() == Some(name.as_str()));
         let found = sizes
-            .filter_map(|c| Some((c.batch_size, per_sample(&t.name, c.batch_size)?)))
+            .filter_map(|c| Some((c.batch_size, per_sample(name, c.batch_size)?)))
             .min_by(|x, y| x.1.total_cmp(&y.1));
         if let Some((b, v)) = found {
-            best.push((t.name.as_str(), b, v));
+            best.push((name.as_str(), b, v));
         }
     }
     best.sort_by(|x, y| x.2.total_cmp(&y.2));
@@ -256,8 +264,8 @@ pub fn capacity_verdict(e: &Export) -> Option<String> {
     let mut tied = Vec::new();
     for &(t, bt, _) in rest {
         let (Some((mw, _)), Some((mt, _))) = (
-            capacity_measure(&e.capacity, Some(w), *bw),
-            capacity_measure(&e.capacity, Some(t), bt),
+            capacity_measure(capacity, Some(w), *bw),
+            capacity_measure(capacity, Some(t), bt),
         ) else {
             continue;
         };

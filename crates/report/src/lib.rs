@@ -18,6 +18,7 @@ mod run;
 mod server;
 pub mod shards;
 pub mod table;
+mod tune;
 pub mod validate;
 
 use encbench_core::export::Export;
@@ -162,6 +163,8 @@ fn intervals_line(e: &Export) -> Option<String> {
 pub fn heading(e: &Export) -> Vec<String> {
     if e.compare.is_some() {
         compare::heading(e)
+    } else if e.tune.is_some() {
+        tune::heading(e)
     } else {
         run::heading(e)
     }
@@ -170,6 +173,8 @@ pub fn heading(e: &Export) -> Vec<String> {
 pub fn tables(e: &Export) -> Vec<Table> {
     let mut tables = if e.compare.is_some() {
         compare::tables(e)
+    } else if e.tune.is_some() {
+        tune::tables(e)
     } else {
         run::tables(e)
     };

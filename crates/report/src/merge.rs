@@ -456,5 +456,6 @@ pub fn merge(sources: &[(String, Export)]) -> Result<Export, String> {
         // Each host's thresholds were judged on its own phases, not on the merged ones.
         fail_on: vec![],
         compare: None,
+        tune: None,
     })
 }

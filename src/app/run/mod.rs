@@ -3,7 +3,7 @@
 
 mod settings;
 
-pub(super) use settings::demo_config;
+pub(super) use settings::{demo_config, engine_setup, run_config, target_settings};
 
 use super::{
     AppError, Stdout, check_export_path, is_stdout, sagemaker_config, usage, write_export,
@@ -83,6 +83,13 @@ fn check(a: &RunArgs) -> Result<(), AppError> {
         super::check_report_path(p)?;
     }
     super::check_fail_on(&a.fail_on, &a.slo)?;
+    super::only_tune_fails(&a.fail_on)?;
+    check_flags(a)
+}
+
+/// Flags that cannot work together, whatever the front-end (also each configuration of a
+/// tune's).
+pub(super) fn check_flags(a: &RunArgs) -> Result<(), AppError> {
     if a.find_capacity && a.sweep_concurrency {
         return Err(usage(
             "--find-capacity",

@@ -49,7 +49,7 @@ pub(crate) fn demo_config(task: Option<encbench_core::input::Task>) -> ServeConf
 }
 
 /// What `setup` needs of the command line.
-pub(super) fn target_settings(a: &RunArgs, address: Address) -> TargetSettings {
+pub(in crate::app) fn target_settings(a: &RunArgs, address: Address) -> TargetSettings {
     // Without --concurrency the live screen and a capacity search may go open loop, at
     // `OPEN_LOOP_CAP`; the pools only keep idle connections up to this, they hold none.
     let max_concurrency = a
@@ -119,7 +119,7 @@ fn strings<T: ToString>(values: &[T]) -> Vec<String> {
 }
 
 /// Every option that shaped the run, as the export records it; never credentials.
-pub(super) fn run_config(a: &RunArgs, p: &PreparedTarget, hosts: &Hosts) -> RunConfig {
+pub(in crate::app) fn run_config(a: &RunArgs, p: &PreparedTarget, hosts: &Hosts) -> RunConfig {
     let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
     RunConfig {
         target: p.target_config.clone(),
@@ -175,7 +175,7 @@ pub(super) fn run_config(a: &RunArgs, p: &PreparedTarget, hosts: &Hosts) -> RunC
 }
 
 /// The engine's setup for a prepared target; `live` when the screen drives it.
-pub(super) fn engine_setup(
+pub(in crate::app) fn engine_setup(
     a: &RunArgs,
     p: PreparedTarget,
     live: bool,

@@ -3,6 +3,7 @@
 //! or the new one, never half of one, even when the run is interrupted (`write`).
 
 mod config;
+pub mod tune;
 mod write;
 
 pub use config::{Detected, RunConfig, TargetConfig};
@@ -63,6 +64,9 @@ pub struct Export {
     /// Present in the export of `compare`: its targets, their verdicts and the diff.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compare: Option<CompareSection>,
+    /// Present in the export of `tune`: its parameters and each configuration's outcome.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tune: Option<tune::TuneSection>,
 }
 
 /// How `compare` takes turns between its targets.
@@ -168,6 +172,7 @@ impl Export {
             notices: report.notices.clone(),
             fail_on: vec![],
             compare: None,
+            tune: None,
         }
     }
 }

@@ -563,5 +563,6 @@ fn export(
             score_agreement,
             differences,
         }),
+        tune: None,
     }
 }

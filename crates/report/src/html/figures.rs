@@ -39,16 +39,21 @@ fn sources(files: &[(String, Export)]) -> Vec<Source<'_>> {
                 t.to_string()
             }
         };
-        match &e.compare {
-            Some(cmp) => {
-                for t in &cmp.targets {
+        let parts: Option<Vec<&str>> = match (&e.compare, &e.tune) {
+            (Some(cmp), _) => Some(cmp.targets.iter().map(|t| t.name.as_str()).collect()),
+            (None, Some(t)) => Some(t.configurations.iter().map(|c| c.label.as_str()).collect()),
+            (None, None) => None,
+        };
+        match parts {
+            Some(names) => {
+                for name in names {
                     out.push(Source {
-                        name: join(&t.name),
+                        name: join(name),
                         export: e,
                         phases: e
                             .phases
                             .iter()
-                            .filter(|p| p.target.as_deref() == Some(t.name.as_str()))
+                            .filter(|p| p.target.as_deref() == Some(name))
                             .collect(),
                     });
                 }
@@ -67,6 +72,12 @@ fn sources(files: &[(String, Export)]) -> Vec<Source<'_>> {
     out
 }
 
+/// Whether the export's curves are its parts' (a comparison's targets, a tune's
+/// configurations), each named.
+fn split(e: &Export) -> bool {
+    e.compare.is_some() || e.tune.is_some()
+}
+
 /// "a · b", leaving out an empty part.
 fn named(source: &str, what: &str) -> String {
     match (source.is_empty(), what.is_empty()) {
@@ -83,6 +94,7 @@ pub fn all(files: &[(String, Export)]) -> Vec<Chart> {
     out.extend(batch(&sources));
     out.extend(concurrency(&sources));
     out.extend(capacity(&sources));
+    out.extend(tune(files));
     out.extend(spectra(&sources));
     out.extend(timelines(files));
     out
@@ -136,7 +148,7 @@ fn spectrum(b64: &str) -> Option<Spectrum> {
 fn spectra(sources: &[Source<'_>]) -> Vec<Chart> {
     let mut groups: Vec<(String, Vec<Series>)> = Vec::new();
     for s in sources {
-        let compare = s.export.compare.is_some();
+        let compare = split(s.export);
         let mut seen_live = 0;
         for p in &s.phases {
             if p.kind == PhaseKind::Capacity {
@@ -504,7 +516,7 @@ fn capacity(sources: &[Source<'_>]) -> Vec<Chart> {
     let mut seen = std::collections::HashSet::new();
     for s in sources {
         // A comparison's searches are in its export once, named by target.
-        if !seen.insert(std::ptr::from_ref(s.export)) && s.export.compare.is_none() {
+        if !seen.insert(std::ptr::from_ref(s.export)) && !split(s.export) {
             continue;
         }
         let bounds: Vec<Level> = s.export.config["slo"]
@@ -523,7 +535,7 @@ fn capacity(sources: &[Source<'_>]) -> Vec<Chart> {
             .collect();
         for c in &s.export.capacity {
             let target = c.target.as_deref().unwrap_or("");
-            if s.export.compare.is_some() && !s.name.ends_with(target) {
+            if split(s.export) && !s.name.ends_with(target) {
                 continue;
             }
             let probes = |meets: bool| -> Vec<(f64, f64)> {
@@ -597,6 +609,71 @@ fn capacity(sources: &[Source<'_>]) -> Vec<Chart> {
                 listed: vec![],
             });
         }
+    }
+    out
+}
+
+/// A tune's configurations: each one's samples/s within the SLO (its best phase's without a
+/// search) against its cost per million samples, the Pareto front joined; unpriced, in
+/// the order they ran.
+fn tune(files: &[(String, Export)]) -> Vec<Chart> {
+    let mut out = Vec::new();
+    for (label, e) in files {
+        let points = crate::tune::points(e);
+        if points.is_empty() {
+            continue;
+        }
+        let priced = points.iter().all(|p| p.cost_per_1m_usd.is_some());
+        let x = |i: usize, p: &encbench_core::tune::Point| {
+            p.cost_per_1m_usd
+                .filter(|_| priced)
+                .unwrap_or((i + 1) as f64)
+        };
+        let mut series: Vec<Series> = points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                line(
+                    p.label.clone(),
+                    i,
+                    Style::Dots,
+                    vec![(x(i, p), p.samples_per_s)],
+                )
+            })
+            .collect();
+        let front = encbench_core::tune::pareto_front(&points);
+        if priced && front.len() > 1 {
+            let joined = front
+                .iter()
+                .map(|p| (p.cost_per_1m_usd.unwrap_or(0.0), p.samples_per_s))
+                .collect();
+            series.push(line("Pareto front".into(), 6, Style::Line, joined));
+        }
+        let within = crate::tune::slo(e)
+            .map(|s| format!(" within {s}"))
+            .unwrap_or_default();
+        out.push(Chart {
+            kind: "tune",
+            title: named(
+                if files.len() > 1 { label } else { "" },
+                &format!("Tune — samples/s{within} and cost per configuration"),
+            ),
+            caption: if priced {
+                format!("Each configuration that ran to the end: samples per second{within} against its $ per million samples there; the line joins those no other beats on both (the Pareto front).")
+            } else {
+                format!("Each configuration that ran to the end, in the order run: samples per second{within}. No price for each, so no cost axis (give --price-per-hour or --instance-type).")
+            },
+            x: Axis::new(
+                if priced { "$ per 1M samples" } else { "configuration (in the order run)" },
+                Scale::Linear,
+            ),
+            y: Axis::new(format!("samples per second{within}"), Scale::Linear),
+            y2: None,
+            series,
+            marks: vec![],
+            levels: vec![],
+            listed: vec![],
+        });
     }
     out
 }

@@ -81,6 +81,13 @@ fn check_grpc(url: &reqwest::Url, shown: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The host and port a URL's requests connect to (the scheme's port where it names none).
+pub fn socket(url: &str) -> Option<(String, u16)> {
+    let u = reqwest::Url::parse(url).ok()?;
+    let host = u.host_str()?.trim_start_matches('[').trim_end_matches(']');
+    Some((host.to_string(), u.port_or_known_default()?))
+}
+
 /// The digits after the host's colon, if the authority has a numeric port (a port that is
 /// not a number is left to the URL parser, which names it).
 fn port_of(url: &str) -> Option<&str> {
@@ -122,6 +129,11 @@ mod tests {
         assert!(err("ftp://h:21").contains("use http:// or https://"));
         assert!(err("http://").contains("not a valid URL"));
         assert!(err("http://h:8o80").contains("not a valid URL (invalid port number)"));
+        assert_eq!(socket("http://u:p@[::1]:9/x"), Some(("::1".into(), 9)));
+        assert_eq!(
+            socket("https://example.com"),
+            Some(("example.com".into(), 443))
+        );
         // The password is never part of the message.
         let e = err("http://admin:hunter22@h:70000");
         assert!(!e.contains("hunter22") && e.contains("port 70000"), "{e}");
