@@ -49,6 +49,7 @@ where
         }
         overridden(r, &matches)?;
         rerank_sizes(r, &matches);
+        ramp_and_slices(r)?;
         r.notes = notes(r, &matches);
     }
     check_urls(&cli, url_flag)?;
@@ -156,6 +157,25 @@ fn overridden(r: &RunArgs, m: &ArgMatches) -> Result<(), (u8, String)> {
         return refuse(
             "--concurrency: --sweep-concurrency runs each of --concurrency-levels instead, so it would be ignored; drop one (beside --sweep-batch too, it is that sweep's cap)",
         );
+    }
+    Ok(())
+}
+
+/// A ramp is an open loop that starts at its first rate; slices must be few enough to keep.
+fn ramp_and_slices(r: &mut RunArgs) -> Result<(), (u8, String)> {
+    if let Some((from, _)) = r.ramp {
+        r.request_rate = super::values::Rate(Some(from));
+    }
+    if let (Some(slice), Some(d)) = (r.slice, r.duration)
+        && d / slice > encbench_core::slices::MAX_SLICES as f64
+    {
+        return Err((
+            2,
+            format!(
+                "error: --slice {slice} s cuts --duration {d} s into more than {} slices; give a longer slice",
+                encbench_core::slices::MAX_SLICES
+            ),
+        ));
     }
     Ok(())
 }

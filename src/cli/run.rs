@@ -5,10 +5,11 @@
 
 use super::values::{
     Rate, batch, concurrency, connections, count, efficiency, objective, parse_burstiness,
-    parse_rate, positive, positive_secs, repetitions, route, screen_setting, share, threads,
-    tokens, warmup_count, window_secs,
+    parse_rate, positive, positive_secs, ramp_rates, repetitions, route, screen_setting, share,
+    slice_secs, threads, tokens, warmup_count, window_secs,
 };
 use clap::Args;
+use encbench_core::ramp::{Ramp, RampShape};
 use encbench_wire::payload::{Api, PayloadFormat, Pooling};
 use std::path::PathBuf;
 
@@ -165,6 +166,18 @@ pub struct RunArgs {
     /// Gamma shape of the gaps between sends: 1.0 Poisson, <1 burstier, inf fixed interval.
     #[arg(long, default_value = "1.0", value_parser = parse_burstiness, help_heading = "Workload")]
     pub burstiness: f64,
+    /// Move the request rate from FROM to TO requests per second over each phase's
+    /// --duration (20..400), so one run crosses the knee; the arrivals keep --burstiness.
+    /// With --slice and --slo the run says where each objective first broke.
+    #[arg(long, value_name = "FROM..TO", value_parser = ramp_rates, requires = "duration", conflicts_with_all = ["request_rate", "find_capacity", "until_stable"], help_heading = "Workload")]
+    pub ramp: Option<(f64, f64)>,
+    /// The ramp's shape: linear, or exp (the rate grows by the same factor every second).
+    #[arg(long, value_enum, default_value_t = RampShape::Linear, requires = "ramp", help_heading = "Workload")]
+    pub ramp_shape: RampShape,
+    /// Cut every phase into time slices this long (10s, 500ms), each with its own
+    /// percentiles, req/s, errors and offered rate, by each request's intended send time.
+    #[arg(long, value_name = "DURATION", value_parser = slice_secs, help_heading = "Workload")]
+    pub slice: Option<f64>,
     /// Ask the endpoint to pad every input to --max-len tokens (the RAG-chunk condition).
     #[arg(long, help_heading = "Workload")]
     pub pad_to_max: bool,
@@ -273,6 +286,15 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
+    /// `--ramp` with its shape.
+    pub fn ramp(&self) -> Option<Ramp> {
+        self.ramp.map(|(from, to)| Ramp {
+            from,
+            to,
+            shape: self.ramp_shape,
+        })
+    }
+
     /// The cap at the starting pace: `--concurrency`, or the default for the loop the
     /// run starts in (`plan::default_cap`).
     pub fn concurrency_cap(&self) -> usize {

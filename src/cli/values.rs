@@ -65,6 +65,21 @@ pub(super) fn positive_secs(s: &str) -> Result<f64, String> {
     secs(s, false)
 }
 
+/// `--ramp FROM..TO`.
+pub(super) fn ramp_rates(s: &str) -> Result<(f64, f64), String> {
+    encbench_core::ramp::parse_ramp(s)
+}
+
+/// `--slice`: at least a millisecond, as a slice needs requests to have percentiles.
+pub(super) fn slice_secs(s: &str) -> Result<f64, String> {
+    match time_in(s, 1.0) {
+        Some(v) if (1e-3..=MAX_SECS).contains(&v) => Ok(v),
+        _ => Err(
+            "must be a duration of at least 1ms and at most 31 days, such as 10s or 500ms".into(),
+        ),
+    }
+}
+
 pub(super) fn non_negative_secs(s: &str) -> Result<f64, String> {
     secs(s, true)
 }

@@ -96,6 +96,7 @@ fn live_setup(url: &str, pace: Pace) -> EngineSetup {
             live: true,
             until_stable: None,
             repeat: 1,
+            ramp: false,
         },
         seed: 1,
         accuracy: Some(AccuracySetup {
@@ -113,6 +114,8 @@ fn live_setup(url: &str, pace: Pace) -> EngineSetup {
         slo: encbench::slo::Slo::default(),
         search: None,
         metrics: None,
+        ramp: None,
+        slice: None,
     }
 }
 

@@ -484,6 +484,12 @@ fn every_field_of_a_runs_config_is_described_and_valid() {
         fail_on: vec!["p99>200ms".into()],
         shard: Some(Shard { index: 1, count: 4 }),
         start_at: some("2026-12-03T12:00:00Z"),
+        ramp: Some(encbench::ramp::Ramp {
+            from: 20.0,
+            to: 400.0,
+            shape: encbench::ramp::RampShape::Exp,
+        }),
+        slice_s: Some(2.0),
     };
     let config = serde_json::to_value(&config).unwrap();
     let s = schema();

@@ -43,6 +43,7 @@ mod shard_flags;
 mod shards;
 mod signals;
 mod throughput;
+mod traffic;
 mod triton_vllm;
 mod tui_e2e;
 mod tune;

@@ -117,8 +117,10 @@ fn compare_repeat_tells_a_15_percent_slower_endpoint_apart_and_not_two_alike() {
         assert_eq!(d["basis"], "repetitions", "{d}");
         assert_eq!(d["repetitions"], 5);
         assert_eq!(d["significant"], false, "two alike told apart: {d}");
+        // Past 1000 repetitions (a busy machine's noise) the advice says so instead.
+        let needed = d["needed"].as_str().unwrap();
         assert!(
-            d["needed"].as_str().unwrap().starts_with("--repeat "),
+            needed.starts_with("--repeat ") || needed.contains("more than 1000 would be needed"),
             "{d}"
         );
     }

@@ -5,6 +5,7 @@
 //! `inf` is a fixed interval. An infinite rate is no arrival process at all: the run is
 //! closed-loop and only the concurrency cap paces it.
 
+use crate::ramp::Ramp;
 use crate::shard::Shard;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
@@ -129,6 +130,33 @@ pub struct Arrivals {
     /// far after the schedule's origin this host's first arrival is.
     stride: u32,
     lead: Duration,
+    /// A ramp's time change (see `ramp`): gaps are then drawn at rate 1 and mapped.
+    clock: Option<RampClock>,
+}
+
+/// Where a ramped schedule stands: operational time (arrivals expected so far) and real time,
+/// both from the first measured arrival.
+#[derive(Debug, Clone)]
+struct RampClock {
+    ramp: Ramp,
+    len_s: f64,
+    tau: f64,
+    t: f64,
+}
+
+impl RampClock {
+    /// A drawn unit-rate gap as a real one: warmup gaps at the ramp's first rate, measured
+    /// ones through Λ⁻¹.
+    fn real_gap(&mut self, g: f64, warmup: bool) -> f64 {
+        if warmup {
+            return g / self.ramp.from;
+        }
+        self.tau += g;
+        let t = self.ramp.time_of(self.tau, self.len_s);
+        let gap = t - self.t;
+        self.t = t;
+        gap
+    }
 }
 
 impl Arrivals {
@@ -144,7 +172,36 @@ impl Arrivals {
             planned: false,
             stride: 1,
             lead: Duration::ZERO,
+            clock: None,
         })
+    }
+
+    /// A ramp over `len` after `skip` warmup arrivals (at the ramp's first rate): its
+    /// measured gaps sum to exactly the ramp's expected count in operational time, so the
+    /// arrival after its last falls on its end, as a steady `--duration` phase's does.
+    pub fn ramped(
+        ramp: Ramp,
+        len: Duration,
+        burstiness: f64,
+        seed: u64,
+        skip: u64,
+    ) -> Result<Arrivals, String> {
+        check_rate(ramp.from).map_err(|e| format!("ramp from {}: {e}", ramp.from))?;
+        check_rate(ramp.to).map_err(|e| format!("ramp to {}: {e}", ramp.to))?;
+        let len_s = len.as_secs_f64();
+        let whole = ramp.expected(len_s, len_s);
+        let n = (whole.round() as u64).clamp(1, RAMP_MAX);
+        let mut a = Arrivals::rescaled_after(1.0, burstiness, seed, skip, n)?;
+        if a.planned {
+            a.scale *= whole / n as f64;
+        }
+        a.clock = Some(RampClock {
+            ramp,
+            len_s,
+            tau: 0.0,
+            t: 0.0,
+        });
+        Ok(a)
     }
 
     /// The first `n` gaps are rescaled so they sum to exactly n / rate (vLLM's bench does
@@ -195,13 +252,17 @@ impl Arrivals {
 
     fn draw(&mut self) -> f64 {
         let mut g = self.gap.draw(&mut self.rng);
-        if self.skip_left > 0 {
+        let warmup = self.skip_left > 0;
+        if warmup {
             self.skip_left -= 1;
         } else if self.rescaled_left > 0 {
             g *= self.scale;
             self.rescaled_left -= 1;
         }
-        g
+        match self.clock.as_mut() {
+            Some(c) => c.real_gap(g, warmup),
+            None => g,
+        }
     }
 
     /// This host's part of the schedule: arrivals `shard.index`, `+ shard.count`, … The
@@ -213,6 +274,11 @@ impl Arrivals {
         self.lead = to_gap(lead);
         self.stride = shard.count.max(1);
         self
+    }
+
+    /// A ramp's rate at its latest arrival (`None` without a ramp).
+    pub fn ramp_rate(&self) -> Option<f64> {
+        self.clock.as_ref().map(|c| c.ramp.rate_at(c.t, c.len_s))
     }
 
     /// How long after the schedule's origin this host sends its first request (zero
@@ -229,6 +295,9 @@ impl Arrivals {
         to_gap(g)
     }
 }
+
+/// A ramp's measured arrivals are drawn twice up front, as a rescaled schedule's are.
+const RAMP_MAX: u64 = 100_000_000;
 
 /// A Gamma draw at a small shape can be huge; no schedule waits longer than `MAX_GAP`.
 fn to_gap(secs: f64) -> Duration {
@@ -282,6 +351,50 @@ mod tests {
                 (cv / want_cv - 1.0).abs() < 0.02,
                 "rate {rate} b {b}: cv {cv} want {want_cv}"
             );
+        }
+    }
+
+    #[test]
+    fn a_ramp_sends_its_expected_count_at_the_rate_of_each_instant() {
+        use crate::ramp::RampShape;
+        for shape in [RampShape::Linear, RampShape::Exp] {
+            let ramp = Ramp {
+                from: 20.0,
+                to: 400.0,
+                shape,
+            };
+            let len = Duration::from_secs(30);
+            let mut a = Arrivals::ramped(ramp, len, 1.0, 11, 3).unwrap();
+            let warm: f64 = (0..3).map(|_| a.next_gap().as_secs_f64()).sum();
+            assert!(warm < 1.0, "3 warmup gaps at 20/s: {warm}");
+            let n = a.planned_left().unwrap();
+            let mut t = 0.0;
+            let mut at = vec![0.0];
+            for _ in 0..n {
+                t += a.next_gap().as_secs_f64();
+                at.push(t);
+            }
+            let end = at.pop().unwrap();
+            assert!(
+                (end - 30.0).abs() < 1e-6,
+                "{shape:?}: the arrival after the last at {end}"
+            );
+            let want = ramp.expected(30.0, 30.0);
+            assert!(
+                (at.len() as f64 - want).abs() <= 1.0,
+                "{shape:?}: {} of {want}",
+                at.len()
+            );
+            // Each 5 s span holds what the ramp expects in it, within Poisson noise.
+            for k in 0..6 {
+                let (lo, hi) = (f64::from(k) * 5.0, f64::from(k) * 5.0 + 5.0);
+                let got = at.iter().filter(|&&x| x >= lo && x < hi).count() as f64;
+                let exp = ramp.expected(hi, 30.0) - ramp.expected(lo, 30.0);
+                assert!(
+                    (got - exp).abs() < 4.0 * exp.sqrt() + 2.0,
+                    "{shape:?} [{lo},{hi}): {got} vs {exp}"
+                );
+            }
         }
     }
 

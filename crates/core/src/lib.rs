@@ -13,9 +13,11 @@
 //! server_metrics  the server's own figures: Prometheus metrics diffed over a phase,
 //!                 Triton's statistics, SageMaker's CloudWatch figures
 //! slo, percentile service-level objectives, and the percentiles they name
+//! slices          a phase cut into time slices (`--slice`), and where the SLO first broke
 //! stats           HdrHistograms and the timeline
 //! plan, input     the phases a run is made of; input texts and known-answer samples
 //! arrival, shard  the arrival process (Gamma gaps, seeded); one run over several hosts
+//! ramp            a rate that moves over a phase (`--ramp`), as a time change of it
 //! text, pricing   figures as text; instance prices and cost per million
 //! scrub           text from servers and files made safe to show: escaped, without secrets
 //! timing, assets  sub-millisecond sleeps; data shipped in the binary
@@ -39,11 +41,13 @@ pub mod interval;
 pub mod percentile;
 pub mod plan;
 pub mod pricing;
+pub mod ramp;
 pub mod results;
 pub mod scrub;
 pub mod server_metrics;
 pub mod shard;
 pub mod significance;
+pub mod slices;
 pub mod slo;
 pub mod stats;
 pub mod text;

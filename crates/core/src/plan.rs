@@ -110,6 +110,9 @@ pub struct RunPlan {
     pub until_stable: Option<ProbeRule>,
     /// `--repeat`: how many times each planned phase (and each capacity search) runs.
     pub repeat: u32,
+    /// `--ramp`: the plain phase is the ramp, and runs also before the live screen's live
+    /// phase.
+    pub ramp: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,7 +139,7 @@ impl RunPlan {
         if self.sweep_concurrency {
             out.extend(self.sweep(SweepKind::Concurrency, self.batch_size));
         }
-        if out.is_empty() && !self.live {
+        if out.is_empty() && (!self.live || self.ramp) {
             out.push(PhaseSpec {
                 kind: PhaseKind::Batch,
                 batch_size: self.batch_size,
@@ -230,6 +233,7 @@ mod tests {
             live: false,
             until_stable: None,
             repeat: 1,
+            ramp: false,
         }
     }
 
@@ -298,6 +302,13 @@ mod tests {
             ..plan()
         };
         assert!(live.initial().is_empty());
+        // A ramp is a timed phase the live screen runs first.
+        let ramp = RunPlan {
+            ramp: true,
+            stop: StopAt::Duration(std::time::Duration::from_secs(30)),
+            ..live.clone()
+        };
+        assert_eq!(ramp.initial().len(), 1);
         assert!(
             live.sweep(SweepKind::Batch, 1)
                 .iter()

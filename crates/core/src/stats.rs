@@ -135,6 +135,8 @@ pub struct PhaseRecorder {
     pub schedule: Option<ScheduleOutcome>,
     /// Phases that run until stable keep every ok request, to judge stability by.
     pub probe: Option<ProbeSamples>,
+    /// `--slice`: the phase cut into time slices.
+    pub slices: Option<crate::slices::SliceRecorder>,
 }
 
 /// The ok requests of a phase that runs until stable: when each completed and its scheduled
@@ -303,6 +305,7 @@ impl Default for PhaseRecorder {
             schedule_end: None,
             schedule: None,
             probe: None,
+            slices: None,
         }
     }
 }
@@ -316,6 +319,13 @@ impl PhaseRecorder {
         }
     }
 
+    /// The same, cut into slices of `width` (`--slice`).
+    #[must_use]
+    pub fn sliced(mut self, width: Option<Duration>) -> PhaseRecorder {
+        self.slices = width.map(crate::slices::SliceRecorder::new);
+        self
+    }
+
     /// Records a measured completion; warmup ones count nowhere in the phase.
     pub fn record(&mut self, c: &Completion) {
         self.first_done = Some(self.first_done.map_or(c.done, |t| t.min(c.done)));
@@ -327,6 +337,10 @@ impl PhaseRecorder {
             None => c.intended,
         });
         self.last_done = Some(self.last_done.map_or(c.done, |t| t.max(c.done)));
+        if let Some(s) = self.slices.as_mut() {
+            let ok = c.error.is_none().then(|| us(c.done - c.intended));
+            s.record(c.intended, c.done, ok);
+        }
         match &c.error {
             None => {
                 self.ok += 1;

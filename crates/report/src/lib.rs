@@ -17,6 +17,7 @@ pub use rerank::answer_in_documents;
 mod run;
 mod server;
 pub mod shards;
+mod slices;
 pub mod table;
 mod tune;
 pub mod validate;

@@ -118,6 +118,7 @@ pub fn heading(e: &Export) -> Vec<String> {
     ) {
         lines.push(format!("price {name} ${price:.3}/h"));
     }
+    lines.extend(super::slices::heading(c));
     if let Some(k) = c["repeat"].as_u64().filter(|&k| k > 1) {
         lines.push(format!(
             "each phase {k} times with fresh seeds, taking turns (--repeat): the tables pool the repetitions, and the table across them says how far a repeat of the run would move"
@@ -137,7 +138,7 @@ pub fn heading(e: &Export) -> Vec<String> {
 
 pub fn tables(e: &Export) -> Vec<Table> {
     let knee = e.config["knee"].as_f64().unwrap_or(DEFAULT_KNEE);
-    [
+    let mut out: Vec<Table> = [
         batch_table(&e.phases, knee, super::rerank::is_rerank(e)),
         live_table(&e.phases),
         concurrency_table(&e.phases),
@@ -156,11 +157,14 @@ pub fn tables(e: &Export) -> Vec<Table> {
         super::server::named_table(&e.phases),
         super::server::cloudwatch_table(&e.phases),
         variants_table(&e.phases),
-        e.accuracy.as_ref().map(accuracy_table),
     ]
     .into_iter()
     .flatten()
-    .collect()
+    .collect();
+    // Slices after the phases' own tables, the accuracy check last as always.
+    out.extend(super::slices::tables(&e.phases));
+    out.extend(e.accuracy.as_ref().map(accuracy_table));
+    out
 }
 
 fn of_kind(phases: &[PhaseResult], kind: PhaseKind) -> Vec<&PhaseResult> {

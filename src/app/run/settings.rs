@@ -171,6 +171,8 @@ pub(in crate::app) fn run_config(a: &RunArgs, p: &PreparedTarget, hosts: &Hosts)
         fail_on: strings(&a.fail_on.thresholds),
         shard: hosts.shard,
         start_at: hosts.start_at.map(rfc3339),
+        ramp: a.ramp(),
+        slice_s: a.slice,
     }
 }
 
@@ -211,6 +213,8 @@ pub(in crate::app) fn engine_setup(
             at_start: a.find_capacity,
         }),
         metrics: metrics.transpose()?,
+        ramp: a.ramp(),
+        slice: a.slice.map(Duration::from_secs_f64),
     })
 }
 
@@ -233,6 +237,7 @@ fn plan(a: &RunArgs, batch_size: usize, live: bool) -> RunPlan {
         live,
         until_stable: a.until_stable.then(|| a.slo.probe_rule()),
         repeat: a.repeat,
+        ramp: a.ramp.is_some(),
     }
 }
 

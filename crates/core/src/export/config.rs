@@ -68,6 +68,12 @@ pub struct RunConfig {
     pub shard: Option<Shard>,
     /// The common start, RFC 3339.
     pub start_at: Option<String>,
+    /// `--ramp`: every `--duration` phase's rate moved from `from_per_s` to `to_per_s`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<crate::ramp::Ramp>,
+    /// `--slice`: every phase cut into slices this long, in seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slice_s: Option<f64>,
 }
 
 /// Where the requests went (`config.target`): a URL (the reference endpoint's with `demo`)

@@ -148,6 +148,15 @@ pub struct PhaseResult {
     pub repetitions: Vec<PhaseResult>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub across: Option<repeat::Across>,
+    /// `--ramp`: the rate moved over the phase (`request_rate` is then its mean).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<crate::ramp::Ramp>,
+    /// `--slice`: the phase cut into time slices (see `slices`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slices: Vec<crate::slices::SliceResult>,
+    /// `--slice` under `--slo`: where each objective first broke, slice by slice.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slo_breaks: Vec<crate::slices::SloBreak>,
 }
 
 /// HdrHistogram V2 (no deflate) in standard base64: the export's histogram encoding.
@@ -249,6 +258,9 @@ impl PhaseResult {
             dispatch_delay_hdr_b64: Some(encode_histogram(&rec.dispatch_delay)),
             repetitions: Vec::new(),
             across: None,
+            ramp: None,
+            slices: Vec::new(),
+            slo_breaks: Vec::new(),
         }
     }
 }
@@ -267,6 +279,7 @@ impl PhaseResult {
             overloaded: self.overloaded,
             req_per_s: self.req_per_s,
         });
+        self.slo_breaks = crate::slices::first_breaks(&self.slices, slo);
         self.slo_met = Some(j.met);
         self.slo_missed = j.missed;
         self.goodput_per_s = Some(round3(j.goodput_per_s));

@@ -228,6 +228,7 @@ fn engine_for(entry: &Entry, a: &Settings, step: Step, index: usize) -> Engine {
             live: false,
             until_stable: None,
             repeat: 1,
+            ramp: false,
         },
         seed: phase_seed(p.seed, index, 0),
         accuracy: None,
@@ -244,6 +245,8 @@ fn engine_for(entry: &Entry, a: &Settings, step: Step, index: usize) -> Engine {
                 ..s
             }),
         metrics: entry.metrics.clone(),
+        ramp: None,
+        slice: None,
     })
 }
 

@@ -263,6 +263,9 @@ async fn slot(
         };
         has_sent = true;
         progress.started(claim.idx, now);
+        if claim.idx == progress.warmup {
+            requester.shared.slices_start(now);
+        }
         let ticket = Ticket {
             idx: claim.idx,
             intended: now,

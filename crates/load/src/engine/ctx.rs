@@ -9,6 +9,7 @@ use super::settings::EngineSetup;
 use super::shared::Shared;
 use super::snapshot::RunState;
 use encbench_core::input::{Input, Rankings, Shape};
+use encbench_core::ramp::Ramp;
 use encbench_core::verdicts::AccuracyReport;
 use encbench_wire::accuracy::{self, AccuracySetup};
 use encbench_wire::client::Target;
@@ -37,6 +38,7 @@ pub(super) struct Ctx {
     /// The common start, for the first phase's schedule to begin at (see `start`).
     pub(super) origin: Mutex<Option<Instant>>,
     pub(super) metrics: Option<Arc<Scraper>>,
+    pub(super) ramp: Option<Ramp>,
 }
 
 impl Ctx {
@@ -56,6 +58,7 @@ impl Ctx {
             hosts: shared.hosts,
             origin: Mutex::new(None),
             metrics: setup.metrics,
+            ramp: setup.ramp,
             shared,
         }
     }

@@ -234,6 +234,10 @@ impl<'a> PhaseRun<'a> {
             set.stop(&shared.limiter, self.ends_pipeline(c.as_ref()));
         }
         let now = Instant::now();
+        // A key that scales the rate scales a ramp's rate as it stands.
+        if let (Some(Command::ScaleRate(_)), Some(rate)) = (&c, self.schedule.ramp_rate()) {
+            self.pace.rate_per_s = Some(rate);
+        }
         let flow = steer::apply(self.ctx, &self.spec, c, &mut self.pace, cmds).await;
         if !matches!(flow, Flow::End(_)) {
             let current = Settings {
@@ -304,6 +308,9 @@ impl<'a> PhaseRun<'a> {
         };
         let intended = self.schedule.next_intended;
         self.progress.started(claim.idx, intended);
+        if claim.idx == self.spec.warmup {
+            shared.slices_start(intended);
+        }
         let ticket = Ticket {
             idx: claim.idx,
             intended,
@@ -325,6 +332,7 @@ impl<'a> PhaseRun<'a> {
             set.stop(&shared.limiter, true);
         }
         shared.set_due(None);
+        shared.set_ramp_rate(None);
         let ended = match (&end, spec.stop) {
             (PhaseEnd::Completed, StopAt::Duration(_)) => self.progress.end(),
             _ => None,
@@ -333,8 +341,18 @@ impl<'a> PhaseRun<'a> {
         let measure_start = self.progress.measure_start();
         // Before the drain: what is still in flight at the end is the server's backlog.
         let queue_lag = shared.queue_lag(&shared.lock(), Instant::now());
-        let outcome =
-            (self.schedule).close(&spec, shared.sent.count(), ended, measure_start, queue_lag);
+        let sent = shared.sent.count();
+        let ramped = self.schedule.ramp_rate().is_some();
+        let outcome = {
+            let mut live = shared.lock();
+            let mut unsent_at = |at| {
+                if let Some(s) = live.recorder.slices.as_mut() {
+                    s.unsent(at);
+                }
+            };
+            let s = &mut self.schedule;
+            s.close(&spec, sent, ended, measure_start, queue_lag, &mut unsent_at)
+        };
         let pipeline_end = (!self.schedule.ever_open)
             .then(|| self.progress.pipeline_end())
             .flatten();
@@ -357,6 +375,7 @@ impl<'a> PhaseRun<'a> {
                 schedule_end: outcome.map(|o| o.1),
                 schedule: outcome.map(|o| o.0),
                 stop_reason: self.stop_reason,
+                ramped,
             },
         );
         end
@@ -373,7 +392,8 @@ fn mark_started(
 ) -> (u64, Pace) {
     let mut live = shared.lock();
     live.generation += 1;
-    live.recorder = PhaseRecorder::keeping_samples(matches!(spec.stop, StopAt::Stable(_)));
+    live.recorder =
+        PhaseRecorder::keeping_samples(matches!(spec.stop, StopAt::Stable(_))).sliced(shared.slice);
     live.phase_started = Instant::now();
     live.batch_size = spec.batch_size;
     live.concurrency = spec.concurrency;

@@ -7,7 +7,7 @@ use super::server_side::ServerSide;
 use super::snapshot::RunState;
 use super::steer::{PhaseEnd, Settings};
 use super::wake::{Deadline, Woke, wait};
-use encbench_core::plan::{PhaseKind, PhaseSpec};
+use encbench_core::plan::{PhaseKind, PhaseSpec, StopAt};
 use encbench_core::results::{self, ClientCpu, PhaseResult, ServerBreakdown};
 use encbench_core::stats::ScheduleOutcome;
 use std::sync::Arc;
@@ -52,6 +52,8 @@ pub(super) struct PhaseEndings {
     pub(super) schedule: Option<ScheduleOutcome>,
     /// Phases that run until stable: why this one ended.
     pub(super) stop_reason: Option<&'static str>,
+    /// The phase's rate followed the ramp to its end (no live change cut it short).
+    pub(super) ramped: bool,
 }
 
 pub(super) fn finish(
@@ -92,8 +94,17 @@ pub(super) fn finish(
         concurrency: settings.concurrency,
         ..*spec
     };
-    let pace = ctx.hosts.pace(settings.pace);
+    let mut pace = settings.pace;
+    let ramp = ctx.ramp.filter(|_| endings.ramped);
+    if let (Some(r), StopAt::Duration(d)) = (ramp, spec.stop) {
+        pace.rate_per_s = Some(r.mean_rate(d.as_secs_f64()));
+    }
+    let pace = ctx.hosts.pace(pace);
     let mut result = PhaseResult::new(&spec, pace, ctx.shape, &rec);
+    result.ramp = ramp;
+    if let Some(s) = rec.slices.as_ref() {
+        result.slices = s.results(rec.measured_interval(), &ctx.shared.slo);
+    }
     result.shard = ctx.hosts.shard;
     result.server = server.stats.map(|s| ServerBreakdown::from_stats(&s));
     result.client_cpu_ms_per_request = server

@@ -97,6 +97,7 @@ impl Schedule {
         self.repaces += 1;
         let seed = phase_seed(ctx.seed, index, self.repaces);
         self.arrivals = arrivals_for(ctx, pace, whole, seed, false);
+        ctx.shared.set_ramp_rate(None);
     }
 
     /// The request due at `next_intended` went out `now`: the lag it had, and the next one.
@@ -110,11 +111,19 @@ impl Schedule {
         self.last_intended = self.next_intended;
         self.next_intended += a.next_gap();
         ctx.shared.set_due(Some(self.next_intended));
+        if let Some(rate) = a.ramp_rate() {
+            ctx.shared.set_ramp_rate(Some(rate));
+        }
+    }
+
+    /// Under a ramp, its rate now (a live key scales this, and ends the ramp).
+    pub(super) fn ramp_rate(&self) -> Option<f64> {
+        self.arrivals.as_ref().and_then(Arrivals::ramp_rate)
     }
 
     /// What the schedule asked for and did not get, at the phase's end (`ended`), and where
     /// its measured span ends; `None` in a closed loop. `queue_lag` is the server's at the
-    /// end (see `Shared::queue_lag`).
+    /// end (see `Shared::queue_lag`). Each unsent request's due time goes to `unsent_at`.
     pub(super) fn close(
         &mut self,
         spec: &PhaseSpec,
@@ -122,13 +131,14 @@ impl Schedule {
         ended: Instant,
         measure_start: Option<Instant>,
         queue_lag: Duration,
+        unsent_at: &mut dyn FnMut(Instant),
     ) -> Option<(ScheduleOutcome, Instant)> {
         let a = self.arrivals.as_mut()?;
         let left = match spec.stop {
             StopAt::Count(n) => (spec.warmup + n).saturating_sub(sent),
             _ => a.planned_left().unwrap_or(u64::MAX),
         };
-        let due = count_due(self.next_intended, a, ended, left);
+        let due = count_due(self.next_intended, a, ended, left, unsent_at);
         // Warmup requests never sent are not measured ones.
         let unsent = (sent + due).saturating_sub(spec.warmup.max(sent));
         let lag = if due > 0 {
@@ -188,9 +198,15 @@ fn arrivals_for(
         StopAt::Never | StopAt::Stable(_) => None,
     }
     .filter(|&(skip, n)| fresh && skip.saturating_add(n) <= RESCALE_MAX);
-    let made = match exact {
-        Some((skip, n)) => Arrivals::rescaled_after(rate, pace.burstiness, seed, skip, n),
-        None => Arrivals::new(rate, pace.burstiness, seed),
+    // A ramp moves the rate over a fresh `--duration` phase; a live change ends it.
+    let ramp = ctx.ramp.filter(|_| fresh).and_then(|r| match spec.stop {
+        StopAt::Duration(d) => Some((r, d)),
+        _ => None,
+    });
+    let made = match (ramp, exact) {
+        (Some((r, d)), _) => Arrivals::ramped(r, d, pace.burstiness, seed, warmup),
+        (None, Some((skip, n))) => Arrivals::rescaled_after(rate, pace.burstiness, seed, skip, n),
+        (None, None) => Arrivals::new(rate, pace.burstiness, seed),
     };
     match made {
         Ok(a) => Some(match shard {
@@ -208,11 +224,18 @@ fn arrivals_for(
 /// Measured requests due before `until` (strictly: one due at the end belongs to no phase)
 /// that were never sent, the first of them due at `next`; at most `limit` (what is left of
 /// the schedule).
-fn count_due(next: Instant, arrivals: &mut Arrivals, until: Instant, limit: u64) -> u64 {
+fn count_due(
+    next: Instant,
+    arrivals: &mut Arrivals,
+    until: Instant,
+    limit: u64,
+    unsent_at: &mut dyn FnMut(Instant),
+) -> u64 {
     const DRAWN_MAX: u64 = 10_000_000;
     let (mut at, mut n) = (next, 0u64);
     while at < until && n < limit {
         n += 1;
+        unsent_at(at);
         if n == DRAWN_MAX {
             // Past ten million (a day's backlog at 100/s), the rest at the mean rate.
             let left = until.saturating_duration_since(at).as_secs_f64();

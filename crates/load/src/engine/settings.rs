@@ -5,6 +5,7 @@ use encbench_core::arrival::Pace;
 use encbench_core::input::Rankings;
 use encbench_core::input::{Input, Shape};
 use encbench_core::plan::{ProbeRule, RunPlan};
+use encbench_core::ramp::Ramp;
 use encbench_core::slo::Slo;
 use encbench_wire::accuracy::AccuracySetup;
 use encbench_wire::client::Target;
@@ -41,6 +42,10 @@ pub struct EngineSetup {
     pub search: Option<SearchSetup>,
     /// `--metrics-url`: the server's metrics, read around every phase.
     pub metrics: Option<Arc<Scraper>>,
+    /// `--ramp`: every open-loop `--duration` phase's rate moves over its duration.
+    pub ramp: Option<Ramp>,
+    /// `--slice`: every phase cut into time slices this long.
+    pub slice: Option<Duration>,
 }
 
 /// How a capacity search runs (see `capacity`).

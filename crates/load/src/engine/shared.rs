@@ -93,6 +93,11 @@ pub(super) struct Shared {
     /// The accuracy check under way: outside the lock, which a verdict must not wait for.
     pub(super) accuracy_progress: accuracy::Progress,
     pub(super) hosts: Hosts,
+    /// `--slice`: each phase's recorder cuts it into slices this long.
+    pub(super) slice: Option<Duration>,
+    /// A ramp's rate at its latest send, as f64 bits (0: no ramp under way). Written at
+    /// every send, so an atomic rather than the lock, like `due`.
+    ramp_rate: AtomicU64,
 }
 
 impl Shared {
@@ -137,6 +142,8 @@ impl Shared {
             price_per_hour: setup.price_per_hour,
             accuracy_progress: accuracy::Progress::default(),
             hosts,
+            slice: setup.slice,
+            ramp_rate: AtomicU64::new(0),
         }
     }
     /// The phases as a report gives them: each repeated phase pooled (`results::repeat`).
@@ -199,6 +206,31 @@ impl Shared {
         self.due.store(v, Ordering::Release);
     }
 
+    /// Measuring began with a request due `at`: slice 0 starts there.
+    pub(super) fn slices_start(&self, at: Instant) {
+        if self.slice.is_some()
+            && let Some(s) = self.lock().recorder.slices.as_mut()
+        {
+            s.start(at);
+        }
+    }
+
+    pub(super) fn set_ramp_rate(&self, rate: Option<f64>) {
+        self.ramp_rate
+            .store(rate.map_or(0, f64::to_bits), Ordering::Release);
+    }
+
+    /// The pace as it stands: under a ramp, its rate now rather than the one it began at.
+    pub(super) fn pace_now(&self, live: &Live) -> Pace {
+        match self.ramp_rate.load(Ordering::Acquire) {
+            0 => live.pace,
+            bits => Pace {
+                rate_per_s: Some(f64::from_bits(bits)),
+                ..live.pace
+            },
+        }
+    }
+
     pub(super) fn due(&self) -> Option<Instant> {
         match self.due.load(Ordering::Acquire) {
             0 => None,
@@ -210,7 +242,7 @@ impl Shared {
     /// completed, every request has been in flight since the phase began, which is its
     /// latency so far. Measured requests that timed out count as still waiting.
     pub(super) fn queue_lag(&self, live: &Live, now: Instant) -> Duration {
-        let Some(rate) = self.hosts.pace(live.pace).rate_per_s else {
+        let Some(rate) = self.hosts.pace(self.pace_now(live)).rate_per_s else {
             return Duration::ZERO;
         };
         let scheduled = &live.recorder.scheduled;
@@ -256,7 +288,7 @@ impl Shared {
         if let Some(p) = phase.as_mut() {
             p.sent = self.sent.count();
         }
-        let host_pace = self.hosts.pace(live.pace);
+        let host_pace = self.hosts.pace(self.pace_now(&live));
         let schedule = match (host_pace.rate_per_s, self.due()) {
             (Some(rate), Some(due)) if live.state == RunState::Running => {
                 let lag = now.saturating_duration_since(due);
@@ -298,7 +330,7 @@ impl Shared {
             elapsed: now - self.started,
             state,
             target: self.target_name.clone(),
-            pace: live.pace,
+            pace: self.pace_now(&live),
             concurrency: live.concurrency,
             concurrency_default: !live.concurrency_given,
             batch_size: live.batch_size,

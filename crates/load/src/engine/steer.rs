@@ -112,7 +112,8 @@ pub(super) async fn apply(
         Command::Reset => {
             let mut live = shared.lock();
             live.generation += 1;
-            live.recorder = PhaseRecorder::keeping_samples(matches!(spec.stop, StopAt::Stable(_)));
+            live.recorder = PhaseRecorder::keeping_samples(matches!(spec.stop, StopAt::Stable(_)))
+                .sliced(shared.slice);
             live.run_latency.reset();
             live.run_errors = 0;
             live.timeline.restart_recent();

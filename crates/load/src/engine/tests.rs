@@ -63,6 +63,7 @@ async fn a_panicking_request_is_counted_and_the_phase_completes() {
             live: false,
             until_stable: None,
             repeat: 1,
+            ramp: false,
         },
         seed: 1,
         accuracy: None,
@@ -74,6 +75,8 @@ async fn a_panicking_request_is_counted_and_the_phase_completes() {
         slo: encbench_core::slo::Slo::default(),
         search: None,
         metrics: None,
+        ramp: None,
+        slice: None,
     });
     let report = engine.finish().await;
     let p = &report.phases[0];
