@@ -32,8 +32,10 @@ fn a_ramp_draws_the_knee_where_the_capacity_search_finds_it() {
         "M/D/4 at 20 ms: {capacity}"
     );
 
+    let page = crate::common::tmp_path("ramp.html");
     let mut ramp = common.to_vec();
     ramp.extend(["--ramp", "20..400", "--duration", "30", "--slice", "1s"]);
+    ramp.extend(["--report", page.to_str().unwrap()]);
     let (out, e) = run_export(&s.url, &ramp);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
@@ -85,6 +87,18 @@ fn a_ramp_draws_the_knee_where_the_capacity_search_finds_it() {
     assert!(text.contains("Slices of phase 1"), "{text}");
     assert!(text.contains("p99=100ms crossed at"), "{text}");
     assert!(text.contains("ramp 20→400 req/s linear"), "{text}");
+    // The HTML report draws the knee curve and the slices over time.
+    let html = std::fs::read_to_string(&page).unwrap();
+    for kind in ["knee", "slices", "timeline"] {
+        assert!(
+            html.contains(&format!("data-chart=\"{kind}\"")),
+            "no {kind} chart"
+        );
+    }
+    assert!(
+        html.contains("p99=100ms crossed at"),
+        "the break is named on the page"
+    );
 }
 
 /// Slices of a closed loop (no ramp): every request in one, the tables and `report` say so.

@@ -215,9 +215,36 @@ fn merge_phase(sources: &[(String, Export)], i: usize) -> Result<PhaseResult, St
     m.slo_missed = None;
     m.goodput_per_s = None;
     m.goodput_share = None;
-    m.judge(&slo_of(&sources[0].1), &latency);
+    let slo = slo_of(&sources[0].1);
+    m.slices = merge_slices(sources, i, &slo)?;
+    m.judge(&slo, &latency);
     m.repetitions = merge_repetitions(sources, i)?;
     Ok(m)
+}
+
+/// `--slice`: the hosts' k-th slices add up (each host's slices start at its own first
+/// measured request: with a common start, within a few arrivals of each other).
+fn merge_slices(
+    sources: &[(String, Export)],
+    i: usize,
+    slo: &encbench_core::slo::Slo,
+) -> Result<Vec<encbench_core::slices::SliceResult>, String> {
+    let most = sources.iter().map(|(_, e)| e.phases[i].slices.len()).max();
+    (0..most.unwrap_or(0))
+        .map(|k| {
+            let mut parts = sources
+                .iter()
+                .filter_map(|(_, e)| e.phases[i].slices.get(k));
+            let first = parts
+                .next()
+                .expect("the longest source has slice k")
+                .clone();
+            parts.try_fold(first, |a, b| {
+                encbench_core::slices::SliceResult::merged(&a, b, slo)
+                    .map_err(|e| format!("phase {}: slice {}: {e}", i + 1, k + 1))
+            })
+        })
+        .collect()
 }
 
 /// `--repeat`: each host's k-th repetition of a phase adds up with the others' k-th, as the

@@ -1,5 +1,7 @@
-//! Sparklines of req/s and samples/s per second, with the target rate. Squeezed (under four
-//! lines) it keeps both figures on one line over the req/s sparkline.
+//! Sparklines of req/s and samples/s per second, with the target rate, and where the panel
+//! is tall enough (seven lines) p99 per second beside p50, so an operator who turns the
+//! rate up sees the tail move when it moves. Squeezed (under four lines) it keeps both
+//! rates on one line over the req/s sparkline.
 
 use crate::tui::panels::block;
 use crate::tui::state::App;
@@ -20,8 +22,12 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let b = block(format!(" throughput · {target} "));
     let inner = b.inner(area);
     f.render_widget(b, area);
-    let points: Vec<(f64, f64)> = s
+    let seconds: Vec<&TimelineEntry> = s
         .timeline_tail
+        .iter()
+        .filter(|e| matches!(e, TimelineEntry::Point { .. }))
+        .collect();
+    let points: Vec<(f64, f64)> = seconds
         .iter()
         .filter_map(|e| match e {
             TimelineEntry::Point {
@@ -64,12 +70,16 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         );
         return;
     }
-    let spark_h = inner.height.saturating_sub(2) / 2;
-    let [l1, s1, l2, s2] = Layout::vertical([
+    let tall = inner.height >= 7;
+    let rows = if tall { 3 } else { 2 };
+    let spark_h = (inner.height.saturating_sub(rows) / rows).max(1);
+    let [l1, s1, l2, s2, l3, s3] = Layout::vertical([
         Constraint::Length(1),
-        Constraint::Length(spark_h.max(1)),
+        Constraint::Length(spark_h),
         Constraint::Length(1),
-        Constraint::Length(spark_h.max(1)),
+        Constraint::Length(spark_h),
+        Constraint::Length(u16::from(tall)),
+        Constraint::Fill(1),
     ])
     .areas(inner);
     let label = |name: &str, now: f64, phase: f64| {
@@ -94,5 +104,33 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
             .data(&samples)
             .style(Style::default().fg(Color::Blue)),
         s2,
+    );
+    if tall {
+        latency(f, (l3, s3), &seconds[seconds.len().saturating_sub(width)..]);
+    }
+}
+
+/// p99 per second as a sparkline (in tenths of a millisecond, so a fast server's tail still
+/// has a shape), under the last second's p50 and p99.
+fn latency(f: &mut Frame, (label, spark): (Rect, Rect), seconds: &[&TimelineEntry]) {
+    let p = |e: &TimelineEntry| match e {
+        TimelineEntry::Point { p50_ms, p99_ms, .. } => (*p50_ms, *p99_ms),
+        TimelineEntry::Event { .. } => (None, None),
+    };
+    let p99: Vec<u64> = seconds
+        .iter()
+        .map(|e| p(e).1.map_or(0, |v| (v * 10.0).round() as u64))
+        .collect();
+    let (p50_now, p99_now) = seconds.last().map_or((None, None), |e| p(e));
+    let now = match (p50_now, p99_now) {
+        (Some(a), Some(b)) => format!("p50 {} · p99 {} ms last second", text::ms(a), text::ms(b)),
+        _ => "p50 - · p99 - ms last second".into(),
+    };
+    f.render_widget(Paragraph::new(format!("latency {now}")), label);
+    f.render_widget(
+        Sparkline::default()
+            .data(&p99)
+            .style(Style::default().fg(Color::Red)),
+        spark,
     );
 }

@@ -168,6 +168,9 @@ fn pooled(reps: Vec<PhaseResult>, slo: &Slo) -> PhaseResult {
     // repetition keeps its own.
     p.tokenize_ms = None;
     p.server_time_ms = None;
+    // Slices of repetitions run at other times: each repetition keeps its own.
+    p.slices = Vec::new();
+    p.slo_breaks = Vec::new();
     p.client_cpu_ms_per_request = ClientCpu::pooled(
         reps.iter()
             .filter_map(|r| r.client_cpu_ms_per_request.as_ref()),

@@ -96,6 +96,7 @@ pub fn all(files: &[(String, Export)]) -> Vec<Chart> {
     out.extend(capacity(&sources));
     out.extend(tune(files));
     out.extend(spectra(&sources));
+    out.extend(super::slices::charts(files));
     out.extend(timelines(files));
     out
 }
@@ -325,7 +326,7 @@ fn bars_said(caption: &str, series: &[Series]) -> String {
     }
 }
 
-fn line(label: String, colour: usize, style: Style, points: Vec<(f64, f64)>) -> Series {
+pub(super) fn line(label: String, colour: usize, style: Style, points: Vec<(f64, f64)>) -> Series {
     Series {
         label,
         points,
@@ -686,18 +687,23 @@ fn timelines(files: &[(String, Export)]) -> Vec<Chart> {
     let mut out = Vec::new();
     for (label, e) in files {
         let (mut rate, mut p99, mut marks) = (Vec::new(), Vec::new(), Vec::new());
+        let mut p50 = Vec::new();
         let mut listed = Vec::new();
         for t in &e.timeline {
             match t {
                 TimelineEntry::Point {
                     t_s,
                     req_per_s,
+                    p50_ms,
                     p99_ms,
                     ..
                 } => {
                     rate.push((*t_s, *req_per_s));
                     if let Some(v) = p99_ms {
                         p99.push((*t_s, *v));
+                    }
+                    if let Some(v) = p50_ms {
+                        p50.push((*t_s, *v));
                     }
                 }
                 // A phase's end is the next one's start a millisecond later: marking both
@@ -721,6 +727,10 @@ fn timelines(files: &[(String, Export)]) -> Vec<Chart> {
                 right: true,
                 ..line("p99 ms".into(), 1, Style::Dashed, p99)
             });
+            series.push(Series {
+                right: true,
+                ..line("p50 ms".into(), 2, Style::Dashed, p50)
+            });
         }
         out.push(Chart {
             kind: "timeline",
@@ -732,9 +742,9 @@ fn timelines(files: &[(String, Export)]) -> Vec<Chart> {
             // A second's p99 is read from that second's requests alone, whose histogram the
             // export does not keep: it has no interval, and says so.
             caption: if listed.is_empty() {
-                "Requests per second (solid, left) and p99 (dashed, right) for every second of the run; a second's p99 is of its own few requests, with no interval (the phases' are in the tables).".into()
+                "Requests per second (solid, left) and p50 and p99 (dashed, right) for every second of the run; a second's percentiles are of its own few requests, with no interval (the phases' are in the tables).".into()
             } else {
-                "Requests per second (solid, left) and p99 (dashed, right) for every second of the run, with no interval for a second's p99 (the phases' are in the tables); numbered lines are the changes listed below.".into()
+                "Requests per second (solid, left) and p50 and p99 (dashed, right) for every second of the run, with no interval for a second's percentiles (the phases' are in the tables); numbered lines are the changes listed below.".into()
             },
             x: Axis::new("time since start (s)", Scale::Linear),
             y: Axis::new("requests per second", Scale::Linear),

@@ -8,6 +8,7 @@
 
 mod chart;
 mod figures;
+mod slices;
 
 use super::table::{Cell, Table};
 use encbench_core::export::Export;
