@@ -29,7 +29,7 @@ pub mod signals;
 pub mod tui;
 
 pub use encbench_core::{
-    arrival, assets, capacity, export, failure, input, interval, percentile, plan, pricing,
+    arrival, assets, capacity, export, failure, input, interval, percentile, plan, pricing, replay,
     results, scrub, server_metrics, shard, slo, stats, text, thresholds, timing, verdicts,
 };
 pub use encbench_load::{cold_start, compare, engine, setup};

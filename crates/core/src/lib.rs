@@ -16,6 +16,7 @@
 //! stats           HdrHistograms and the timeline
 //! plan, input     the phases a run is made of; input texts and known-answer samples
 //! arrival, shard  the arrival process (Gamma gaps, seeded); one run over several hosts
+//! replay          recorded traffic (a trace, SageMaker Data Capture) and its schedule
 //! text, pricing   figures as text; instance prices and cost per million
 //! scrub           text from servers and files made safe to show: escaped, without secrets
 //! timing, assets  sub-millisecond sleeps; data shipped in the binary
@@ -39,6 +40,7 @@ pub mod interval;
 pub mod percentile;
 pub mod plan;
 pub mod pricing;
+pub mod replay;
 pub mod results;
 pub mod scrub;
 pub mod server_metrics;

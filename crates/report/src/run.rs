@@ -106,6 +106,7 @@ pub fn heading(e: &Export) -> Vec<String> {
         )
     };
     lines.push(format!("{how} — {shape}"));
+    lines.extend(replay_line(&c["replay"]));
     lines.extend(super::rerank::heading(e));
     if c["pretokenize"].as_bool() == Some(true) {
         lines.push(
@@ -133,6 +134,31 @@ pub fn heading(e: &Export) -> Vec<String> {
     }
     lines.extend(e.notices.iter().map(|n| format!("note: {n}")));
     lines
+}
+
+/// What a replay sent (`config.replay`): the file, its records and requests, and its time
+/// at the speed it was played.
+fn replay_line(r: &serde_json::Value) -> Option<String> {
+    let file = encbench_core::scrub::controls(r["file"].as_str()?);
+    let (records, requests) = (r["records"].as_u64()?, r["requests"].as_u64()?);
+    let scale = r["scale"].as_u64().unwrap_or(1);
+    let sent = if scale > 1 {
+        format!("{records} records × {scale} = {requests} requests")
+    } else {
+        format!("{requests} requests")
+    };
+    let spread = if r["spread_within_seconds"] == true {
+        "; each recorded second's requests spread within it, its count kept"
+    } else {
+        ""
+    };
+    Some(format!(
+        "replay of {file} ({}): {sent}, {} s recorded, played at {}× in {} s{spread}",
+        r["format"].as_str().unwrap_or("?"),
+        num(r["recorded_s"].as_f64(), 1),
+        r["speed"].as_f64().unwrap_or(1.0),
+        num(r["duration_s"].as_f64(), 1),
+    ))
 }
 
 pub fn tables(e: &Export) -> Vec<Table> {

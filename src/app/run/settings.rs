@@ -171,6 +171,7 @@ pub(in crate::app) fn run_config(a: &RunArgs, p: &PreparedTarget, hosts: &Hosts)
         fail_on: strings(&a.fail_on.thresholds),
         shard: hosts.shard,
         start_at: hosts.start_at.map(rfc3339),
+        replay: None,
     }
 }
 
@@ -211,6 +212,7 @@ pub(in crate::app) fn engine_setup(
             at_start: a.find_capacity,
         }),
         metrics: metrics.transpose()?,
+        replay: None,
     })
 }
 

@@ -9,6 +9,7 @@ use super::settings::EngineSetup;
 use super::shared::Shared;
 use super::snapshot::RunState;
 use encbench_core::input::{Input, Rankings, Shape};
+use encbench_core::replay::ReplayPlan;
 use encbench_core::verdicts::AccuracyReport;
 use encbench_wire::accuracy::{self, AccuracySetup};
 use encbench_wire::client::Target;
@@ -37,6 +38,7 @@ pub(super) struct Ctx {
     /// The common start, for the first phase's schedule to begin at (see `start`).
     pub(super) origin: Mutex<Option<Instant>>,
     pub(super) metrics: Option<Arc<Scraper>>,
+    replay: Option<Arc<ReplayPlan>>,
 }
 
 impl Ctx {
@@ -56,8 +58,15 @@ impl Ctx {
             hosts: shared.hosts,
             origin: Mutex::new(None),
             metrics: setup.metrics,
+            replay: setup.replay,
             shared,
         }
+    }
+
+    /// The replay phase `index` sends, if it is one: a replay is the run's first phase
+    /// (the command line allows no other before it); a live phase after it paces itself.
+    pub(super) fn replay_in(&self, index: usize) -> Option<Arc<ReplayPlan>> {
+        self.replay.clone().filter(|_| index == 1)
     }
 
     pub(super) fn defer(&self, c: Command) {

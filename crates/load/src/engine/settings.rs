@@ -41,6 +41,9 @@ pub struct EngineSetup {
     pub search: Option<SearchSetup>,
     /// `--metrics-url`: the server's metrics, read around every phase.
     pub metrics: Option<Arc<Scraper>>,
+    /// `--replay`: the run's first phase sends these recorded requests at their times
+    /// instead of drawing arrivals.
+    pub replay: Option<Arc<encbench_core::replay::ReplayPlan>>,
 }
 
 /// How a capacity search runs (see `capacity`).
