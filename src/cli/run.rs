@@ -196,7 +196,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", help_heading = "Replay",
         conflicts_with_all = ["request_rate", "duration", "n", "sweep_batch", "sweep_concurrency",
             "sweep_docs", "find_capacity", "until_stable", "repeat", "texts", "shard", "shards",
-            "start_at", "start_in"])]
+            "start_at", "start_in", "burstiness"])]
     pub replay: Option<PathBuf>,
     /// How many times faster than recorded the replay runs: 2 sends a 20 s recording in
     /// 10 s, 0.5 in 40 s.
