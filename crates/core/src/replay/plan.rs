@@ -18,9 +18,11 @@ pub struct Speed {
     pub scale: u32,
 }
 
-/// How long after its last send a trace's phase ends (in the replay's own time): the last
-/// send must fall inside the phase, and a send due at a phase's end belongs to none.
-const AFTER_LAST: Duration = Duration::from_millis(1);
+/// A trace's phase ends one mean gap between its records after its last (as a timed
+/// phase's schedule has its next arrival on its end): a send due at a phase's end belongs to
+/// none, and a client a moment late with the last one must not count it unsent. At least
+/// this, in the recording's seconds; a single record's phase lasts a second.
+const MIN_AFTER_LAST_S: f64 = 0.001;
 
 /// A replay planned: what each record sends, and when each request is due.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,8 +34,8 @@ pub struct ReplayPlan {
     pub at: Arc<[Duration]>,
     /// The record each request sends (an index into `bodies`).
     pub record_of: Vec<u32>,
-    /// The phase's length: to the end of the last recorded second, or just past the last
-    /// send of a trace.
+    /// The phase's length: to the end of the last recorded second, or one mean gap past
+    /// the last send of a trace.
     pub span: Duration,
     /// The recording's span, in its own seconds: from the first record to the last (to the
     /// end of the last second, where the times were whole seconds).
@@ -91,10 +93,13 @@ impl ReplayPlan {
         };
         let real = |recorded: f64| Duration::from_secs_f64(recorded / speed.speed);
         let at: Arc<[Duration]> = sends.iter().map(|s| real(s.0)).collect();
+        let records = trace.records.len();
         let span = if trace.whole_seconds {
             real(recorded_span)
+        } else if records > 1 {
+            real(recorded_span + (recorded_span / (records - 1) as f64).max(MIN_AFTER_LAST_S))
         } else {
-            real(recorded_span) + AFTER_LAST
+            real(1.0)
         };
         Ok(ReplayPlan {
             format: trace.format,
@@ -201,7 +206,8 @@ mod tests {
         assert_eq!(ms, [0, 0, 5000, 5000, 10000, 10000]);
         // In time order, not file order: the record at 20 ms (the third line) comes second.
         assert_eq!(p.record_of, [0, 0, 2, 2, 1, 1]);
-        assert_eq!(p.span, Duration::from_millis(11));
+        // 20 ms recorded, and one mean gap of 10 ms after the last, at speed 2.
+        assert_eq!(p.span, Duration::from_micros(15_000));
         assert_eq!((p.records(), p.requests()), (3, 6));
         assert_eq!(p.body_of(2), Some(&p.bodies[2]));
         assert_eq!(p.body_of(6), None);
