@@ -207,7 +207,7 @@ mod tests {
         // In time order, not file order: the record at 20 ms (the third line) comes second.
         assert_eq!(p.record_of, [0, 0, 2, 2, 1, 1]);
         // 20 ms recorded, and one mean gap of 10 ms after the last, at speed 2.
-        assert_eq!(p.span, Duration::from_micros(15_000));
+        assert_eq!(p.span, Duration::from_millis(15));
         assert_eq!((p.records(), p.requests()), (3, 6));
         assert_eq!(p.body_of(2), Some(&p.bodies[2]));
         assert_eq!(p.body_of(6), None);
