@@ -193,6 +193,10 @@ fn a_data_capture_file_replays_its_bodies_at_the_recorded_seconds() {
     let planned: Vec<f64> = plan.at.iter().map(|d| d.as_secs_f64() * 1e6).collect();
     let observed: Vec<f64> = seen.iter().map(|a| a.0 as f64).collect();
     let (want, got) = (sorted_gaps_ms(&planned), sorted_gaps_ms(&observed));
+    eprintln!(
+        "replay: the dispatcher's largest lag {} ms",
+        p["max_lag_ms"]
+    );
     for q in [0.5, 0.99] {
         let (w, g) = (percentile(&want, q), percentile(&got, q));
         eprintln!(

@@ -105,6 +105,7 @@ pub fn heading(e: &Export) -> Vec<String> {
             num(c["natural_tokens_per_input"].as_f64(), 0)
         )
     };
+    let how = replay_pace(c).unwrap_or(how);
     lines.push(format!("{how} — {shape}"));
     lines.extend(replay_line(&c["replay"]));
     lines.extend(super::rerank::heading(e));
@@ -134,6 +135,23 @@ pub fn heading(e: &Export) -> Vec<String> {
     }
     lines.extend(e.notices.iter().map(|n| format!("note: {n}")));
     lines
+}
+
+/// A replay's pace: its arrivals are the recording's, not a Gamma process at its mean rate.
+fn replay_pace(c: &serde_json::Value) -> Option<String> {
+    let rate = c["request_rate"]
+        .as_f64()
+        .filter(|_| c["replay"].is_object())?;
+    let default = if c["concurrency_default"] == true {
+        " (the open loop's default)"
+    } else {
+        ""
+    };
+    Some(format!(
+        "open loop at the recorded times, {} req/s on average, concurrency cap {}{default}",
+        num(Some(rate), 1),
+        c["concurrency"],
+    ))
 }
 
 /// What a replay sent (`config.replay`): the file, its records and requests, and its time
