@@ -30,7 +30,8 @@ pub mod tui;
 
 pub use encbench_core::{
     arrival, assets, capacity, export, failure, input, interval, percentile, plan, pricing, ramp,
-    results, scrub, server_metrics, shard, slices, slo, stats, text, thresholds, timing, verdicts,
+    replay, results, scrub, server_metrics, shard, slices, slo, stats, text, thresholds, timing,
+    verdicts,
 };
 pub use encbench_load::{cold_start, compare, engine, setup};
 pub use encbench_report as report;

@@ -49,6 +49,7 @@ pub fn config(a: &ServeArgs) -> Result<(ServeConfig, TokenCounter), AppError> {
         only: a.only,
         model_kind: a.model_kind,
         served_model: a.served_model_name.clone(),
+        request_log: a.request_log.clone(),
     };
     Ok((cfg, tokenizer))
 }

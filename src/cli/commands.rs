@@ -352,6 +352,11 @@ pub struct ServeArgs {
     /// its replies.
     #[arg(long, default_value = "encbench-reference", value_parser = tensor_name, help_heading = "API families")]
     pub served_model_name: String,
+    /// Append a JSON line per invocation to FILE as it arrives: at_us (microseconds since
+    /// the server started), content_type and body_base64. For tests and replays: what
+    /// arrived, when.
+    #[arg(long, value_name = "FILE")]
+    pub request_log: Option<std::path::PathBuf>,
 }
 
 fn tensor_name(s: &str) -> Result<String, String> {

@@ -5,8 +5,8 @@
 
 use super::values::{
     Rate, batch, concurrency, connections, count, efficiency, objective, parse_burstiness,
-    parse_rate, positive, positive_secs, ramp_rates, repetitions, route, screen_setting, share,
-    slice_secs, threads, tokens, warmup_count, window_secs,
+    parse_rate, positive, positive_secs, ramp_rates, repetitions, replay_scale, replay_speed,
+    route, screen_setting, share, slice_secs, threads, tokens, warmup_count, window_secs,
 };
 use clap::Args;
 use encbench_core::ramp::{Ramp, RampShape};
@@ -201,6 +201,23 @@ pub struct RunArgs {
     /// Seed for the arrival process (default: random, recorded in the export).
     #[arg(long, help_heading = "Workload")]
     pub seed: Option<u64>,
+    /// Replay recorded traffic as the run's one phase: each request sent at its recorded
+    /// time from the first. A JSONL trace of {"timestamp_ms", "texts": [...]} (the texts
+    /// in the target's format, one batch), or SageMaker Data Capture records as an
+    /// endpoint writes them to S3 (each body sent as captured, with its content type; a
+    /// second's requests spread within it, its count kept). At most 64 MiB.
+    #[arg(long, value_name = "FILE", help_heading = "Replay",
+        conflicts_with_all = ["request_rate", "duration", "n", "sweep_batch", "sweep_concurrency",
+            "sweep_docs", "find_capacity", "until_stable", "repeat", "texts", "shard", "shards",
+            "start_at", "start_in", "burstiness"])]
+    pub replay: Option<PathBuf>,
+    /// How many times faster than recorded the replay runs: 2 sends a 20 s recording in
+    /// 10 s, 0.5 in 40 s.
+    #[arg(long, value_name = "X", default_value = "1", value_parser = replay_speed, requires = "replay", help_heading = "Replay")]
+    pub replay_speed: f64,
+    /// Sends per recorded request: a capture sampled at 20 % replays at 5.
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = replay_scale, requires = "replay", help_heading = "Replay")]
+    pub replay_scale: u32,
     /// Threads that send requests (default: one per core). One dispatcher keeps the
     /// schedule whatever the count; 1 runs everything on one thread.
     #[arg(long, value_parser = threads, help_heading = "Workload")]

@@ -116,6 +116,7 @@ fn live_setup(url: &str, pace: Pace) -> EngineSetup {
         metrics: None,
         ramp: None,
         slice: None,
+        replay: None,
     }
 }
 

@@ -490,6 +490,17 @@ fn every_field_of_a_runs_config_is_described_and_valid() {
             shape: encbench::ramp::RampShape::Exp,
         }),
         slice_s: Some(2.0),
+        replay: Some(encbench::export::ReplayConfig {
+            file: "capture.jsonl".into(),
+            format: "data-capture".into(),
+            speed: 2.0,
+            scale: 5,
+            records: 300,
+            requests: 1500,
+            recorded_s: 20.0,
+            duration_s: 10.0,
+            spread_within_seconds: true,
+        }),
     };
     let config = serde_json::to_value(&config).unwrap();
     let s = schema();

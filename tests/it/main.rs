@@ -33,6 +33,7 @@ mod parsers_fuzz;
 mod peers;
 mod real_model;
 mod repeat;
+mod replay;
 mod report;
 mod rerank;
 mod sagemaker;

@@ -10,6 +10,7 @@ use crate::shard::Shard;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand_distr::{Distribution, Gamma};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How requests are paced. `rate_per_s == None` means closed loop.
@@ -132,6 +133,15 @@ pub struct Arrivals {
     lead: Duration,
     /// A ramp's time change (see `ramp`): gaps are then drawn at rate 1 and mapped.
     clock: Option<RampClock>,
+    /// A replay's send times instead of drawn gaps (see `listed`).
+    listed: Option<Listed>,
+}
+
+/// Send times given (a replay's), and which of them is the next one.
+#[derive(Debug, Clone)]
+struct Listed {
+    at: Arc<[Duration]>,
+    next: usize,
 }
 
 /// Where a ramped schedule stands: operational time (arrivals expected so far) and real time,
@@ -173,6 +183,7 @@ impl Arrivals {
             stride: 1,
             lead: Duration::ZERO,
             clock: None,
+            listed: None,
         })
     }
 
@@ -202,6 +213,26 @@ impl Arrivals {
             t: 0.0,
         });
         Ok(a)
+    }
+
+    /// Arrivals at the times given from the schedule's origin, in order: a replay's. Its
+    /// gaps are exact (no float sums), and after the last the next gap is `MAX_GAP`, past
+    /// any phase's end.
+    pub fn listed(at: Arc<[Duration]>) -> Arrivals {
+        Arrivals {
+            gap: Gap::Fixed(0.0),
+            rng: Xoshiro256PlusPlus::seed_from_u64(0),
+            scale: 1.0,
+            skip_left: 0,
+            rescaled_left: 0,
+            planned: true,
+            stride: 1,
+            // The schedule's origin is the replay's zero (the start of a recorded second),
+            // not its first send.
+            lead: at.first().copied().unwrap_or(MAX_GAP),
+            clock: None,
+            listed: Some(Listed { at, next: 0 }),
+        }
     }
 
     /// The first `n` gaps are rescaled so they sum to exactly n / rate (vLLM's bench does
@@ -245,6 +276,10 @@ impl Arrivals {
     /// Of a rescaled schedule, the arrivals of this host still to come, the next one
     /// included (0: the next one is past the schedule's end); `None` for plain draws.
     pub fn planned_left(&self) -> Option<u64> {
+        if let Some(l) = &self.listed {
+            let left = l.at.len().saturating_sub(l.next) as u64;
+            return Some(left.div_ceil(u64::from(self.stride.max(1))));
+        }
         let whole = self.skip_left + self.rescaled_left;
         self.planned
             .then(|| whole.div_ceil(u64::from(self.stride.max(1))))
@@ -270,6 +305,13 @@ impl Arrivals {
     /// together are exactly its arrivals.
     #[must_use]
     pub fn sharded(mut self, shard: Shard) -> Arrivals {
+        if let Some(l) = self.listed.as_mut() {
+            let i = shard.index as usize;
+            l.next = i.min(l.at.len());
+            self.lead = l.at.get(i).copied().unwrap_or(MAX_GAP);
+            self.stride = shard.count.max(1);
+            return self;
+        }
         let lead: f64 = (0..shard.index).map(|_| self.draw()).sum();
         self.lead = to_gap(lead);
         self.stride = shard.count.max(1);
@@ -288,6 +330,14 @@ impl Arrivals {
     }
 
     pub fn next_gap(&mut self) -> Duration {
+        if let Some(l) = self.listed.as_mut() {
+            let from = l.next;
+            l.next = (from + self.stride.max(1) as usize).min(l.at.len());
+            return match (l.at.get(from), l.at.get(l.next)) {
+                (Some(a), Some(b)) if l.next > from => b.saturating_sub(*a),
+                _ => MAX_GAP,
+            };
+        }
         let mut g = 0.0;
         for _ in 0..self.stride {
             g += self.draw();
@@ -396,6 +446,36 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn listed_arrivals_keep_the_times_given_and_end_after_the_last() {
+        let ms = |v: &[u64]| -> Arc<[Duration]> {
+            v.iter().map(|&m| Duration::from_millis(m)).collect()
+        };
+        let mut a = Arrivals::listed(ms(&[0, 5, 5, 20]));
+        assert_eq!(
+            (a.first_offset(), a.planned_left()),
+            (Duration::ZERO, Some(4))
+        );
+        let gaps: Vec<Duration> = (0..3).map(|_| a.next_gap()).collect();
+        assert_eq!(gaps, [5, 0, 15].map(Duration::from_millis));
+        assert_eq!(a.planned_left(), Some(1));
+        assert_eq!(a.next_gap(), MAX_GAP);
+        assert_eq!(a.planned_left(), Some(0));
+        // Host 1 of 2 sends the second and the fourth.
+        let mut b = Arrivals::listed(ms(&[0, 5, 5, 20])).sharded(Shard { index: 1, count: 2 });
+        assert_eq!(
+            (b.first_offset(), b.planned_left()),
+            (Duration::from_millis(5), Some(2))
+        );
+        assert_eq!(b.next_gap(), Duration::from_millis(15));
+        assert_eq!(b.next_gap(), MAX_GAP);
+        // The first send need not be at the origin.
+        assert_eq!(
+            Arrivals::listed(ms(&[7, 9])).first_offset(),
+            Duration::from_millis(7)
+        );
     }
 
     #[test]

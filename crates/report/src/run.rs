@@ -105,7 +105,9 @@ pub fn heading(e: &Export) -> Vec<String> {
             num(c["natural_tokens_per_input"].as_f64(), 0)
         )
     };
+    let how = replay_pace(c).unwrap_or(how);
     lines.push(format!("{how} — {shape}"));
+    lines.extend(replay_line(&c["replay"]));
     lines.extend(super::rerank::heading(e));
     if c["pretokenize"].as_bool() == Some(true) {
         lines.push(
@@ -134,6 +136,48 @@ pub fn heading(e: &Export) -> Vec<String> {
     }
     lines.extend(e.notices.iter().map(|n| format!("note: {n}")));
     lines
+}
+
+/// A replay's pace: its arrivals are the recording's, not a Gamma process at its mean rate.
+fn replay_pace(c: &serde_json::Value) -> Option<String> {
+    let rate = c["request_rate"]
+        .as_f64()
+        .filter(|_| c["replay"].is_object())?;
+    let default = if c["concurrency_default"] == true {
+        " (the open loop's default)"
+    } else {
+        ""
+    };
+    Some(format!(
+        "open loop at the recorded times, {} req/s on average, concurrency cap {}{default}",
+        num(Some(rate), 1),
+        c["concurrency"],
+    ))
+}
+
+/// What a replay sent (`config.replay`): the file, its records and requests, and its time
+/// at the speed it was played.
+fn replay_line(r: &serde_json::Value) -> Option<String> {
+    let file = encbench_core::scrub::controls(r["file"].as_str()?);
+    let (records, requests) = (r["records"].as_u64()?, r["requests"].as_u64()?);
+    let scale = r["scale"].as_u64().unwrap_or(1);
+    let sent = if scale > 1 {
+        format!("{records} records × {scale} = {requests} requests")
+    } else {
+        format!("{requests} requests")
+    };
+    let spread = if r["spread_within_seconds"] == true {
+        "; each recorded second's requests spread within it, its count kept"
+    } else {
+        ""
+    };
+    Some(format!(
+        "replay of {file} ({}): {sent}, {} s recorded, played at {}× in {} s{spread}",
+        r["format"].as_str().unwrap_or("?"),
+        num(r["recorded_s"].as_f64(), 1),
+        r["speed"].as_f64().unwrap_or(1.0),
+        num(r["duration_s"].as_f64(), 1),
+    ))
 }
 
 pub fn tables(e: &Export) -> Vec<Table> {

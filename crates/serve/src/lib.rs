@@ -14,6 +14,7 @@ mod json_apis;
 mod kserve;
 mod kserve_grpc;
 pub mod model;
+mod request_log;
 mod routes;
 mod sagemaker;
 mod sigv4;
@@ -91,6 +92,8 @@ pub struct ServeConfig {
     pub model_kind: Option<ModelKind>,
     /// The model the server lists and names in replies (`--served-model-name`).
     pub served_model: String,
+    /// `--request-log`: a line per invocation appended here (see `request_log`).
+    pub request_log: Option<std::path::PathBuf>,
 }
 
 /// `fixed` serves every request in the model's time (an M/D/c queue under Poisson load);
@@ -138,6 +141,7 @@ impl Default for ServeConfig {
             only: None,
             model_kind: None,
             served_model: "encbench-reference".into(),
+            request_log: None,
         }
     }
 }
@@ -203,6 +207,7 @@ struct Server {
     started: Instant,
     first_request: OnceLock<Instant>,
     rng: Mutex<Xoshiro256PlusPlus>,
+    request_log: Option<request_log::RequestLog>,
 }
 
 impl Server {
@@ -388,16 +393,24 @@ pub async fn start(cfg: ServeConfig, tokenizer: TokenCounter) -> std::io::Result
         started: Instant::now(),
         first_request: OnceLock::new(),
         rng: Mutex::new(Xoshiro256PlusPlus::seed_from_u64(cfg.seed)),
+        request_log: (cfg.request_log.as_deref())
+            .map(request_log::RequestLog::open)
+            .transpose()?,
         cfg,
     });
     let playing = families::Playing {
         only: server.cfg.only,
         kind: server.cfg.model_kind,
     };
-    let inference = routes::inference(playing).route_layer(axum::middleware::from_fn_with_state(
-        server.clone(),
-        faults::wire_faults,
-    ));
+    let inference = routes::inference(playing)
+        .route_layer(axum::middleware::from_fn_with_state(
+            server.clone(),
+            faults::wire_faults,
+        ))
+        .route_layer(axum::middleware::from_fn_with_state(
+            server.clone(),
+            request_log::record,
+        ));
     let mut app = routes::describing(playing)
         .merge(inference)
         .route_layer(axum::middleware::from_fn_with_state(

@@ -1,6 +1,7 @@
 //! A run: the target prepared and checked, the engine driven by the live screen or headless,
 //! the export written, and the tables printed from that export.
 
+mod replay;
 mod settings;
 
 pub(super) use settings::{demo_config, engine_setup, run_config, target_settings};
@@ -22,15 +23,20 @@ use std::time::SystemTime;
 
 pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
     check(&a)?;
+    let trace = replay::read(&a)?;
     let hosts = super::hosts::hosts(&a)?;
     let (address, _demo_server) = settings::address(&a).await?;
     let p = setup::prepare(&settings::target_settings(&a, address)).await?;
+    let replaying = trace.map(|t| replay::plan(&a, t, p.seed)).transpose()?;
     // Before the screen opens, so it stays in the scrollback: what the server was taken for.
     if let Some(found) = &p.found {
         encbench_core::failure::say(format_args!("{}", found.line()));
     }
-    let config = serde_json::to_value(settings::run_config(&a, &p, &hosts))
-        .expect("a run's config serializes");
+    let mut run_config = settings::run_config(&a, &p, &hosts);
+    if let Some(plan) = &replaying {
+        replay::config(&a, plan, &mut run_config);
+    }
+    let config = serde_json::to_value(run_config).expect("a run's config serializes");
     if let Err(e) = p.target.check_ready().await {
         // The cause before its consequence: the error, then where the export of it went.
         let why = e.to_string();
@@ -40,7 +46,8 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         return Err(AppError::Said(Box::new(err)));
     }
     // A shard is one of several hosts sending one schedule: no live keys change its part.
-    let live = !a.headless && stdout.is_terminal && hosts.shard.is_none();
+    // Nor a replay's: its times are the recording's.
+    let live = !a.headless && stdout.is_terminal && hosts.shard.is_none() && replaying.is_none();
     if !live {
         let engine = &p.target_config.engine;
         for note in a.notes.iter().chain(&crate::cli::engine_notes(&a, engine)) {
@@ -59,7 +66,11 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         window_s: a.window,
         rerank: p.task == encbench_core::input::Task::Rerank,
     };
-    let engine = Engine::start_among(hosts, settings::engine_setup(&a, p, live)?);
+    let mut setup = settings::engine_setup(&a, p, live)?;
+    if let Some(plan) = &replaying {
+        replay::shape(&a, &mut setup, plan);
+    }
+    let engine = Engine::start_among(hosts, setup);
     let mut report = if live {
         live_screen(&a, engine, info, &config).await?
     } else {

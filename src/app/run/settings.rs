@@ -173,6 +173,7 @@ pub(in crate::app) fn run_config(a: &RunArgs, p: &PreparedTarget, hosts: &Hosts)
         start_at: hosts.start_at.map(rfc3339),
         ramp: a.ramp(),
         slice_s: a.slice,
+        replay: None,
     }
 }
 
@@ -215,6 +216,7 @@ pub(in crate::app) fn engine_setup(
         metrics: metrics.transpose()?,
         ramp: a.ramp(),
         slice: a.slice.map(Duration::from_secs_f64),
+        replay: None,
     })
 }
 

@@ -74,6 +74,31 @@ pub struct RunConfig {
     /// `--slice`: every phase cut into slices this long, in seconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slice_s: Option<f64>,
+    /// `--replay`: the recorded traffic the run's phase sent; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayConfig>,
+}
+
+/// What a replay was (`config.replay`): the file, how it was played, and what it planned.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReplayConfig {
+    pub file: String,
+    /// `trace` or `data-capture`.
+    pub format: String,
+    pub speed: f64,
+    pub scale: u32,
+    /// Records read from the file.
+    pub records: usize,
+    /// Requests planned: records × scale.
+    pub requests: u64,
+    /// The recording's span from its first record, in its own seconds (to the end of the
+    /// last recorded second where times are whole seconds).
+    pub recorded_s: f64,
+    /// The phase's length: the recording's span over the speed.
+    pub duration_s: f64,
+    /// The times were whole seconds: each second's requests were spread within it by the
+    /// seeded arrival process, its count kept.
+    pub spread_within_seconds: bool,
 }
 
 /// Where the requests went (`config.target`): a URL (the reference endpoint's with `demo`)

@@ -6,7 +6,7 @@ mod config;
 pub mod tune;
 mod write;
 
-pub use config::{Detected, RunConfig, TargetConfig};
+pub use config::{Detected, ReplayConfig, RunConfig, TargetConfig};
 pub use write::{check_writable, write_atomic, write_text_atomic};
 
 use crate::results::{PhaseResult, RunReport};

@@ -247,6 +247,7 @@ fn engine_for(entry: &Entry, a: &Settings, step: Step, index: usize) -> Engine {
         metrics: entry.metrics.clone(),
         ramp: None,
         slice: None,
+        replay: None,
     })
 }
 

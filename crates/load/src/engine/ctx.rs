@@ -10,6 +10,7 @@ use super::shared::Shared;
 use super::snapshot::RunState;
 use encbench_core::input::{Input, Rankings, Shape};
 use encbench_core::ramp::Ramp;
+use encbench_core::replay::ReplayPlan;
 use encbench_core::verdicts::AccuracyReport;
 use encbench_wire::accuracy::{self, AccuracySetup};
 use encbench_wire::client::Target;
@@ -39,6 +40,7 @@ pub(super) struct Ctx {
     pub(super) origin: Mutex<Option<Instant>>,
     pub(super) metrics: Option<Arc<Scraper>>,
     pub(super) ramp: Option<Ramp>,
+    replay: Option<Arc<ReplayPlan>>,
 }
 
 impl Ctx {
@@ -59,8 +61,15 @@ impl Ctx {
             origin: Mutex::new(None),
             metrics: setup.metrics,
             ramp: setup.ramp,
+            replay: setup.replay,
             shared,
         }
+    }
+
+    /// The replay phase `index` sends, if it is one: a replay is the run's first phase
+    /// (the command line allows no other before it); a live phase after it paces itself.
+    pub(super) fn replay_in(&self, index: usize) -> Option<Arc<ReplayPlan>> {
+        self.replay.clone().filter(|_| index == 1)
     }
 
     pub(super) fn defer(&self, c: Command) {

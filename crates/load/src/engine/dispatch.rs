@@ -97,7 +97,10 @@ impl<'a> PhaseRun<'a> {
     ) -> PhaseRun<'a> {
         let shared = &ctx.shared;
         let spec = ctx.hosts.part(&whole);
-        let requester = Requester::new(ctx, spec.batch_size);
+        let requester = match ctx.replay_in(index) {
+            Some(plan) => Requester::replaying(ctx, plan),
+            None => Requester::new(ctx, spec.batch_size),
+        };
         let progress = Arc::new(Progress::new(&spec));
         let server_before = ServerBefore::read(ctx).await;
         let (generation, pace) = mark_started(shared, &spec, index, step);

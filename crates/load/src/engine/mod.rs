@@ -4,6 +4,7 @@
 //! Inside, from the top: `run` (the phases of a run one after another, and a capacity
 //! search's steps through `search`), `dispatch` (one phase: its `schedule`, `closed`-loop
 //! slots, the `steer`ing commands, `probe_watch` and `phase_close`), `request` (one request,
+//! a replay's from `replay`,
 //! on the `client_threads`, tokenized on the `tokenizer_pool`), and under them all `ctx`
 //! and `shared` (what every part reads and writes), `snapshot`, `command`, `settings`,
 //! `limiter`, `wake`, `hosts`, `common_start` and `cpu` (what a phase cost the client).
@@ -19,6 +20,7 @@ pub mod hosts;
 pub mod limiter;
 mod phase_close;
 mod probe_watch;
+mod replay;
 mod request;
 mod run;
 mod schedule;

@@ -3,6 +3,7 @@
 
 use super::ctx::Ctx;
 use super::limiter::Permit;
+use super::replay::{Next, ReplayBodies};
 use super::shared::Shared;
 use encbench_core::input::{Input, batch_inputs};
 use encbench_core::server_metrics::headers::ServerTime;
@@ -23,6 +24,8 @@ pub(crate) struct Requester {
     ring: Option<Vec<Prepared>>,
     batch_size: usize,
     warmup_timeout: Duration,
+    /// A replay phase's bodies: each request the record the plan gives it.
+    replay: Option<ReplayBodies>,
 }
 
 /// Where one request stands in its phase.
@@ -45,28 +48,66 @@ impl Requester {
             texts,
             batch_size,
             warmup_timeout: ctx.warmup_timeout,
+            replay: None,
         })
+    }
+
+    /// The requests of a replay phase (see `replay`).
+    pub fn replaying(ctx: &Ctx, plan: Arc<encbench_core::replay::ReplayPlan>) -> Arc<Requester> {
+        Arc::new(Requester {
+            shared: ctx.shared.clone(),
+            target: ctx.target.clone(),
+            format: ctx.format.clone(),
+            ring: None,
+            texts: ctx.texts.clone(),
+            batch_size: 1,
+            warmup_timeout: ctx.warmup_timeout,
+            replay: Some(ReplayBodies::new(plan, ctx.format.as_ref())),
+        })
+    }
+
+    /// Request `idx`'s batch, and whether its reply is checked against it.
+    fn batch_of(&self, idx: u64) -> (usize, bool) {
+        match &self.replay {
+            Some(r) => (r.inputs(idx), r.checks_reply(idx)),
+            None => (self.batch_size, true),
+        }
     }
 
     /// Sends, reads to the last byte, checks the reply and records the result; the slot is
     /// given back only after that.
     pub async fn send(self: Arc<Self>, ticket: Ticket, permit: Permit) {
+        let (batch_size, check) = self.batch_of(ticket.idx);
         let mut guard = Unfinished {
             shared: self.shared.clone(),
             generation: ticket.generation,
             intended: ticket.intended,
             // The hand-off to a client thread is dispatch delay, not service time.
             sent: Instant::now(),
-            batch_size: self.batch_size,
+            batch_size,
             measured: ticket.measured,
             tokenize: None,
             permit: Some(permit),
         };
-        let prepared = match &self.ring {
-            Some(ring) => ring[(ticket.idx as usize) % ring.len()].clone(),
+        let replayed = self.replay.as_ref().map(|r| r.next(ticket.idx));
+        let prepared = match (&self.ring, replayed) {
+            (_, Some(Next::Ready(p))) => p,
+            (_, Some(Next::Tokenize(texts))) => {
+                let (format, texts) = (self.format.clone(), texts.to_vec());
+                match super::tokenizer_pool::run(move || {
+                    format.prepare(&texts.iter().collect::<Vec<_>>())
+                })
+                .await
+                {
+                    Some(p) => p,
+                    None => return guard.finish(Instant::now(), Err(panicked())),
+                }
+            }
+            (_, Some(Next::Missing)) => return guard.finish(Instant::now(), Err(panicked())),
+            (Some(ring), None) => ring[(ticket.idx as usize) % ring.len()].clone(),
             // Tokenizing is CPU work: off the reactor and below it (see `tokenizer_pool`), so
             // other requests' sends are not held up behind it.
-            None => {
+            (None, None) => {
                 let this = self.clone();
                 let k = ticket.idx as usize;
                 match super::tokenizer_pool::run(move || {
@@ -88,7 +129,10 @@ impl Requester {
         let done = Instant::now();
         // After `done`: latency ends at the last byte, not after our parse.
         let result = result.and_then(|reply| {
-            if !self.target.checks_replies() || self.format.check(&reply, self.batch_size).is_ok() {
+            if !check
+                || !self.target.checks_replies()
+                || self.format.check(&reply, batch_size).is_ok()
+            {
                 Ok(reply)
             } else {
                 // What came back instead, as the server's words: outputs under other names.

@@ -21,13 +21,25 @@ pub(super) struct Schedule {
     last_lag: Duration,
     /// The pipeline-end rule holds only for a phase that was a closed loop throughout.
     pub(super) ever_open: bool,
+    /// A replay's times are the recording's: no pace change draws them anew.
+    replay: bool,
 }
 
 impl Schedule {
     /// The phase's schedule from its start (the common start, or now). `whole` is the phase
     /// as planned for every host.
     pub(super) fn new(ctx: &Ctx, pace: Pace, whole: &PhaseSpec, index: usize) -> Schedule {
-        let arrivals = arrivals_for(ctx, pace, whole, phase_seed(ctx.seed, index, 0), true);
+        let replay = ctx.replay_in(index);
+        let arrivals = match &replay {
+            Some(plan) => {
+                let listed = Arrivals::listed(plan.at.clone());
+                Some(match ctx.hosts.shard {
+                    Some(s) => listed.sharded(s),
+                    None => listed,
+                })
+            }
+            None => arrivals_for(ctx, pace, whole, phase_seed(ctx.seed, index, 0), true),
+        };
         let last_intended = ctx.take_origin().unwrap_or_else(Instant::now);
         let next_intended = last_intended
             + arrivals
@@ -41,6 +53,7 @@ impl Schedule {
             next_intended,
             max_lag: Duration::ZERO,
             last_lag: Duration::ZERO,
+            replay: replay.is_some(),
         };
         ctx.shared.set_due(schedule.due());
         schedule
@@ -73,6 +86,9 @@ impl Schedule {
         index: usize,
         now: Instant,
     ) {
+        if self.replay {
+            return;
+        }
         if self.arrivals.is_none() {
             self.last_intended = now;
         }
@@ -86,7 +102,9 @@ impl Schedule {
 
     /// Back from a pause: time spent paused is not a backlog, the schedule restarts now.
     pub(super) fn resume(&mut self, ctx: &Ctx, pace: Pace, whole: &PhaseSpec, index: usize) {
-        self.redraw(ctx, pace, whole, index);
+        if !self.replay {
+            self.redraw(ctx, pace, whole, index);
+        }
         self.last_intended = Instant::now();
         self.next_intended = self.last_intended;
         ctx.shared.set_due(self.due());

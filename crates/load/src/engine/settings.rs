@@ -46,6 +46,9 @@ pub struct EngineSetup {
     pub ramp: Option<Ramp>,
     /// `--slice`: every phase cut into time slices this long.
     pub slice: Option<Duration>,
+    /// `--replay`: the run's first phase sends these recorded requests at their times
+    /// instead of drawing arrivals.
+    pub replay: Option<Arc<encbench_core::replay::ReplayPlan>>,
 }
 
 /// How a capacity search runs (see `capacity`).

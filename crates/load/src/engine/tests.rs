@@ -77,6 +77,7 @@ async fn a_panicking_request_is_counted_and_the_phase_completes() {
         metrics: None,
         ramp: None,
         slice: None,
+        replay: None,
     });
     let report = engine.finish().await;
     let p = &report.phases[0];

@@ -106,6 +106,7 @@ impl SageMakerTarget {
             }
             // Setup never pairs a gRPC body with an endpoint; the type would say what it is.
             BodyKind::Grpc => "application/grpc".into(),
+            BodyKind::Raw { content_type } => content_type.into(),
         };
         let call = self
             .client

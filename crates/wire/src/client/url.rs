@@ -204,6 +204,20 @@ impl BodyHeaders {
                 ],
                 len: 2,
             },
+            // A recorded body's type was checked to be printable ASCII when it was read.
+            BodyKind::Raw { content_type } => BodyHeaders {
+                list: [
+                    (ACCEPT, json.clone()),
+                    (
+                        CONTENT_TYPE,
+                        HeaderValue::from_str(content_type).unwrap_or_else(|_| {
+                            HeaderValue::from_static("application/octet-stream")
+                        }),
+                    ),
+                    (ACCEPT, json),
+                ],
+                len: 2,
+            },
             BodyKind::Binary { json_len } => BodyHeaders {
                 list: [
                     (ACCEPT, json),
@@ -264,7 +278,9 @@ impl UrlTarget {
     async fn invoke_h1(&self, pool: &H1Pool, req: &Prepared) -> Result<Reply, Failure> {
         let headers = match req.kind {
             BodyKind::Json => self.json_headers.clone(),
-            kind @ (BodyKind::Binary { .. } | BodyKind::Grpc) => self.h1_headers(kind),
+            kind @ (BodyKind::Binary { .. } | BodyKind::Grpc | BodyKind::Raw { .. }) => {
+                self.h1_headers(kind)
+            }
         };
         let answer = pool
             .post(

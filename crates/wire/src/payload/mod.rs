@@ -47,6 +47,27 @@ pub enum BodyKind {
     /// One framed gRPC message (a KServe v2 `ModelInferRequest`), for a gRPC target; its
     /// reply body is the answer's message, unframed.
     Grpc,
+    /// A body sent as it was recorded (a replayed Data Capture record), under the content
+    /// type it was recorded with (see `content_type`).
+    Raw {
+        content_type: &'static str,
+    },
+}
+
+/// `s` as a `&'static str` for `BodyKind::Raw`, the same one for every equal `s`: a capture
+/// holds a handful of content types, each kept once for the process's life, and the kind
+/// stays `Copy` for every other request's sake.
+pub fn content_type(s: &str) -> &'static str {
+    static KNOWN: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let mut known = KNOWN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(k) = known.iter().find(|k| **k == s) {
+        return k;
+    }
+    let k: &'static str = Box::leak(s.to_owned().into_boxed_str());
+    known.push(k);
+    k
 }
 
 /// A request ready to send.
@@ -65,6 +86,18 @@ impl Prepared {
         Prepared {
             body,
             kind: BodyKind::Json,
+            tokenize: None,
+            timeout: None,
+        }
+    }
+
+    /// A recorded body, sent byte for byte under its recorded content type.
+    pub fn raw(body: &[u8], content_type: &str) -> Prepared {
+        Prepared {
+            body: Bytes::copy_from_slice(body),
+            kind: BodyKind::Raw {
+                content_type: self::content_type(content_type),
+            },
             tokenize: None,
             timeout: None,
         }
