@@ -15,6 +15,7 @@
 //! slo, percentile service-level objectives, and the percentiles they name
 //! stats           HdrHistograms and the timeline
 //! plan, input     the phases a run is made of; input texts and known-answer samples
+//! lengths         input lengths: the drawn mix (--input-tokens), tokens sent per phase
 //! arrival, shard  the arrival process (Gamma gaps, seeded); one run over several hosts
 //! text, pricing   figures as text; instance prices and cost per million
 //! scrub           text from servers and files made safe to show: escaped, without secrets
@@ -36,6 +37,7 @@ pub mod failure;
 pub mod fixtures;
 pub mod input;
 pub mod interval;
+pub mod lengths;
 pub mod percentile;
 pub mod plan;
 pub mod pricing;

@@ -92,6 +92,8 @@ pub struct Completion {
     pub server_time: Option<crate::server_metrics::headers::ServerTime>,
     /// Warmup requests are counted in the timeline but never in phase results.
     pub measured: bool,
+    /// The token counts of the request's inputs.
+    pub tokens: Option<crate::lengths::BatchTokens>,
 }
 
 /// Everything measured in one phase.
@@ -135,6 +137,8 @@ pub struct PhaseRecorder {
     pub schedule: Option<ScheduleOutcome>,
     /// Phases that run until stable keep every ok request, to judge stability by.
     pub probe: Option<ProbeSamples>,
+    /// Tokens of the inputs sent.
+    pub input_tokens: crate::lengths::LengthRecorder,
 }
 
 /// The ok requests of a phase that runs until stable: when each completed and its scheduled
@@ -303,6 +307,7 @@ impl Default for PhaseRecorder {
             schedule_end: None,
             schedule: None,
             probe: None,
+            input_tokens: crate::lengths::LengthRecorder::default(),
         }
     }
 }
@@ -327,6 +332,10 @@ impl PhaseRecorder {
             None => c.intended,
         });
         self.last_done = Some(self.last_done.map_or(c.done, |t| t.max(c.done)));
+        // Sent is sent: a failed request's inputs reached the wire too.
+        if let Some(t) = &c.tokens {
+            self.input_tokens.record(t);
+        }
         match &c.error {
             None => {
                 self.ok += 1;
@@ -665,6 +674,7 @@ mod tests {
             tokenize: None,
             server_time: None,
             measured: true,
+            tokens: None,
         }
     }
 
