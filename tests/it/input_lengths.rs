@@ -2,7 +2,9 @@
 //! exactly (the reference endpoint counts the same tokens), and every phase reports the
 //! lengths it sent, whatever the inputs came from.
 
-use crate::common::{Serve, counters, f, run_env, run_export, schema_violations, stdout};
+use crate::common::{
+    Serve, counters, f, run, run_env, run_export, schema_violations, stdout, tmp_path,
+};
 use encbench::exact_text::DRAWN_INPUTS;
 use encbench::input::shipped_samples;
 use encbench::lengths::{BatchTokens, InputTokens, LengthMix, LengthRecorder};
@@ -76,8 +78,7 @@ fn a_drawn_mix_is_sent_to_the_token_and_every_phase_reports_its_lengths() {
     assert_eq!(schema_violations(&e), Vec::<String>::new());
     let text = stdout(&out);
     assert!(
-        text.contains("pair lengths drawn from normal 128 ± 32 tokens (--input-tokens)")
-            || text.contains("input lengths drawn from normal 128 ± 32 tokens (--input-tokens)"),
+        text.contains("input lengths drawn from normal 128 ± 32 tokens (--input-tokens)"),
         "{text}"
     );
     assert!(text.contains("Input lengths ("), "{text}");
@@ -88,6 +89,23 @@ fn a_drawn_mix_is_sent_to_the_token_and_every_phase_reports_its_lengths() {
         )),
         "{text}"
     );
+
+    // A second host with its own seed: `report --merge` adds the two mixes exactly.
+    let mut other = common.to_vec();
+    other[3] = "8";
+    let (_, b) = run_export(&s.url, &other);
+    let dir = tmp_path("lengths-merge");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (pa, pb, pm) = (dir.join("a.json"), dir.join("b.json"), dir.join("m.json"));
+    std::fs::write(&pa, e.to_string()).unwrap();
+    std::fs::write(&pb, b.to_string()).unwrap();
+    let paths = [&pa, &pb, &pm].map(|p| p.to_str().unwrap().to_string());
+    let out = run(&["report", "--merge", &paths[0], &paths[1], "-o", &paths[2]]);
+    assert!(out.status.success(), "{}", out.stderr);
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(&pm).unwrap()).unwrap();
+    let both = InputTokens::pooled([&Some(want.clone()), &Some(reported(&b["phases"][0]))]);
+    assert_eq!(Some(reported(&m["phases"][0])), both);
+    assert_eq!(schema_violations(&m), Vec::<String>::new());
 
     // The client tokenizes (triton's token ids), twice over (--repeat): the same inputs,
     // pooled.
