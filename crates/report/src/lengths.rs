@@ -52,10 +52,17 @@ pub(crate) fn heading(e: &Export, unit: &str) -> String {
     let c = &e.config;
     let mix = serde_json::from_value::<LengthMix>(c["input_tokens"].clone()).ok();
     let source = match mix {
+        // A reranker's requests pair the drawn pairs' first sides with others' second
+        // sides, so its pairs are not the drawn lengths: what was sent follows.
         Some(m) => format!(
-            "{unit} lengths drawn from {} (--input-tokens), clipped to --max-len {}",
+            "input lengths drawn from {} (--input-tokens), clipped to --max-len {}{}",
             m.describe(),
-            c["max_len"]
+            c["max_len"],
+            if unit == "input" {
+                ""
+            } else {
+                ", their sides made queries and documents"
+            }
         ),
         None => format!(
             "natural length, {} tokens per {unit}",

@@ -93,12 +93,14 @@ impl<'a> TextBuilder<'a> {
         }
     }
 
-    fn content(&self, first: Option<&str>, text: &str) -> usize {
+    /// Tokens of `text` without the special ones; after `first` (a pair's first side, and
+    /// its own tokens) those it adds to the pair.
+    fn content(&self, first: Option<(&str, usize)>, text: &str) -> usize {
         match first {
-            Some(a) => self
+            Some((a, a_len)) => self
                 .tok
                 .count(&Input::pair(a, text))
-                .saturating_sub(self.pair_specials + self.content(None, a)),
+                .saturating_sub(self.pair_specials + a_len),
             None => self
                 .tok
                 .count(&Input::Text(text.into()))
@@ -108,8 +110,9 @@ impl<'a> TextBuilder<'a> {
 
     /// Words of `body` tokens in all (after `first`, as a pair's second part): corpus words
     /// from a seeded place on, then one-token words for what the next word would overrun;
-    /// the real count corrects any word a tokenizer splits differently in company.
-    fn body(&self, first: Option<&str>, body: usize, seed: u64) -> String {
+    /// the real count corrects any word a tokenizer splits differently in company. With the
+    /// text, its tokens by that count.
+    fn body(&self, first: Option<(&str, usize)>, body: usize, seed: u64) -> (String, usize) {
         let mut out: Vec<&str> = vec![];
         let (mut have, start) = (0, spread(seed) as usize);
         // Each word taken is a token at least: at most `body` turns.
@@ -133,7 +136,7 @@ impl<'a> TextBuilder<'a> {
         for k in 0..=body {
             let n = self.content(first, &text);
             if n == body {
-                break;
+                return (text, n);
             }
             if n > body {
                 out.pop();
@@ -142,7 +145,8 @@ impl<'a> TextBuilder<'a> {
             }
             text = out.join(" ");
         }
-        text
+        let n = self.content(first, &text);
+        (text, n)
     }
 
     /// A text of `n` tokens by this tokenizer (at least `min_tokens(false)`).
@@ -152,6 +156,7 @@ impl<'a> TextBuilder<'a> {
             n.max(self.min_tokens(false)) - self.text_specials,
             seed,
         )
+        .0
     }
 
     /// A pair of `n` tokens together (at least `min_tokens(true)`): where it splits is drawn
@@ -159,8 +164,8 @@ impl<'a> TextBuilder<'a> {
     pub fn pair(&self, n: usize, seed: u64) -> Input {
         let body = n.max(self.min_tokens(true)) - self.pair_specials;
         let first_len = 1 + (spread(seed ^ 0x5eed) as usize) % (body - 1);
-        let a = self.body(None, first_len, seed);
-        let b = self.body(Some(&a), body - first_len, spread(seed));
+        let (a, a_len) = self.body(None, first_len, seed);
+        let (b, _) = self.body(Some((&a, a_len)), body - first_len, spread(seed));
         Input::pair(&a, &b)
     }
 }
