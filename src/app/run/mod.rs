@@ -58,6 +58,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         knee: a.knee,
         window_s: a.window,
         rerank: p.task == encbench_core::input::Task::Rerank,
+        lengths: a.input_tokens,
     };
     let engine = Engine::start_among(hosts, settings::engine_setup(&a, p, live)?);
     let mut report = if live {
