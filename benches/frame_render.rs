@@ -43,6 +43,7 @@ fn simulate(secs: u64) -> (Snapshot, Duration) {
             tokenize: None,
             server_time: None,
             measured: true,
+            tokens: None,
         };
         timeline.record(&c, true);
         recorder.record(&c);

@@ -20,6 +20,7 @@ pub fn info() -> Info {
         target: "http://127.0.0.1:8080".into(),
         format: "hf".into(),
         simulated: true,
+        lengths: None,
         knee: 0.8,
         window_s: 10,
         rerank: false,

@@ -191,6 +191,12 @@ pub struct RunArgs {
     /// tokenizer.json for token counts (default: shipped BERT WordPiece).
     #[arg(long, help_heading = "Workload")]
     pub tokenizer: Option<PathBuf>,
+    /// Input lengths drawn (seeded) from a normal distribution of MEAN tokens (STDDEV 0 by
+    /// default), clipped to the shortest pair and --max-len: 1024 pairs built from the
+    /// shipped corpus to exactly their drawn length by the tokenizer, special tokens counted.
+    /// MEAN:STDDEV:lognormal draws a right-skewed mix of the same mean and spread instead.
+    #[arg(long, value_name = "MEAN[:STDDEV]", value_parser = encbench_core::lengths::LengthMix::parse, conflicts_with_all = ["texts", "pad_to_max"], help_heading = "Workload")]
+    pub input_tokens: Option<encbench_core::lengths::LengthMix>,
     /// Per-request timeout (70s, 2m; a bare number is seconds).
     #[arg(long, default_value = "70", value_parser = positive_secs, help_heading = "Workload")]
     pub timeout: f64,

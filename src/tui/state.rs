@@ -18,6 +18,8 @@ pub struct Info {
     pub window_s: usize,
     /// A reranker's run: its batch is D documents a query, its samples documents.
     pub rerank: bool,
+    /// `--input-tokens`: the length mix the inputs were drawn from.
+    pub lengths: Option<encbench_core::lengths::LengthMix>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

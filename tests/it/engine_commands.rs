@@ -66,6 +66,7 @@ fn live_setup(url: &str, pace: Pace) -> EngineSetup {
         max_len: 512,
     };
     EngineSetup {
+        tokenizer: None,
         target: Arc::new(UrlTarget::new(
             url,
             &HfFormat::new(shape),

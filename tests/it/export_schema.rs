@@ -454,6 +454,11 @@ fn every_field_of_a_runs_config_is_described_and_valid() {
         max_len: 512,
         pretokenize: true,
         natural_tokens_per_input: 17.3,
+        input_tokens: Some(encbench::lengths::LengthMix {
+            mean: 128.0,
+            stddev: 32.0,
+            shape: encbench::lengths::LengthShape::Lognormal,
+        }),
         texts: some("texts.jsonl"),
         tokenizer: some("tokenizer.json"),
         timeout_s: 30.0,

@@ -24,6 +24,7 @@ mod grpc;
 mod hostile_files;
 mod hostile_text;
 mod html_report;
+mod input_lengths;
 mod known_answers;
 mod layers;
 mod live_segments;

@@ -16,6 +16,7 @@
 //! slices          a phase cut into time slices (`--slice`), and where the SLO first broke
 //! stats           HdrHistograms and the timeline
 //! plan, input     the phases a run is made of; input texts and known-answer samples
+//! lengths         input lengths: the drawn mix (--input-tokens), tokens sent per phase
 //! arrival, shard  the arrival process (Gamma gaps, seeded); one run over several hosts
 //! ramp            a rate that moves over a phase (`--ramp`), as a time change of it
 //! replay          recorded traffic (a trace, SageMaker Data Capture) and its schedule
@@ -39,6 +40,7 @@ pub mod failure;
 pub mod fixtures;
 pub mod input;
 pub mod interval;
+pub mod lengths;
 pub mod percentile;
 pub mod plan;
 pub mod pricing;

@@ -92,6 +92,8 @@ pub struct Completion {
     pub server_time: Option<crate::server_metrics::headers::ServerTime>,
     /// Warmup requests are counted in the timeline but never in phase results.
     pub measured: bool,
+    /// The token counts of the request's inputs.
+    pub tokens: Option<crate::lengths::BatchTokens>,
 }
 
 /// Everything measured in one phase.
@@ -137,6 +139,8 @@ pub struct PhaseRecorder {
     pub probe: Option<ProbeSamples>,
     /// `--slice`: the phase cut into time slices.
     pub slices: Option<crate::slices::SliceRecorder>,
+    /// Tokens of the inputs sent.
+    pub input_tokens: crate::lengths::LengthRecorder,
 }
 
 /// The ok requests of a phase that runs until stable: when each completed and its scheduled
@@ -306,6 +310,7 @@ impl Default for PhaseRecorder {
             schedule: None,
             probe: None,
             slices: None,
+            input_tokens: crate::lengths::LengthRecorder::default(),
         }
     }
 }
@@ -340,6 +345,10 @@ impl PhaseRecorder {
         if let Some(s) = self.slices.as_mut() {
             let ok = c.error.is_none().then(|| us(c.done - c.intended));
             s.record(c.intended, c.done, ok);
+        }
+        // Sent is sent: a failed request's inputs reached the wire too.
+        if let Some(t) = &c.tokens {
+            self.input_tokens.record(t);
         }
         match &c.error {
             None => {
@@ -679,6 +688,7 @@ mod tests {
             tokenize: None,
             server_time: None,
             measured: true,
+            tokens: None,
         }
     }
 

@@ -10,6 +10,7 @@ pub mod cold_start;
 pub mod compare;
 mod differences;
 pub mod html;
+mod lengths;
 pub mod merge;
 mod repeats;
 mod rerank;

@@ -195,6 +195,9 @@ fn merge_phase(sources: &[(String, Export)], i: usize) -> Result<PhaseResult, St
     // Tokenization has no histogram, and a server's statistics counted every host's requests
     // in each host's diff: neither adds up, nor does a metrics endpoint's.
     m.tokenize_ms = None;
+    m.input_tokens = encbench_core::lengths::InputTokens::pooled(
+        sources.iter().map(|(_, e)| &e.phases[i].input_tokens),
+    );
     m.client_cpu_ms_per_request = encbench_core::results::ClientCpu::pooled(
         sources
             .iter()

@@ -100,10 +100,7 @@ pub fn heading(e: &Export) -> Vec<String> {
     let shape = if c["pad_to_max"].as_bool() == Some(true) {
         format!("{unit}s padded to {} tokens", c["max_len"])
     } else {
-        format!(
-            "natural length, {} tokens per {unit}",
-            num(c["natural_tokens_per_input"].as_f64(), 0)
-        )
+        super::lengths::heading(e, unit)
     };
     let how = replay_pace(c).unwrap_or(how);
     lines.push(format!("{how} — {shape}"));
@@ -188,6 +185,7 @@ pub fn tables(e: &Export) -> Vec<Table> {
         concurrency_table(&e.phases),
         latency_table(&e.phases),
         breakdown_table(&e.phases),
+        super::lengths::table(&e.phases),
         schedule_table(&e.phases),
         slo_table(&e.phases),
         super::repeats::phases_table(&e.phases),

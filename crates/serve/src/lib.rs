@@ -563,6 +563,7 @@ async fn counters(State(s): State<Arc<Server>>) -> Response {
         "last_vllm": c.last_vllm.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone(),
         "tei_sent": c.tei_sent.json(),
         "arrival_gaps": c.arrival_gaps.json(),
+        "input_tokens": s.lengths.seen(),
     }))
     .into_response()
 }

@@ -6,6 +6,7 @@ use encbench_wire::tokenize::TokenCounter;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Width of the reference embeddings (MiniLM's).
@@ -55,6 +56,10 @@ impl Work {
 pub struct Lengths {
     counter: TokenCounter,
     cache: Mutex<HashMap<Input, usize>>,
+    /// Inputs of text requests planned, and their tokens: what a client's reported input
+    /// lengths are checked against (`GET /_encbench/counters`).
+    seen_inputs: AtomicU64,
+    seen_tokens: AtomicU64,
 }
 
 const CACHE_LIMIT: usize = 10_000;
@@ -64,7 +69,17 @@ impl Lengths {
         Lengths {
             counter,
             cache: Mutex::new(HashMap::new()),
+            seen_inputs: AtomicU64::new(0),
+            seen_tokens: AtomicU64::new(0),
         }
+    }
+
+    /// `{"inputs", "tokens"}` of every text request planned so far.
+    pub fn seen(&self) -> Value {
+        serde_json::json!({
+            "inputs": self.seen_inputs.load(Ordering::Relaxed),
+            "tokens": self.seen_tokens.load(Ordering::Relaxed),
+        })
     }
 
     /// Tokens of one input, with special tokens, untruncated.
@@ -103,6 +118,10 @@ impl Lengths {
             .and_then(Value::as_u64)
             .map(|m| m as usize);
         let pad_to_max = parameters.get("padding").and_then(Value::as_str) == Some("max_length");
+        let tokens: usize = inputs.iter().map(|i| self.natural(i)).sum();
+        self.seen_inputs
+            .fetch_add(inputs.len() as u64, Ordering::Relaxed);
+        self.seen_tokens.fetch_add(tokens as u64, Ordering::Relaxed);
         let truncate = parameters
             .get("truncation")
             .and_then(Value::as_bool)

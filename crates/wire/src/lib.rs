@@ -7,6 +7,7 @@
 //!            the server's metrics endpoint and CloudWatch
 //! discover   which API family a server at a URL speaks, from its metadata routes
 //! grpc       KServe v2 over gRPC: the service's messages, framing and status codes
+//! exact_text texts of an exact token count from the shipped corpus (--input-tokens)
 //! payload    the API families (hf, triton, vllm, openai, tei, infinity, jina): request
 //!            bodies, replies, labels, vectors, rankings, and their routes
 //! tokenize   real token counts and client-side tokenization from a tokenizer.json
@@ -15,6 +16,7 @@
 pub mod accuracy;
 pub mod client;
 pub mod discover;
+pub mod exact_text;
 pub mod grpc;
 pub mod payload;
 pub mod tokenize;

@@ -65,6 +65,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         knee: a.knee,
         window_s: a.window,
         rerank: p.task == encbench_core::input::Task::Rerank,
+        lengths: a.input_tokens,
     };
     let mut setup = settings::engine_setup(&a, p, live)?;
     if let Some(plan) = &replaying {

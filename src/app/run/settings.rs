@@ -86,6 +86,7 @@ pub(in crate::app) fn target_settings(a: &RunArgs, address: Address) -> TargetSe
             max_len: a.max_len,
         },
         texts: a.texts.clone(),
+        input_tokens: a.input_tokens,
         accuracy: (!a.no_accuracy).then(|| (a.accuracy_samples.clone(), a.labels.clone())),
         instance_type: a.instance_type.clone(),
         price_per_hour: a.price_per_hour,
@@ -141,6 +142,7 @@ pub(in crate::app) fn run_config(a: &RunArgs, p: &PreparedTarget, hosts: &Hosts)
         max_len: a.max_len,
         pretokenize: a.pretokenize,
         natural_tokens_per_input: (p.natural_tokens * 10.0).round() / 10.0,
+        input_tokens: a.input_tokens,
         texts: path(&a.texts),
         tokenizer: path(&a.tokenizer),
         timeout_s: a.timeout,
@@ -192,6 +194,7 @@ pub(in crate::app) fn engine_setup(
     Ok(EngineSetup {
         target: p.target,
         texts: p.texts,
+        tokenizer: Some(p.tokenizer),
         rankings: p.rankings,
         format: p.format,
         warmup_timeout: Duration::from_secs_f64(a.warmup_timeout),

@@ -104,14 +104,27 @@ fn first(app: &App, width: usize) -> Line<'static> {
     if let Some(o) = s.accuracy_before.as_ref().and_then(|a| a.output) {
         fields.push(field(vec![o.to_string()], Style::default()));
     }
+    let mut order = vec![];
+    if let Some(m) = &app.info.lengths {
+        order.extend([fields.len(); 2]);
+        // What sets the service time, beside what is served: dropped first when narrow.
+        fields.push(field(
+            vec![
+                format!("inputs {}", m.describe()),
+                format!("{}±{} tok", m.mean, m.stddev),
+                String::new(),
+            ],
+            Style::default(),
+        ));
+    }
     if app.info.simulated {
         fields.push(field(
             vec!["simulated endpoint".into(), "simulated".into()],
             Style::default().fg(Color::Yellow),
         ));
     }
-    let last = fields.len() - 1;
-    fit(vec![name], &fields, &[last], width)
+    order.push(fields.len() - 1);
+    fit(vec![name], &fields, &order, width)
 }
 
 /// The arrival process in a word or two: `Poisson`, `fixed`, `burst 2`.

@@ -345,3 +345,35 @@ fn at_80x24_lines_end_at_a_word_and_the_histogram_keeps_its_shape() {
         .count();
     assert!(buckets >= 4, "{buckets} buckets:\n{text}");
 }
+
+/// `--input-tokens`' mix in the header's first line: whole where there is room, shorter,
+/// then gone before the target is cut.
+#[test]
+fn the_length_mix_shortens_then_leaves_the_first_line() {
+    let mut info = fixtures::info();
+    info.lengths = Some(encbench_core::lengths::LengthMix::parse("128:32").unwrap());
+    let a = App::new(info, Arc::new(fixtures::snapshot()));
+    let first = |w: u16| {
+        let t = render(w, 2, &a, panels::header::render);
+        format!("{}", t.backend())
+            .lines()
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        first(120).contains("inputs normal 128 ± 32 tokens · simulated endpoint"),
+        "{}",
+        first(120)
+    );
+    assert!(
+        first(80).contains("128±32 tok · simulated"),
+        "{}",
+        first(80)
+    );
+    let narrow = first(50);
+    assert!(
+        !narrow.contains("tok") && narrow.contains("127.0.0.1:8080"),
+        "{narrow}"
+    );
+}

@@ -35,6 +35,9 @@ pub struct RunConfig {
     pub pretokenize: bool,
     /// Mean natural length of the inputs, in tokens, to a tenth.
     pub natural_tokens_per_input: f64,
+    /// `--input-tokens`: the length mix the inputs were drawn from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<crate::lengths::LengthMix>,
     pub texts: Option<String>,
     pub tokenizer: Option<String>,
     pub timeout_s: f64,

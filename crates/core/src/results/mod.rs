@@ -74,6 +74,9 @@ pub struct PhaseResult {
     /// Client-side tokenization (triton, vllm), part of the latency above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokenize_ms: Option<LatencySummary>,
+    /// Tokens per input sent and per request (see `lengths`), whatever the inputs' source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<crate::lengths::InputTokens>,
     /// The server's time per request from its replies' headers (TEI's `x-queue-time`,
     /// `x-inference-time`, `x-tokenization-time`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -226,6 +229,7 @@ impl PhaseResult {
             service_ms: LatencySummary::of(&rec.service),
             dispatch_delay_ms: LatencySummary::of(&rec.dispatch_delay),
             tokenize_ms: (!rec.tokenize.is_empty()).then(|| LatencySummary::of(&rec.tokenize)),
+            input_tokens: rec.input_tokens.summary(),
             server_time_ms: rec.server_time.as_ref().map(|r| r.summary()),
             client_cpu_ms_per_request: None,
             server: None,

@@ -164,6 +164,7 @@ fn pooled(reps: Vec<PhaseResult>, slo: &Slo) -> PhaseResult {
     p.service_hdr_b64 = service.as_ref().map(encode_histogram);
     p.dispatch_delay_hdr_b64 = dispatch.as_ref().map(encode_histogram);
     pool_rates(&mut p, &reps);
+    p.input_tokens = crate::lengths::InputTokens::pooled(reps.iter().map(|r| &r.input_tokens));
     // Summaries without a histogram in the export cannot be added exactly: each
     // repetition keeps its own.
     p.tokenize_ms = None;

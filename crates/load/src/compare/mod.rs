@@ -203,6 +203,7 @@ fn engine_for(entry: &Entry, a: &Settings, step: Step, index: usize) -> Engine {
     Engine::start(EngineSetup {
         target: p.target.clone(),
         texts: p.texts.clone(),
+        tokenizer: Some(p.tokenizer.clone()),
         rankings: p.rankings.clone(),
         format: p.format.clone(),
         shape: p.shape,

@@ -313,6 +313,7 @@ pub fn target_settings(a: &Settings, t: &TargetSpec) -> TargetSettings {
             max_len: a.max_len,
         },
         texts: a.texts.clone(),
+        input_tokens: None,
         accuracy: a
             .accuracy_check
             .then(|| (a.accuracy_samples.clone(), a.labels.clone())),

@@ -16,6 +16,7 @@ use encbench_wire::accuracy::{self, AccuracySetup};
 use encbench_wire::client::Target;
 use encbench_wire::client::metrics::Scraper;
 use encbench_wire::payload::Format;
+use encbench_wire::tokenize::TokenCounter;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -24,6 +25,9 @@ use std::time::{Duration, Instant};
 pub(super) struct Ctx {
     pub(super) target: Arc<dyn Target>,
     pub(super) texts: Arc<Vec<Input>>,
+    pub(super) tokenizer: Option<Arc<TokenCounter>>,
+    /// The texts' token counts, counted once when a phase first needs them.
+    text_tokens: std::sync::OnceLock<Arc<[u32]>>,
     pub(super) rankings: Option<Arc<Rankings>>,
     pub(super) format: Arc<dyn Format>,
     pub(super) shape: Shape,
@@ -48,6 +52,8 @@ impl Ctx {
         Ctx {
             target: setup.target,
             texts: Arc::new(setup.texts),
+            tokenizer: setup.tokenizer,
+            text_tokens: std::sync::OnceLock::new(),
             rankings: setup.rankings,
             format: setup.format,
             shape: setup.shape,
@@ -101,6 +107,21 @@ impl Ctx {
             Some(r) => Arc::new(r.pairs(batch_size, encbench_wire::payload::MAX_BODIES)),
             None => self.texts.clone(),
         }
+    }
+
+    /// The token counts of `inputs_for(batch_size)`, input by input; `None` without a
+    /// tokenizer. A reranker's pairs differ with D, so they are counted per phase.
+    pub(super) fn tokens_for(&self, inputs: &Arc<Vec<Input>>) -> Option<Arc<[u32]>> {
+        let tok = self.tokenizer.as_ref()?;
+        let count = |v: &[Input]| -> Arc<[u32]> {
+            v.iter()
+                .map(|i| u32::try_from(tok.count(i)).unwrap_or(u32::MAX))
+                .collect()
+        };
+        if Arc::ptr_eq(inputs, &self.texts) {
+            return Some(self.text_tokens.get_or_init(|| count(inputs)).clone());
+        }
+        Some(count(inputs))
     }
 
     /// Runs the accuracy samples while nothing else is sent (before and after the load).

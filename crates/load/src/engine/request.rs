@@ -6,6 +6,7 @@ use super::limiter::Permit;
 use super::replay::{Next, ReplayBodies};
 use super::shared::Shared;
 use encbench_core::input::{Input, batch_inputs};
+use encbench_core::lengths::BatchTokens;
 use encbench_core::server_metrics::headers::ServerTime;
 use encbench_core::stats::{CLIENT_PANIC, Completion};
 use encbench_wire::client::{ErrorKind, Failure, Target};
@@ -19,6 +20,8 @@ pub(crate) struct Requester {
     target: Arc<dyn Target>,
     format: Arc<dyn Format>,
     texts: Arc<Vec<Input>>,
+    /// Each of `texts`' token counts.
+    tokens: Option<Arc<[u32]>>,
     /// Bodies built once, for formats that do not tokenize on the client (those prepare each
     /// request as it is sent, so the time is measured).
     ring: Option<Vec<Prepared>>,
@@ -39,7 +42,9 @@ pub(crate) struct Ticket {
 impl Requester {
     pub fn new(ctx: &Ctx, batch_size: usize) -> Arc<Requester> {
         let texts = ctx.inputs_for(batch_size);
+        let tokens = ctx.tokens_for(&texts);
         Arc::new(Requester {
+            tokens,
             shared: ctx.shared.clone(),
             target: ctx.target.clone(),
             format: ctx.format.clone(),
@@ -60,6 +65,8 @@ impl Requester {
             format: ctx.format.clone(),
             ring: None,
             texts: ctx.texts.clone(),
+            // A record's inputs are its own: their tokens are not counted.
+            tokens: None,
             batch_size: 1,
             warmup_timeout: ctx.warmup_timeout,
             replay: Some(ReplayBodies::new(plan, ctx.format.as_ref())),
@@ -87,9 +94,23 @@ impl Requester {
             batch_size,
             measured: ticket.measured,
             tokenize: None,
+            tokens: None,
             permit: Some(permit),
         };
         let replayed = self.replay.as_ref().map(|r| r.next(ticket.idx));
+        // The k of `batch_inputs(texts, batch_size, k)` this request sends.
+        let k = match &self.ring {
+            Some(ring) => (ticket.idx as usize) % ring.len(),
+            None => ticket.idx as usize,
+        };
+        // A replayed request sends its record's inputs, not the run's texts.
+        if replayed.is_none() {
+            guard.tokens = self.tokens.as_ref().map(|counts| BatchTokens {
+                counts: counts.clone(),
+                first: k * self.batch_size,
+                len: self.batch_size,
+            });
+        }
         let prepared = match (&self.ring, replayed) {
             (_, Some(Next::Ready(p))) => p,
             (_, Some(Next::Tokenize(texts))) => {
@@ -104,12 +125,11 @@ impl Requester {
                 }
             }
             (_, Some(Next::Missing)) => return guard.finish(Instant::now(), Err(panicked())),
-            (Some(ring), None) => ring[(ticket.idx as usize) % ring.len()].clone(),
+            (Some(ring), None) => ring[k].clone(),
             // Tokenizing is CPU work: off the reactor and below it (see `tokenizer_pool`), so
             // other requests' sends are not held up behind it.
             (None, None) => {
                 let this = self.clone();
-                let k = ticket.idx as usize;
                 match super::tokenizer_pool::run(move || {
                     this.format
                         .prepare(&batch_inputs(&this.texts, this.batch_size, k))
@@ -167,6 +187,7 @@ struct Unfinished {
     batch_size: usize,
     measured: bool,
     tokenize: Option<Duration>,
+    tokens: Option<BatchTokens>,
     permit: Option<Permit>,
 }
 
@@ -194,6 +215,7 @@ impl Unfinished {
             tokenize: self.tokenize,
             server_time,
             measured: self.measured,
+            tokens: self.tokens.take(),
         };
         self.shared.record(&c, self.generation);
         drop(permit);

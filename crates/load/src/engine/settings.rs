@@ -11,12 +11,15 @@ use encbench_wire::accuracy::AccuracySetup;
 use encbench_wire::client::Target;
 use encbench_wire::client::metrics::Scraper;
 use encbench_wire::payload::Format;
+use encbench_wire::tokenize::TokenCounter;
 use std::sync::Arc;
 use std::time::Duration;
 
 pub struct EngineSetup {
     pub target: Arc<dyn Target>,
     pub texts: Vec<Input>,
+    /// Counts each input's tokens once, for the phases' input lengths; `None` records none.
+    pub tokenizer: Option<Arc<TokenCounter>>,
     /// A reranker's queries and documents: each phase's requests are made of them, D
     /// documents each, instead of batches of `texts`.
     pub rankings: Option<Arc<Rankings>>,

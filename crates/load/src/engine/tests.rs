@@ -43,6 +43,7 @@ async fn a_panicking_request_is_counted_and_the_phase_completes() {
     let engine = Engine::start(EngineSetup {
         target: Arc::new(PanicsEveryThird(AtomicUsize::new(0))),
         texts: vec![Input::Text("x".into())],
+        tokenizer: None,
         format: Arc::new(HfFormat::new(shape)),
         shape,
         warmup_timeout: Duration::from_secs(5),

@@ -16,6 +16,7 @@ use encbench_core::export::{Detected, TargetConfig};
 use encbench_core::input::{
     Input, Rankings, Shape, Task, load_samples, load_texts, shipped_rerank, shipped_samples,
 };
+use encbench_core::lengths::LengthMix;
 use encbench_core::pricing::{instance_price, unpriced};
 use encbench_wire::accuracy::AccuracySetup;
 use encbench_wire::client::headers::ExtraHeaders;
@@ -23,6 +24,7 @@ use encbench_wire::client::sagemaker::{MAX_BODY_BYTES, SageMakerConfig, SageMake
 use encbench_wire::client::url::{self, Routes, UrlTarget};
 use encbench_wire::client::{Target, shown_url};
 use encbench_wire::discover::Found;
+use encbench_wire::exact_text;
 use encbench_wire::payload::{Api, Format, LabelMap, PayloadFormat, Pooling, RerankOptions};
 use encbench_wire::tokenize::{self, TokenCounter};
 use family::{Resolved, build_format, resolve, routes};
@@ -103,6 +105,8 @@ pub struct TargetSettings {
     pub shape: Shape,
     /// Input texts (default: the shipped samples).
     pub texts: Option<PathBuf>,
+    /// `--input-tokens`: pairs of drawn lengths instead of texts.
+    pub input_tokens: Option<LengthMix>,
     /// Known-answer samples (default: shipped) and class names; `None` skips the check.
     pub accuracy: Option<(Option<PathBuf>, Vec<String>)>,
     pub instance_type: Option<String>,
@@ -157,6 +161,8 @@ fn usage(flag: &str, message: impl std::fmt::Display) -> SetupError {
 /// A target ready to be measured.
 pub struct PreparedTarget {
     pub texts: Vec<Input>,
+    /// What counts the inputs' tokens.
+    pub tokenizer: Arc<TokenCounter>,
     /// What a request is made of, and its size (documents per query for a reranker).
     pub task: Task,
     pub batch_size: usize,
@@ -188,18 +194,12 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
     let tokenizer =
         TokenCounter::load(s.tokenizer.as_deref()).map_err(|e| usage("--tokenizer", e))?;
     check_max_len(s)?;
-    let texts: Vec<Input> = match &s.texts {
-        Some(p) => load_texts(p).map_err(|e| usage("--texts", e))?,
-        None => shipped_samples()
-            .iter()
-            .map(encbench_core::input::NliSample::input)
-            .collect(),
-    };
+    let seed = s.seed.unwrap_or_else(rand::random);
+    let texts = inputs(s, &tokenizer, seed)?;
     let mut accuracy = accuracy_setup(s)?;
     let headers = extra_headers(s)?;
     grpc::check(s, &headers)?;
     let price = price(s)?;
-    let seed = s.seed.unwrap_or_else(rand::random);
 
     let url = match &s.address {
         Address::Demo(u) | Address::Url(u) => Some(u.clone()),
@@ -269,6 +269,7 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
     );
     Ok(PreparedTarget {
         texts,
+        tokenizer: Arc::new(tokenizer),
         task,
         batch_size,
         rankings,
@@ -284,6 +285,60 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
         target_config: config,
         found,
     })
+}
+
+/// `--texts`, pairs of drawn lengths, or the shipped samples.
+fn inputs(
+    s: &TargetSettings,
+    tokenizer: &TokenCounter,
+    seed: u64,
+) -> Result<Vec<Input>, SetupError> {
+    Ok(match (&s.texts, &s.input_tokens) {
+        (Some(p), _) => load_texts(p).map_err(|e| usage("--texts", e))?,
+        (None, Some(mix)) => drawn(s, tokenizer, mix, seed)?,
+        (None, None) => shipped_samples()
+            .iter()
+            .map(encbench_core::input::NliSample::input)
+            .collect(),
+    })
+}
+
+/// `--input-tokens`: pairs like the shipped samples they replace, of lengths drawn from the
+/// mix with the run's seed.
+fn drawn(
+    s: &TargetSettings,
+    tokenizer: &TokenCounter,
+    mix: &LengthMix,
+    seed: u64,
+) -> Result<Vec<Input>, SetupError> {
+    let shortest = exact_text::TextBuilder::new(tokenizer).min_tokens(true);
+    let max_len = s.shape.max_len;
+    if mix.mean > max_len as f64 {
+        return Err(usage(
+            "--input-tokens",
+            format!(
+                "a mean of {} tokens is beyond --max-len {max_len}: lengths are clipped to it",
+                mix.mean
+            ),
+        ));
+    }
+    if mix.mean < shortest as f64 {
+        return Err(usage(
+            "--input-tokens",
+            format!(
+                "a mean of {} tokens is below the shortest pair, {shortest} tokens with the special ones",
+                mix.mean
+            ),
+        ));
+    }
+    Ok(exact_text::drawn_inputs(
+        tokenizer,
+        mix,
+        true,
+        exact_text::DRAWN_INPUTS,
+        max_len,
+        seed,
+    ))
 }
 
 /// `--max-len` within the tokenizer's model length.
