@@ -263,10 +263,10 @@ fn the_charts_of_a_run_a_comparison_and_a_capacity_search_have_their_series_and_
             axes: &[
                 "time since start (s)",
                 "requests per second",
-                "p99 latency (ms)",
+                "p50 and p99 latency (ms)",
             ],
             marks: &[],
-            legend: &["req/s", "p99 ms"],
+            legend: &["req/s", "p99 ms", "p50 ms"],
         },
     ];
     assert_eq!(figs.len(), wants.len(), "{figs:#?}");

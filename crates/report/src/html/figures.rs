@@ -748,7 +748,7 @@ fn timelines(files: &[(String, Export)]) -> Vec<Chart> {
             },
             x: Axis::new("time since start (s)", Scale::Linear),
             y: Axis::new("requests per second", Scale::Linear),
-            y2: Some(Axis::new("p99 latency (ms)", Scale::Linear)),
+            y2: Some(Axis::new("p50 and p99 latency (ms)", Scale::Linear)),
             series,
             marks,
             levels: vec![],
