@@ -27,7 +27,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
     let hosts = super::hosts::hosts(&a)?;
     let (address, _demo_server) = settings::address(&a).await?;
     let p = setup::prepare(&settings::target_settings(&a, address)).await?;
-    let replaying = trace.map(|t| replay::plan(&a, t, p.seed)).transpose()?;
+    let replaying = (trace.map(|t| replay::plan(&a, t, p.seed, &p.tokenizer))).transpose()?;
     // Before the screen opens, so it stays in the scrollback: what the server was taken for.
     if let Some(found) = &p.found {
         encbench_core::failure::say(format_args!("{}", found.line()));

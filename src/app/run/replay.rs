@@ -6,9 +6,12 @@
 use super::super::{AppError, usage};
 use crate::cli::RunArgs;
 use encbench_core::export::ReplayConfig;
+use encbench_core::input::Input;
 use encbench_core::plan::{OPEN_LOOP_CAP, RunPlan, StopAt};
-use encbench_core::replay::{self, Format, ReplayPlan, Speed, Trace};
+use encbench_core::replay::{self, Body, Format, ReplayPlan, Speed, Trace};
 use encbench_load::engine::EngineSetup;
+use encbench_wire::exact_text::TextBuilder;
+use encbench_wire::tokenize::TokenCounter;
 use std::sync::Arc;
 
 /// The file's records, or why not; `None` without `--replay`.
@@ -17,15 +20,6 @@ pub(super) fn read(a: &RunArgs) -> Result<Option<Trace>, AppError> {
         return Ok(None);
     };
     let trace = replay::load(path).map_err(|e| usage("--replay", e))?;
-    if let Some(line) = trace.first_tokens_line() {
-        return Err(usage(
-            "--replay",
-            format!(
-                "{} line {line}: a {{\"tokens\", \"batch_size\"}} record needs the --input-tokens text builder, which replay does not use yet; give the record's \"texts\" instead",
-                path.display()
-            ),
-        ));
-    }
     let grpc = a.url.as_deref().is_some_and(|u| u.starts_with("grpc"));
     if trace.format == Format::DataCapture && grpc {
         return Err(usage(
@@ -36,8 +30,15 @@ pub(super) fn read(a: &RunArgs) -> Result<Option<Trace>, AppError> {
     Ok(Some(trace))
 }
 
-/// The schedule, seeded by the run's seed (where whole seconds are spread).
-pub(super) fn plan(a: &RunArgs, trace: Trace, seed: u64) -> Result<Arc<ReplayPlan>, AppError> {
+/// The schedule, seeded by the run's seed (where whole seconds are spread); a trace's
+/// `{"tokens", "batch_size"}` records become texts of exactly that many tokens.
+pub(super) fn plan(
+    a: &RunArgs,
+    mut trace: Trace,
+    seed: u64,
+    tok: &TokenCounter,
+) -> Result<Arc<ReplayPlan>, AppError> {
+    texts_of_lengths(&mut trace, tok, seed);
     let speed = Speed {
         speed: a.replay_speed,
         scale: a.replay_scale,
@@ -45,6 +46,27 @@ pub(super) fn plan(a: &RunArgs, trace: Trace, seed: u64) -> Result<Arc<ReplayPla
     ReplayPlan::new(trace, speed, seed)
         .map(Arc::new)
         .map_err(|e| usage("--replay", e))
+}
+
+/// Each `{"tokens": N, "batch_size": B}` record as B texts of exactly N tokens by the run's
+/// tokenizer (special tokens counted, as `--max-len` counts them), built from the shipped
+/// corpus by `--input-tokens`' builder, seeded by the run's seed and the record's line.
+fn texts_of_lengths(trace: &mut Trace, tok: &TokenCounter, seed: u64) {
+    if trace.first_tokens_line().is_none() {
+        return;
+    }
+    let builder = TextBuilder::new(tok);
+    for r in &mut trace.records {
+        if let Body::Tokens { tokens, batch_size } = r.body {
+            let texts = (0..batch_size)
+                .map(|j| {
+                    let k = (r.line as u64).wrapping_mul(0x9E37_79B9) ^ j as u64;
+                    Input::Text(builder.text(tokens, seed ^ k))
+                })
+                .collect();
+            r.body = Body::Texts(texts);
+        }
+    }
 }
 
 /// The engine runs the replay as its one phase: open loop at the recording's mean rate (what

@@ -18,10 +18,6 @@ fn bad_replay_input_is_one_line_and_exit_2() {
         "{\"timestamp_ms\": 0, \"texts\": [\"a\"]}\n{\"timestamp_ms\": 5, \"texts\": [\"b\"\n",
     );
     let untimed = file("untimed.jsonl", "{\"texts\": [\"a\"]}\n");
-    let tokens = file(
-        "tokens.jsonl",
-        "{\"timestamp_ms\": 0, \"texts\": [\"a\"]}\n{\"timestamp_ms\": 5, \"tokens\": 128, \"batch_size\": 4}\n",
-    );
     let target = ["--headless", "--url", "http://127.0.0.1:9", "--no-accuracy"];
     let cases: Vec<(Vec<&str>, Vec<&str>)> = vec![
         (
@@ -32,10 +28,6 @@ fn bad_replay_input_is_one_line_and_exit_2() {
         (
             vec!["--replay", &untimed],
             vec!["untimed.jsonl line 1: no timestamp"],
-        ),
-        (
-            vec!["--replay", &tokens],
-            vec!["tokens.jsonl line 2", "--input-tokens"],
         ),
         (
             vec!["--replay", &ok, "--replay-speed", "0"],

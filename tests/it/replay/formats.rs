@@ -4,6 +4,44 @@ use super::{arrivals, assert_near_samples, capture_line};
 use crate::common::{self, Serve, run_export, tmp_path};
 use serde_json::{Value, json};
 
+/// `{"tokens": N, "batch_size": B}` records: B texts of exactly N tokens each, built by
+/// `--input-tokens`' builder, as the endpoint's own tokenizer counts them.
+#[test]
+fn a_trace_of_lengths_sends_texts_of_exactly_those_lengths() {
+    let lines: Vec<String> = (0..12)
+        .map(|i| {
+            json!({"timestamp_ms": i * 20, "tokens": 40 + 8 * i, "batch_size": 1 + i % 3})
+                .to_string()
+        })
+        .collect();
+    let file = tmp_path("lengths.jsonl");
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let s = Serve::one_ms(&[]);
+    let (out, e) = run_export(
+        &s.url,
+        &[
+            "--engine",
+            "hf",
+            "--no-accuracy",
+            "--replay",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let p = &e["phases"][0];
+    assert_eq!(p["ok"].as_u64(), Some(12), "{p}");
+    let (inputs, tokens) = (0..12u64).fold((0, 0), |(n, t), i| {
+        let b = 1 + i % 3;
+        (n + b, t + b * (40 + 8 * i))
+    });
+    let c = &common::counters(&s)["input_tokens"];
+    assert_eq!(
+        (c["inputs"].as_u64(), c["tokens"].as_u64()),
+        (Some(inputs), Some(tokens)),
+        "{c}"
+    );
+}
+
 #[test]
 fn a_trace_of_texts_goes_out_in_the_targets_format_scale_times() {
     // 30 records over 1.45 s, every fifth a batch of 2 texts; each sent twice.
