@@ -113,6 +113,7 @@ fn live_setup(url: &str, pace: Pace) -> EngineSetup {
         slo: encbench::slo::Slo::default(),
         search: None,
         metrics: None,
+        records: None,
     }
 }
 

@@ -211,6 +211,8 @@ pub(in crate::app) fn engine_setup(
             at_start: a.find_capacity,
         }),
         metrics: metrics.transpose()?,
+        // Opened by the run itself, which closes it in every way a run ends.
+        records: None,
     })
 }
 

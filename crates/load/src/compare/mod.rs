@@ -244,6 +244,7 @@ fn engine_for(entry: &Entry, a: &Settings, step: Step, index: usize) -> Engine {
                 ..s
             }),
         metrics: entry.metrics.clone(),
+        records: None,
     })
 }
 

@@ -8,6 +8,7 @@ use super::hosts::Hosts;
 use super::settings::EngineSetup;
 use super::shared::Shared;
 use super::snapshot::RunState;
+use encbench_core::export::records::RecordsTx;
 use encbench_core::input::{Input, Rankings, Shape};
 use encbench_core::verdicts::AccuracyReport;
 use encbench_wire::accuracy::{self, AccuracySetup};
@@ -37,6 +38,8 @@ pub(super) struct Ctx {
     /// The common start, for the first phase's schedule to begin at (see `start`).
     pub(super) origin: Mutex<Option<Instant>>,
     pub(super) metrics: Option<Arc<Scraper>>,
+    /// `--records`: every request's line.
+    pub(super) records: Option<RecordsTx>,
 }
 
 impl Ctx {
@@ -56,6 +59,7 @@ impl Ctx {
             hosts: shared.hosts,
             origin: Mutex::new(None),
             metrics: setup.metrics,
+            records: setup.records,
             shared,
         }
     }

@@ -97,7 +97,7 @@ impl<'a> PhaseRun<'a> {
     ) -> PhaseRun<'a> {
         let shared = &ctx.shared;
         let spec = ctx.hosts.part(&whole);
-        let requester = Requester::new(ctx, spec.batch_size);
+        let requester = Requester::new(ctx, &spec, index);
         let progress = Arc::new(Progress::new(&spec));
         let server_before = ServerBefore::read(ctx).await;
         let (generation, pace) = mark_started(shared, &spec, index, step);

@@ -4,7 +4,9 @@
 use super::ctx::Ctx;
 use super::limiter::Permit;
 use super::shared::Shared;
+use encbench_core::export::records::{RecordsTx, RequestRecord};
 use encbench_core::input::{Input, batch_inputs};
+use encbench_core::plan::PhaseSpec;
 use encbench_core::server_metrics::headers::ServerTime;
 use encbench_core::stats::{CLIENT_PANIC, Completion};
 use encbench_wire::client::{ErrorKind, Failure, Target};
@@ -23,6 +25,16 @@ pub(crate) struct Requester {
     ring: Option<Vec<Prepared>>,
     batch_size: usize,
     warmup_timeout: Duration,
+    /// `--records`: where each request's line goes, and what it says of the phase.
+    records: Option<(RecordsTx, PhaseTag)>,
+}
+
+/// The phase as a request's record names it.
+#[derive(Clone, Copy)]
+struct PhaseTag {
+    phase: u32,
+    kind: &'static str,
+    repetition: Option<u32>,
 }
 
 /// Where one request stands in its phase.
@@ -34,8 +46,15 @@ pub(crate) struct Ticket {
 }
 
 impl Requester {
-    pub fn new(ctx: &Ctx, batch_size: usize) -> Arc<Requester> {
+    /// The requester of phase number `index` (as the run counts them), run as `spec`.
+    pub fn new(ctx: &Ctx, spec: &PhaseSpec, index: usize) -> Arc<Requester> {
+        let batch_size = spec.batch_size;
         let texts = ctx.inputs_for(batch_size);
+        let tag = PhaseTag {
+            phase: u32::try_from(index).unwrap_or(u32::MAX),
+            kind: spec.kind.name(),
+            repetition: spec.repetition.map(|(k, _)| k),
+        };
         Arc::new(Requester {
             shared: ctx.shared.clone(),
             target: ctx.target.clone(),
@@ -45,6 +64,7 @@ impl Requester {
             texts,
             batch_size,
             warmup_timeout: ctx.warmup_timeout,
+            records: ctx.records.clone().map(|tx| (tx, tag)),
         })
     }
 
@@ -61,6 +81,14 @@ impl Requester {
             measured: ticket.measured,
             tokenize: None,
             permit: Some(permit),
+            line: self.records.as_ref().map(|(tx, tag)| Line {
+                tx: tx.clone(),
+                tag: *tag,
+                idx: ticket.idx,
+                request_bytes: 0,
+                tokens: None,
+                reply_bytes: None,
+            }),
         };
         let prepared = match &self.ring {
             Some(ring) => ring[(ticket.idx as usize) % ring.len()].clone(),
@@ -84,8 +112,15 @@ impl Requester {
             timeout: (!ticket.measured).then_some(self.warmup_timeout),
             ..prepared
         };
+        if let Some(line) = guard.line.as_mut() {
+            line.request_bytes = prepared.body.len() as u64;
+            line.tokens = prepared.tokens;
+        }
         let result = self.target.invoke(&prepared).await;
         let done = Instant::now();
+        if let (Some(line), Ok(reply)) = (guard.line.as_mut(), &result) {
+            line.reply_bytes = Some(reply.body.len() as u64);
+        }
         // After `done`: latency ends at the last byte, not after our parse.
         let result = result.and_then(|reply| {
             if !self.target.checks_replies() || self.format.check(&reply, self.batch_size).is_ok() {
@@ -124,6 +159,18 @@ struct Unfinished {
     measured: bool,
     tokenize: Option<Duration>,
     permit: Option<Permit>,
+    /// `--records`: what the request's line says beyond its completion.
+    line: Option<Line>,
+}
+
+/// A request's record as it fills in on the way.
+struct Line {
+    tx: RecordsTx,
+    tag: PhaseTag,
+    idx: u64,
+    request_bytes: u64,
+    tokens: Option<u64>,
+    reply_bytes: Option<u64>,
 }
 
 impl Unfinished {
@@ -152,6 +199,26 @@ impl Unfinished {
             measured: self.measured,
         };
         self.shared.record(&c, self.generation);
+        if let Some(line) = self.line.take() {
+            let since =
+                |t: Instant| t.saturating_duration_since(self.shared.started).as_micros() as u64;
+            // Before the slot is given back: the line of a drained phase is sent with it.
+            line.tx.send(RequestRecord {
+                phase: line.tag.phase,
+                kind: line.tag.kind,
+                repetition: line.tag.repetition,
+                idx: line.idx,
+                intended_us: since(c.intended),
+                sent_us: since(c.sent),
+                done_us: since(c.done),
+                error: c.error,
+                batch_size: u32::try_from(c.batch_size).unwrap_or(u32::MAX),
+                tokens: line.tokens,
+                request_bytes: line.request_bytes,
+                reply_bytes: line.reply_bytes,
+                measured: c.measured,
+            });
+        }
         drop(permit);
     }
 }

@@ -41,6 +41,8 @@ pub struct EngineSetup {
     pub search: Option<SearchSetup>,
     /// `--metrics-url`: the server's metrics, read around every phase.
     pub metrics: Option<Arc<Scraper>>,
+    /// `--records`: a line for every request sent, warmup included.
+    pub records: Option<encbench_core::export::records::RecordsTx>,
 }
 
 /// How a capacity search runs (see `capacity`).

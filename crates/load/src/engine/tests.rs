@@ -74,6 +74,7 @@ async fn a_panicking_request_is_counted_and_the_phase_completes() {
         slo: encbench_core::slo::Slo::default(),
         search: None,
         metrics: None,
+        records: None,
     });
     let report = engine.finish().await;
     let p = &report.phases[0];
