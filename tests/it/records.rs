@@ -2,6 +2,7 @@
 //! run; `-` streaming while the run goes; a stop and a second interrupt still leaving the
 //! file whole; paths refused before any load.
 
+use crate::common::tmux::Tmux;
 use crate::common::{BIN, Serve, get_json, run, run_export, signal, stderr, tmp_path, wait_until};
 use rustix::process::Signal;
 use serde_json::Value;
@@ -263,4 +264,22 @@ fn records_paths_that_cannot_work_are_refused_before_any_load() {
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     }
     assert!(!export.exists());
+}
+
+#[test]
+fn records_to_stdout_are_refused_beside_the_live_screen() {
+    // Nothing listens there: the refusal comes before the target is tried.
+    let t = Tmux::start(
+        "records-live",
+        120,
+        10,
+        &format!("{BIN} --url http://127.0.0.1:9 -n 3 --records -"),
+    );
+    assert_eq!(t.wait_exit(20), 2);
+    // With the scrollback: tmux's own "Pane is dead" line may push the screen up.
+    let screen = t.history(50);
+    assert!(
+        screen.contains("--records: - writes to stdout, which the live screen draws on"),
+        "{screen}"
+    );
 }
