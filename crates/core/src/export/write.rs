@@ -137,8 +137,8 @@ fn replace(path: &Path, fill: impl FnOnce(File) -> io::Result<File>) -> io::Resu
     }
 }
 
-/// Puts the filled temporary file `tmp` in `path`'s place, or removes it when that fails
-/// (also when `filled` failed).
+/// Puts the filled temporary file `tmp` in `path`'s place, or removes it when that fails:
+/// a half-written file never stays beside the results.
 pub(super) fn rename_over(tmp: &Path, f: &File, path: &Path) -> io::Result<()> {
     let result = (|| {
         // The old file's mode stays: a rename must not widen who can read the results.
