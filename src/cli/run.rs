@@ -262,6 +262,15 @@ pub struct RunArgs {
     /// --export is written (also on Ctrl-C and errors).
     #[arg(long, value_name = "FILE", help_heading = "Accuracy, cost, output")]
     pub report: Option<PathBuf>,
+    /// Write one JSON line per request sent (warmup included) here: its times, status,
+    /// error kind, batch size, tokens and bytes. A file appears whole at the end, as
+    /// --export's does; a FIFO, or - (stdout, headless only), gets the lines as they come.
+    #[arg(
+        long,
+        value_name = "FILE.jsonl",
+        help_heading = "Accuracy, cost, output"
+    )]
+    pub records: Option<PathBuf>,
     /// Print tables instead of the live screen (automatic when stdout is not a terminal).
     #[arg(long, help_heading = "Accuracy, cost, output")]
     pub headless: bool,

@@ -118,6 +118,7 @@ fn live_setup(url: &str, pace: Pace) -> EngineSetup {
         ramp: None,
         slice: None,
         replay: None,
+        records: None,
     }
 }
 

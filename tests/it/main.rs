@@ -33,6 +33,7 @@ mod newcomer_small;
 mod parsers_fuzz;
 mod peers;
 mod real_model;
+mod records;
 mod repeat;
 mod replay;
 mod report;

@@ -86,6 +86,13 @@ impl SliceRecorder {
         i
     }
 
+    /// The slice a request due `at` belongs to, once measuring has begun.
+    pub fn slice_of(&self, at: Instant) -> Option<usize> {
+        let offset = at.saturating_duration_since(self.origin?);
+        let i = offset.as_nanos() / self.width.as_nanos().max(1);
+        Some((i as usize).min(MAX_SLICES as usize - 1))
+    }
+
     /// A measured request due at `intended` ended at `done`: ok with this latency, or not.
     pub fn record(&mut self, intended: Instant, done: Instant, latency_us: Option<u64>) {
         let i = self.index(intended);

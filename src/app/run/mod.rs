@@ -1,6 +1,7 @@
 //! A run: the target prepared and checked, the engine driven by the live screen or headless,
 //! the export written, and the tables printed from that export.
 
+mod records;
 mod replay;
 mod settings;
 
@@ -12,6 +13,7 @@ use super::{
 use crate::cli::RunArgs;
 use crate::signals::Abort;
 use crate::tui::{self, state::Info};
+use encbench_core::export::records::Records;
 use encbench_core::export::{Export, write_atomic};
 use encbench_core::results::RunReport;
 use encbench_load::engine::Engine;
@@ -19,12 +21,17 @@ use encbench_load::setup;
 use encbench_report::{ReportFormat, render};
 use serde_json::Value;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
     check(&a)?;
     let trace = replay::read(&a)?;
     let hosts = super::hosts::hosts(&a)?;
+    records::check(
+        &a,
+        !a.headless && stdout.is_terminal && hosts.shard.is_none(),
+    )?;
     let (address, _demo_server) = settings::address(&a).await?;
     let p = setup::prepare(&settings::target_settings(&a, address)).await?;
     let replaying = (trace.map(|t| replay::plan(&a, t, p.seed, &p.tokenizer))).transpose()?;
@@ -71,18 +78,24 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
     if let Some(plan) = &replaying {
         replay::shape(&a, &mut setup, plan);
     }
+    let records = records::open(&a)?;
+    setup.records = records.as_ref().map(|r| r.sender());
     let engine = Engine::start_among(hosts, setup);
+    let abort = abort_export(&a, &config, records.clone());
     let mut report = if live {
-        live_screen(&a, engine, info, &config).await?
+        live_screen(&a, engine, info, &config, abort).await?
     } else {
-        crate::headless::run(engine, abort_export(&a, &config), info.rerank).await
+        crate::headless::run(engine, abort, info.rerank).await
     };
+    // Every request has been recorded once the engine has finished (see `engine::drain`).
+    let closed = records::close(&a, records.as_deref());
     if let (Some(wait), Some(name)) = (a.server.cloudwatch_wait, &a.endpoint) {
         super::cloudwatch::attach(&mut report, &sagemaker_config(name, &a.sagemaker), wait).await;
     }
     // A panic anywhere in the run (a request task, the accuracy check) is a failure too.
     report.error = encbench_core::failure::describe(report.error);
-    finish(&a, &report, config, stdout)
+    let finished = finish(&a, &report, config, stdout);
+    closed.and(finished)
 }
 
 /// What is refused before anything is sent: a run of an hour must not end with results that
@@ -151,6 +164,7 @@ async fn live_screen(
     engine: Engine,
     info: Info,
     config: &Value,
+    abort: Abort,
 ) -> Result<RunReport, AppError> {
     // Key e writes a file: stdout is the screen's while it is open.
     let export_path = (a.export.clone())
@@ -162,7 +176,7 @@ async fn live_screen(
             .map(|()| export_path.display().to_string())
             .map_err(|e| e.to_string())
     });
-    tui::run(engine, info, a.fps, export_now, abort_export(a, config))
+    tui::run(engine, info, a.fps, export_now, abort)
         .await
         .map_err(|e| AppError::Failed(format!("cannot drive the terminal: {e}")))
 }
@@ -191,7 +205,7 @@ fn finish(
     // Also after the live screen: the tables stay in the scrollback. Also when the export
     // failed: the tables are then all that is left of what was measured.
     let printed = stdout.tables(
-        a.export.as_deref(),
+        records::stdout_taken(a).or(a.export.as_deref()),
         &render(&[(export_name(a), export.clone())], ReportFormat::Terminal),
     );
     written.and(printed)?;
@@ -211,11 +225,16 @@ fn export_name(a: &RunArgs) -> String {
         .map_or("run".into(), |n| n.to_string_lossy().into_owned())
 }
 
-/// A second interrupt: the export of what was measured so far, then the process ends.
-fn abort_export(a: &RunArgs, config: &Value) -> Abort {
+/// A second interrupt: the records and the export of what was measured so far, then the
+/// process ends.
+fn abort_export(a: &RunArgs, config: &Value, records: Option<Arc<Records>>) -> Abort {
     let (path, config) = (a.export.clone(), config.clone());
     let (page, name) = (a.report.clone(), export_name(a));
+    let records_path = a.records.clone();
     Box::new(move |report| {
+        if let Err(e) = records::close_to(records_path.as_deref(), records.as_deref()) {
+            encbench_core::failure::say(format_args!("{}", e.line()));
+        }
         if let Err(e) =
             super::write_report(page.as_deref(), &name, &Export::new(report, config.clone()))
         {

@@ -220,6 +220,8 @@ pub(in crate::app) fn engine_setup(
         ramp: a.ramp(),
         slice: a.slice.map(Duration::from_secs_f64),
         replay: None,
+        // Opened by the run itself, which closes it in every way a run ends.
+        records: None,
     })
 }
 

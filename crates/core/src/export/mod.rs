@@ -3,6 +3,7 @@
 //! or the new one, never half of one, even when the run is interrupted (`write`).
 
 mod config;
+pub mod records;
 pub mod tune;
 mod write;
 

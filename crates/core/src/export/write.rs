@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Where the bytes of an export go, once links are followed.
-enum Dest {
+pub(super) enum Dest {
     /// An existing regular file or a new one: replaced by a rename.
     File(PathBuf),
     /// A FIFO or a character device: written into.
@@ -31,7 +31,7 @@ fn refused(what: &str) -> io::Error {
 
 /// Follows `path`'s symlinks one by one: the rename must land on the final target, or the
 /// link would be replaced by a file.
-fn resolve(path: &Path) -> io::Result<Dest> {
+pub(super) fn resolve(path: &Path) -> io::Result<Dest> {
     let mut p = path.to_path_buf();
     for _ in 0..MAX_LINKS {
         let meta = match std::fs::symlink_metadata(&p) {
@@ -68,7 +68,7 @@ fn dir_of(path: &Path) -> &Path {
 /// A new temporary file beside `path`. Created exclusively: a name left by an earlier
 /// process, or a link planted there, is never opened, and two writers of this process
 /// (a second Ctrl-C during the last write) never share one.
-fn temp_beside(path: &Path) -> io::Result<(PathBuf, File)> {
+pub(super) fn temp_beside(path: &Path) -> io::Result<(PathBuf, File)> {
     static SERIAL: AtomicU32 = AtomicU32::new(0);
     let name = path
         .file_name()
@@ -128,17 +128,28 @@ fn write_json<T: Serialize>(f: File, value: &T) -> io::Result<File> {
 /// Replaces `path` by a file that `fill` writes, renamed over it once synced.
 fn replace(path: &Path, fill: impl FnOnce(File) -> io::Result<File>) -> io::Result<()> {
     let (tmp, f) = temp_beside(path)?;
+    match fill(f) {
+        Ok(f) => rename_over(&tmp, &f, path),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// Puts the filled temporary file `tmp` in `path`'s place, or removes it when that fails:
+/// a half-written file never stays beside the results.
+pub(super) fn rename_over(tmp: &Path, f: &File, path: &Path) -> io::Result<()> {
     let result = (|| {
-        let f = fill(f)?;
         // The old file's mode stays: a rename must not widen who can read the results.
         if let Ok(old) = std::fs::metadata(path) {
             f.set_permissions(old.permissions())?;
         }
         f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        std::fs::rename(tmp, path)
     })();
     if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+        let _ = std::fs::remove_file(tmp);
     }
     result
 }

@@ -249,6 +249,7 @@ fn engine_for(entry: &Entry, a: &Settings, step: Step, index: usize) -> Engine {
         ramp: None,
         slice: None,
         replay: None,
+        records: None,
     })
 }
 

@@ -26,7 +26,7 @@ pub(super) async fn warm_up_then_wait(
     if spec.warmup > 0 {
         shared.lock().state = RunState::Warming;
         shared.limiter.set_cap(spec.concurrency);
-        let requester = Requester::new(ctx, spec.batch_size);
+        let requester = Requester::new(ctx, &spec, 1);
         let generation = shared.lock().generation;
         let sending = async {
             for idx in 0..spec.warmup {

@@ -8,6 +8,7 @@ use super::hosts::Hosts;
 use super::settings::EngineSetup;
 use super::shared::Shared;
 use super::snapshot::RunState;
+use encbench_core::export::records::RecordsTx;
 use encbench_core::input::{Input, Rankings, Shape};
 use encbench_core::ramp::Ramp;
 use encbench_core::replay::ReplayPlan;
@@ -45,6 +46,8 @@ pub(super) struct Ctx {
     pub(super) metrics: Option<Arc<Scraper>>,
     pub(super) ramp: Option<Ramp>,
     replay: Option<Arc<ReplayPlan>>,
+    /// `--records`: every request's line.
+    pub(super) records: Option<RecordsTx>,
 }
 
 impl Ctx {
@@ -68,6 +71,7 @@ impl Ctx {
             metrics: setup.metrics,
             ramp: setup.ramp,
             replay: setup.replay,
+            records: setup.records,
             shared,
         }
     }

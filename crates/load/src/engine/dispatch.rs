@@ -98,8 +98,8 @@ impl<'a> PhaseRun<'a> {
         let shared = &ctx.shared;
         let spec = ctx.hosts.part(&whole);
         let requester = match ctx.replay_in(index) {
-            Some(plan) => Requester::replaying(ctx, plan),
-            None => Requester::new(ctx, spec.batch_size),
+            Some(plan) => Requester::replaying(ctx, &spec, index, plan),
+            None => Requester::new(ctx, &spec, index),
         };
         let progress = Arc::new(Progress::new(&spec));
         let server_before = ServerBefore::read(ctx).await;

@@ -5,8 +5,10 @@ use super::ctx::Ctx;
 use super::limiter::Permit;
 use super::replay::{Next, ReplayBodies};
 use super::shared::Shared;
+use encbench_core::export::records::{RecordsTx, RequestRecord};
 use encbench_core::input::{Input, batch_inputs};
 use encbench_core::lengths::BatchTokens;
+use encbench_core::plan::PhaseSpec;
 use encbench_core::server_metrics::headers::ServerTime;
 use encbench_core::stats::{CLIENT_PANIC, Completion};
 use encbench_wire::client::{ErrorKind, Failure, Target};
@@ -29,6 +31,26 @@ pub(crate) struct Requester {
     warmup_timeout: Duration,
     /// A replay phase's bodies: each request the record the plan gives it.
     replay: Option<ReplayBodies>,
+    /// `--records`: where each request's line goes, and what it says of the phase.
+    records: Option<(RecordsTx, PhaseTag)>,
+}
+
+/// The phase as a request's record names it.
+#[derive(Clone, Copy)]
+struct PhaseTag {
+    phase: u32,
+    kind: &'static str,
+    repetition: Option<u32>,
+}
+
+impl PhaseTag {
+    fn of(spec: &PhaseSpec, index: usize) -> PhaseTag {
+        PhaseTag {
+            phase: u32::try_from(index).unwrap_or(u32::MAX),
+            kind: spec.kind.name(),
+            repetition: spec.repetition.map(|(k, _)| k),
+        }
+    }
 }
 
 /// Where one request stands in its phase.
@@ -40,9 +62,12 @@ pub(crate) struct Ticket {
 }
 
 impl Requester {
-    pub fn new(ctx: &Ctx, batch_size: usize) -> Arc<Requester> {
+    /// The requester of phase number `index` (as the run counts them), run as `spec`.
+    pub fn new(ctx: &Ctx, spec: &PhaseSpec, index: usize) -> Arc<Requester> {
+        let batch_size = spec.batch_size;
         let texts = ctx.inputs_for(batch_size);
         let tokens = ctx.tokens_for(&texts);
+        let tag = PhaseTag::of(spec, index);
         Arc::new(Requester {
             tokens,
             shared: ctx.shared.clone(),
@@ -54,11 +79,18 @@ impl Requester {
             batch_size,
             warmup_timeout: ctx.warmup_timeout,
             replay: None,
+            records: ctx.records.clone().map(|tx| (tx, tag)),
         })
     }
 
     /// The requests of a replay phase (see `replay`).
-    pub fn replaying(ctx: &Ctx, plan: Arc<encbench_core::replay::ReplayPlan>) -> Arc<Requester> {
+    pub fn replaying(
+        ctx: &Ctx,
+        spec: &PhaseSpec,
+        index: usize,
+        plan: Arc<encbench_core::replay::ReplayPlan>,
+    ) -> Arc<Requester> {
+        let tag = PhaseTag::of(spec, index);
         Arc::new(Requester {
             shared: ctx.shared.clone(),
             target: ctx.target.clone(),
@@ -70,6 +102,7 @@ impl Requester {
             batch_size: 1,
             warmup_timeout: ctx.warmup_timeout,
             replay: Some(ReplayBodies::new(plan, ctx.format.as_ref())),
+            records: ctx.records.clone().map(|tx| (tx, tag)),
         })
     }
 
@@ -96,6 +129,14 @@ impl Requester {
             tokenize: None,
             tokens: None,
             permit: Some(permit),
+            line: self.records.as_ref().map(|(tx, tag)| Line {
+                tx: tx.clone(),
+                tag: *tag,
+                idx: ticket.idx,
+                request_bytes: 0,
+                tokens: None,
+                reply_bytes: None,
+            }),
         };
         let replayed = self.replay.as_ref().map(|r| r.next(ticket.idx));
         // The k of `batch_inputs(texts, batch_size, k)` this request sends.
@@ -145,8 +186,17 @@ impl Requester {
             timeout: (!ticket.measured).then_some(self.warmup_timeout),
             ..prepared
         };
+        // What the client tokenized (padding left out), else the run's tokenizer's count.
+        let counted = (guard.tokens.as_ref()).map(|t| t.each().map(u64::from).sum::<u64>());
+        if let Some(line) = guard.line.as_mut() {
+            line.request_bytes = prepared.body.len() as u64;
+            line.tokens = prepared.tokens.or(counted);
+        }
         let result = self.target.invoke(&prepared).await;
         let done = Instant::now();
+        if let (Some(line), Ok(reply)) = (guard.line.as_mut(), &result) {
+            line.reply_bytes = Some(reply.body.len() as u64);
+        }
         // After `done`: latency ends at the last byte, not after our parse.
         let result = result.and_then(|reply| {
             if !check
@@ -189,6 +239,18 @@ struct Unfinished {
     tokenize: Option<Duration>,
     tokens: Option<BatchTokens>,
     permit: Option<Permit>,
+    /// `--records`: what the request's line says beyond its completion.
+    line: Option<Line>,
+}
+
+/// A request's record as it fills in on the way.
+struct Line {
+    tx: RecordsTx,
+    tag: PhaseTag,
+    idx: u64,
+    request_bytes: u64,
+    tokens: Option<u64>,
+    reply_bytes: Option<u64>,
 }
 
 impl Unfinished {
@@ -217,7 +279,28 @@ impl Unfinished {
             measured: self.measured,
             tokens: self.tokens.take(),
         };
-        self.shared.record(&c, self.generation);
+        let slice = self.shared.record(&c, self.generation);
+        if let Some(line) = self.line.take() {
+            let since =
+                |t: Instant| t.saturating_duration_since(self.shared.started).as_micros() as u64;
+            // Before the slot is given back: the line of a drained phase is sent with it.
+            line.tx.send(RequestRecord {
+                phase: line.tag.phase,
+                kind: line.tag.kind,
+                repetition: line.tag.repetition,
+                idx: line.idx,
+                intended_us: since(c.intended),
+                sent_us: since(c.sent),
+                done_us: since(c.done),
+                error: c.error,
+                batch_size: u32::try_from(c.batch_size).unwrap_or(u32::MAX),
+                tokens: line.tokens,
+                request_bytes: line.request_bytes,
+                reply_bytes: line.reply_bytes,
+                measured: c.measured,
+                slice,
+            });
+        }
         drop(permit);
     }
 }

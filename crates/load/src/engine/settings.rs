@@ -52,6 +52,8 @@ pub struct EngineSetup {
     /// `--replay`: the run's first phase sends these recorded requests at their times
     /// instead of drawing arrivals.
     pub replay: Option<Arc<encbench_core::replay::ReplayPlan>>,
+    /// `--records`: a line for every request sent, warmup included.
+    pub records: Option<encbench_core::export::records::RecordsTx>,
 }
 
 /// How a capacity search runs (see `capacity`).

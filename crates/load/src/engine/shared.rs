@@ -158,7 +158,9 @@ impl Shared {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    pub(super) fn record(&self, c: &Completion, generation: u64) {
+    /// Records `c`; a measured request of the current phase under `--slice` returns its
+    /// slice.
+    pub(super) fn record(&self, c: &Completion, generation: u64) -> Option<usize> {
         let mut live = self.lock();
         // Once a run per kind, as it happens: why the server refused is what a user needs
         // first, not at the end of the run. Checked before the words are made.
@@ -197,6 +199,12 @@ impl Shared {
                 live.run_errors += 1;
             }
         }
+        let slices = live
+            .recorder
+            .slices
+            .as_ref()
+            .filter(|_| current && c.measured);
+        slices.and_then(|s| s.slice_of(c.intended))
     }
 
     pub(super) fn set_due(&self, at: Option<Instant>) {

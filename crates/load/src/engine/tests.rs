@@ -79,6 +79,7 @@ async fn a_panicking_request_is_counted_and_the_phase_completes() {
         ramp: None,
         slice: None,
         replay: None,
+        records: None,
     });
     let report = engine.finish().await;
     let p = &report.phases[0];

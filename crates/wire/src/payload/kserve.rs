@@ -138,6 +138,7 @@ fn binary_request(
         },
         tokenize: None,
         timeout: None,
+        tokens: None,
     }
 }
 
@@ -199,6 +200,7 @@ impl Format for KServeFormat {
         };
         Prepared {
             tokenize: Some(started.elapsed()),
+            tokens: Some(e.attention_mask.iter().map(|&m| m.unsigned_abs()).sum()),
             ..prepared
         }
     }

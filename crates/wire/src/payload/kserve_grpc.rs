@@ -92,6 +92,7 @@ fn prepared(
         kind: BodyKind::Grpc,
         tokenize: None,
         timeout: None,
+        tokens: None,
     }
 }
 

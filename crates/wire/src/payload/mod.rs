@@ -79,6 +79,8 @@ pub struct Prepared {
     pub tokenize: Option<Duration>,
     /// A timeout for this request instead of the target's (warmup of a new shape).
     pub timeout: Option<Duration>,
+    /// Tokens of the inputs (padding left out), for formats that tokenize.
+    pub tokens: Option<u64>,
 }
 
 impl Prepared {
@@ -88,6 +90,7 @@ impl Prepared {
             kind: BodyKind::Json,
             tokenize: None,
             timeout: None,
+            tokens: None,
         }
     }
 
@@ -100,6 +103,7 @@ impl Prepared {
             },
             tokenize: None,
             timeout: None,
+            tokens: None,
         }
     }
 }

@@ -1,0 +1,108 @@
+//! `--records`: its path checked with the other files before any load, the writer opened
+//! for the engine, and closed however the run ends (its end, or a second interrupt).
+
+use super::super::{AppError, check_export_path, is_stdout, usage};
+use crate::cli::RunArgs;
+use encbench_core::export::records::Records;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Refuses what could not work before anything is sent; `live` when the screen will own
+/// the terminal.
+pub(super) fn check(a: &RunArgs, live: bool) -> Result<(), AppError> {
+    let Some(path) = &a.records else {
+        return Ok(());
+    };
+    if is_stdout(path) {
+        if live {
+            return Err(usage(
+                "--records",
+                "- writes to stdout, which the live screen draws on: add --headless, or give a file",
+            ));
+        }
+        if a.export.as_deref().is_some_and(is_stdout) {
+            return Err(usage(
+                "--records",
+                "- writes to stdout, which --export - takes already: give one of them a file",
+            ));
+        }
+        return Ok(());
+    }
+    for (flag, other) in [("--export", &a.export), ("--report", &a.report)] {
+        if other
+            .as_deref()
+            .is_some_and(|o| !is_stdout(o) && same_place(path, o))
+        {
+            return Err(usage(
+                "--records",
+                format!("{} is {flag}'s file too: give each its own", path.display()),
+            ));
+        }
+    }
+    check_export_path("--records", path)
+}
+
+/// Where `p` is, links and `..` resolved; a file not made yet is its folder's.
+fn place(p: &Path) -> Option<PathBuf> {
+    std::fs::canonicalize(p).ok().or_else(|| {
+        let dir = p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        Some(std::fs::canonicalize(dir).ok()?.join(p.file_name()?))
+    })
+}
+
+fn same_place(a: &Path, b: &Path) -> bool {
+    matches!((place(a), place(b)), (Some(x), Some(y)) if x == y)
+}
+
+pub(super) fn open(a: &RunArgs) -> Result<Option<Arc<Records>>, AppError> {
+    let Some(path) = &a.records else {
+        return Ok(None);
+    };
+    let records = if is_stdout(path) {
+        Records::to_stdout()
+    } else {
+        Records::to_path(path).map_err(|e| {
+            usage(
+                "--records",
+                format!("{}: cannot write: {e}", path.display()),
+            )
+        })?
+    };
+    Ok(Some(Arc::new(records)))
+}
+
+pub(super) fn close(a: &RunArgs, records: Option<&Records>) -> Result<(), AppError> {
+    close_to(a.records.as_deref(), records)
+}
+
+/// Ends the records written to `path`, saying where they went.
+pub(super) fn close_to(path: Option<&Path>, records: Option<&Records>) -> Result<(), AppError> {
+    let (Some(path), Some(records)) = (path, records) else {
+        return Ok(());
+    };
+    match records.close() {
+        Ok(Some(n)) if !is_stdout(path) => {
+            encbench_core::failure::say(format_args!(
+                "records of {} written to {}",
+                encbench_core::text::count(n, "request"),
+                path.display()
+            ));
+            Ok(())
+        }
+        Ok(_) => Ok(()),
+        // A reader gone (`| head`) is not a failure, as for the export.
+        Err(e) if is_stdout(path) && e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(AppError::Failed(format!(
+            "--records {}: cannot write: {e}",
+            path.display()
+        ))),
+    }
+}
+
+/// `--records -`: the tables then go to stderr, as with `--export -`.
+pub(super) fn stdout_taken(a: &RunArgs) -> Option<&Path> {
+    a.records.as_deref().filter(|p| is_stdout(p))
+}
