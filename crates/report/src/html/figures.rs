@@ -11,6 +11,7 @@ use encbench_core::interval::{Interval, of_quantile};
 use encbench_core::percentile::Percentile;
 use encbench_core::plan::PhaseKind;
 use encbench_core::results::{PhaseResult, analysis, decode_histogram};
+use encbench_core::stats::LatencySummary;
 use std::str::FromStr;
 
 /// Batch efficiency under which a batch size is past the knee, when the export does not say
@@ -286,29 +287,41 @@ fn p50_p99(
     rows: &[&PhaseResult],
     x: impl Fn(&PhaseResult) -> f64,
 ) -> [Series; 2] {
+    let at_x: Vec<(f64, &LatencySummary)> = rows.iter().map(|p| (x(p), &p.latency_ms)).collect();
     let of = |at: Percentile, label: &str, style| {
-        let points = rows.iter().map(|p| (x(p), at.of(&p.latency_ms))).collect();
-        let bars = rows
-            .iter()
-            .filter_map(|p| {
-                let Interval(lo, hi) = p.latency_ms.ci95?.of_percentile(at);
-                Some(Bar {
-                    x: x(p),
-                    y: at.of(&p.latency_ms),
-                    lo,
-                    hi,
-                })
-            })
-            .collect();
-        Series {
-            bars,
-            ..line(named(name, label), colour, style, points)
-        }
+        percentile_curve(named(name, label), colour, style, at, &at_x)
     };
     [
         of(Percentile::P50, "p50", Style::Line),
         of(Percentile::P99, "p99", Style::Dashed),
     ]
+}
+
+/// Percentile `at` of each latency summary at its x, with its 95 % interval as a bar.
+pub(super) fn percentile_curve(
+    label: String,
+    colour: usize,
+    style: Style,
+    at: Percentile,
+    at_x: &[(f64, &LatencySummary)],
+) -> Series {
+    let points = at_x.iter().map(|&(x, l)| (x, at.of(l))).collect();
+    let bars = at_x
+        .iter()
+        .filter_map(|&(x, l)| {
+            let Interval(lo, hi) = l.ci95?.of_percentile(at);
+            Some(Bar {
+                x,
+                y: at.of(l),
+                lo,
+                hi,
+            })
+        })
+        .collect();
+    Series {
+        bars,
+        ..line(label, colour, style, points)
+    }
 }
 
 /// What a latency chart's bars are, after its caption: an arrow where any has no upper end.

@@ -2,14 +2,14 @@
 //! knee curve in one run, the SLO's bounds and where each objective broke marked), and
 //! the slices over time (offered against achieved, p50 and p99).
 
-use super::chart::{Axis, Bar, Chart, Level, Mark, Scale, Series, Style};
-use super::figures::line;
+use super::chart::{Axis, Chart, Level, Mark, Scale, Series, Style};
+use super::figures::{line, percentile_curve};
 use encbench_core::export::Export;
-use encbench_core::interval::Interval;
 use encbench_core::percentile::Percentile;
 use encbench_core::results::PhaseResult;
 use encbench_core::slices::SliceResult;
 use encbench_core::slo::Objective;
+use encbench_core::stats::LatencySummary;
 use std::str::FromStr;
 
 /// Two charts per phase with slices, in phase order, for every export.
@@ -60,23 +60,11 @@ fn percentile(
     colour: usize,
     style: Style,
 ) -> Series {
-    let with = || slices.iter().filter(|s| s.ok > 0);
-    let points = with().map(|s| (x(s), at.of(&s.latency_ms))).collect();
-    let bars = with()
-        .filter_map(|s| {
-            let Interval(lo, hi) = s.latency_ms.ci95?.of_percentile(at);
-            Some(Bar {
-                x: x(s),
-                y: at.of(&s.latency_ms),
-                lo,
-                hi,
-            })
-        })
+    let at_x: Vec<(f64, &LatencySummary)> = (slices.iter())
+        .filter(|s| s.ok > 0)
+        .map(|s| (x(s), &s.latency_ms))
         .collect();
-    Series {
-        bars,
-        ..line(label.into(), colour, style, points)
-    }
+    percentile_curve(label.into(), colour, style, at, &at_x)
 }
 
 /// Past the knee a queue grows without bound and seconds of latency would flatten the
