@@ -209,7 +209,8 @@ pub struct RunArgs {
     pub seed: Option<u64>,
     /// Replay recorded traffic as the run's one phase: each request sent at its recorded
     /// time from the first. A JSONL trace of {"timestamp_ms", "texts": [...]} (the texts
-    /// in the target's format, one batch), or SageMaker Data Capture records as an
+    /// in the target's format, one batch) or {"timestamp_ms", "tokens", "batch_size"} (texts
+    /// of exactly that many tokens), or SageMaker Data Capture records as an
     /// endpoint writes them to S3 (each body sent as captured, with its content type; a
     /// second's requests spread within it, its count kept). At most 64 MiB.
     #[arg(long, value_name = "FILE", help_heading = "Replay",
@@ -263,8 +264,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", help_heading = "Accuracy, cost, output")]
     pub report: Option<PathBuf>,
     /// Write one JSON line per request sent (warmup included) here: its times, status,
-    /// error kind, batch size, tokens and bytes. A file appears whole at the end, as
-    /// --export's does; a FIFO, or - (stdout, headless only), gets the lines as they come.
+    /// error kind, batch size, tokens, bytes and --slice slice. A file appears whole at the
+    /// end, as --export's does; a FIFO, or - (stdout, headless only), gets the lines as they
+    /// come.
     #[arg(
         long,
         value_name = "FILE.jsonl",
