@@ -88,8 +88,13 @@ fn a_ramp_draws_the_knee_where_the_capacity_search_finds_it() {
         0.95 * capacity <= crossed && crossed <= fluid,
         "p99 crossed 100 ms at {crossed} req/s; the search says {capacity}, the fluid bound {fluid:.1}"
     );
-    let held = f(&breaks[0]["held_per_s"]);
-    assert!(held <= crossed && crossed <= f(&breaks[0]["offered_per_s"]));
+    // Between the two slices' offered rates, which a slice's Poisson count can put in
+    // either order (CI: held at 200, broke at 189, crossed at 197).
+    let (held, broke) = (f(&breaks[0]["held_per_s"]), f(&breaks[0]["offered_per_s"]));
+    assert!(
+        held.min(broke) <= crossed && crossed <= held.max(broke),
+        "{breaks:?}"
+    );
     let text = stdout(&out);
     assert!(text.contains("Slices of phase 1"), "{text}");
     assert!(text.contains("p99=100ms crossed at"), "{text}");
