@@ -365,18 +365,23 @@ pub struct SloArgs {
     #[arg(long = "slo", value_name = "OBJECTIVE", value_parser = objective, help_heading = "SLO and capacity")]
     pub objectives: Vec<encbench_core::slo::Objective>,
     /// The search stops when the highest rate that met and the lowest that did not are
-    /// this close (5% or 0.05).
+    /// this close and the answer's 95% interval is within ± this, or once it has run
+    /// bisection's probes (6 at 5%) (5% or 0.05).
     #[arg(long, default_value = "5%", value_parser = share, help_heading = "SLO and capacity")]
     pub capacity_precision: f64,
-    /// Requests a capacity probe measures at least.
+    /// Requests a capacity probe measures at least; it plans more where its objective
+    /// needs them (100 past the percentile: 10,000 for a p99).
     #[arg(long, default_value_t = 200, value_parser = count, help_heading = "SLO and capacity")]
     pub min_probe_requests: u64,
-    /// Stable: the thirds of a probe agree on p99 and throughput within this (10% or 0.1).
+    /// Stable, for `--until-stable` phases and the search's closed-loop ceiling: the thirds
+    /// of what a phase measured agree on p99 and throughput within this (10% or 0.1).
     #[arg(long, default_value = "10%", value_parser = share, help_heading = "SLO and capacity")]
     pub stability: f64,
-    /// How long a probe may run before it is judged unstable, on what it measured (units
-    /// accepted; a bare number is seconds).
-    #[arg(long, default_value = "30", value_parser = positive_secs, help_heading = "SLO and capacity")]
+    /// How long a capacity probe may run: it plans 10,000 requests or more for a p99 (100
+    /// past the percentile), and under 83 req/s ends here with fewer, weighed by what it
+    /// measured; also the bound of an `--until-stable` phase (units accepted; a bare number
+    /// is seconds).
+    #[arg(long, default_value_t = encbench_core::plan::DEFAULT_MAX_PROBE_SECS, value_parser = positive_secs, help_heading = "SLO and capacity")]
     pub max_probe_secs: f64,
 }
 
@@ -393,6 +398,7 @@ impl SloArgs {
             stability: self.stability,
             max: std::time::Duration::from_secs_f64(self.max_probe_secs),
             throughput_only: false,
+            requests: None,
         }
     }
 }

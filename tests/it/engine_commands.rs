@@ -407,6 +407,7 @@ async fn a_cap_nobody_gave_follows_the_pace_and_one_set_holds() {
             stability: 0.5,
             max: Duration::from_secs(2),
             throughput_only: false,
+            requests: None,
         },
         at_start: false,
     });

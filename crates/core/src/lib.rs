@@ -13,6 +13,7 @@
 //! server_metrics  the server's own figures: Prometheus metrics diffed over a phase,
 //!                 Triton's statistics, SageMaker's CloudWatch figures
 //! slo, percentile service-level objectives, and the percentiles they name
+//! quantile_noise  how noisy a percentile of a queue's latencies is (batch means)
 //! slices          a phase cut into time slices (`--slice`), and where the SLO first broke
 //! stats           HdrHistograms and the timeline
 //! plan, input     the phases a run is made of; input texts and known-answer samples
@@ -44,6 +45,7 @@ pub mod lengths;
 pub mod percentile;
 pub mod plan;
 pub mod pricing;
+pub mod quantile_noise;
 pub mod ramp;
 pub mod replay;
 pub mod results;

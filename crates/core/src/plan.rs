@@ -62,7 +62,16 @@ pub struct ProbeRule {
     /// Judge the throughput alone: a closed loop measuring its ceiling has no latency to
     /// keep (its requests queue at the cap by design).
     pub throughput_only: bool,
+    /// A capacity probe: exactly this many measured requests (or `max`), never ended by
+    /// stability (`capacity::size`: a rule that stops when the figures look settled favours
+    /// "meets").
+    pub requests: Option<u64>,
 }
+
+/// `--max-probe-secs`'s default: a probe's time bound. A p99 probe plans 10,000 requests
+/// or more (`capacity::size`): at 83 req/s or more it is never cut short; under that it
+/// ends at this bound and weighs less in the answer.
+pub const DEFAULT_MAX_PROBE_SECS: f64 = 120.0;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum StopAt {
@@ -74,6 +83,18 @@ pub enum StopAt {
     Never,
     /// Until stable, or a time bound (capacity probes, `--until-stable`).
     Stable(ProbeRule),
+}
+
+impl StopAt {
+    /// The measured requests the phase sends, where it has a fixed number: `Count`, and a
+    /// capacity probe's planned requests.
+    pub fn count(&self) -> Option<u64> {
+        match *self {
+            StopAt::Count(n) => Some(n),
+            StopAt::Stable(rule) => rule.requests,
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -150,8 +150,40 @@ pub struct ProbeSamples {
     samples: Vec<(Instant, u32)>,
 }
 
+/// The standard error of the logarithm of each named percentile of a phase that kept its
+/// samples, in `Percentile::ALL`'s order: what the capacity search weighs its probes by.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct QuantileNoise(pub [Option<crate::quantile_noise::Noise>; 5]);
+
+impl QuantileNoise {
+    /// Every named percentile's noise of `latencies` (µs, in the order they completed),
+    /// their histogram `h` giving the percentiles.
+    pub fn of_samples(latencies: &[u32], h: &Histogram<u64>) -> QuantileNoise {
+        QuantileNoise(crate::percentile::Percentile::ALL.map(|p| {
+            crate::quantile_noise::noise_at(latencies, p.quantile(), |x| {
+                h.value_at_quantile(x) as f64
+            })
+        }))
+    }
+
+    pub fn of(&self, p: crate::percentile::Percentile) -> Option<crate::quantile_noise::Noise> {
+        let i = crate::percentile::Percentile::ALL
+            .iter()
+            .position(|&x| x == p)
+            .expect("every percentile is in ALL");
+        self.0[i]
+    }
+}
+
 /// Past this many samples (96 MB) a probe ends: its figures are as precise as they get.
 pub const PROBE_SAMPLES_MAX: usize = 4_000_000;
+
+/// The fewest requests a capacity search's closed-loop ceiling measures: its throughput
+/// bounds the search and sets the latency curve's shape (`capacity::pool`). With a floor of
+/// 30 (and `--min-probe-requests` 200) a ceiling ended stable at 377 requests reading 112
+/// req/s of one worker that completes 100 (exponential service: a mean of n draws is
+/// within about 1/√n); 1,000 pin it to about 3 %.
+pub const CEILING_MIN: u64 = 1000;
 
 /// The fewest samples a third of a probe needs before its p99 counts towards stability.
 pub const P99_THIRD_MIN: u64 = 100;
@@ -176,6 +208,16 @@ impl ProbeSamples {
         self.samples.len() >= PROBE_SAMPLES_MAX
     }
 
+    /// Each named percentile's noise (`quantile_noise`), in `Percentile::ALL`'s order, the
+    /// samples taken in the order they completed, the percentiles read from `h`, the
+    /// histogram of the same samples.
+    pub fn noise(&self, h: &Histogram<u64>) -> QuantileNoise {
+        let mut s = self.samples.clone();
+        s.sort_by_key(|x| x.0);
+        let latencies: Vec<u32> = s.iter().map(|x| x.1).collect();
+        QuantileNoise::of_samples(&latencies, h)
+    }
+
     /// At least `min` samples, and the three thirds of them (in completion order) agree:
     /// each one's p99 and throughput within `within` (max − min over the mean) of the
     /// others'. A backlog building up, a cache warming or a neighbour arriving shows up as
@@ -186,7 +228,7 @@ impl ProbeSamples {
         // largest, and three maxima agreeing says nothing of the tail (a probe of 239
         // requests was "stable" with a p99 under that of a lower rate's).
         let floor = if throughput_only {
-            30
+            CEILING_MIN
         } else {
             3 * P99_THIRD_MIN
         };
@@ -666,7 +708,12 @@ mod tests {
             !short.stable(200, 0.5, false),
             "a p99 of 80 samples is their maximum"
         );
-        assert!(short.stable(200, 0.5, true), "throughput needs no tail");
+        assert!(
+            !short.stable(200, 0.5, true),
+            "a ceiling measures 1,000 at least"
+        );
+        let ceiling = fill(&|i| (i % 100) as u64 + 1, 1000);
+        assert!(ceiling.stable(200, 0.5, true), "throughput needs no tail");
     }
 
     #[test]

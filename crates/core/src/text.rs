@@ -16,6 +16,19 @@ pub fn count<N: Copy + std::fmt::Display + PartialEq + From<u8>>(n: N, noun: &st
     }
 }
 
+/// A count with its thousands grouped: 38,200.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
 /// A figure with `prec` decimals, or `-` when there is none (or it is not finite).
 pub fn num(v: Option<f64>, prec: usize) -> String {
     v.filter(|x| x.is_finite())

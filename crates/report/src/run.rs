@@ -320,8 +320,10 @@ const SLO: Col = Col("SLO", |p| match (p.slo_met, &p.slo_missed) {
     (_, Some(why)) => format!("missed: {why}").into(),
     _ => "missed".into(),
 });
-const STABLE: Col = Col("stable", |p| match (p.stable, &p.stop_reason) {
+const STABLE: Col = Col("stable", |p| match (p.stable, p.stop_reason.as_deref()) {
     (Some(true), _) => "yes".into(),
+    // A capacity probe's size is fixed before it starts: it is never judged on stability.
+    (_, Some("count")) => "fixed size".into(),
     (Some(false), Some(r)) => format!("no ({r})").into(),
     _ => "-".into(),
 });
@@ -347,12 +349,13 @@ fn slo_table(phases: &[PhaseResult]) -> Option<Table> {
     Some(t)
 }
 
-/// One row per batch size searched: the highest offered rate that met the SLO.
+/// One row per batch size searched: the most traffic that meets the SLO, where the probes
+/// near it put the crossing (or, where none could be weighed, the highest rate that met).
 fn capacity_table(found: &[Capacity]) -> Option<Table> {
     let first = found.first()?;
     let mut t = Table::new(
         format!(
-            "Capacity within {} at concurrency {} (highest offered rate that met it)",
+            "Capacity within {} at concurrency {} (the rate at which the probes' latency reaches it)",
             first.slo, first.concurrency
         ),
         &[
@@ -402,9 +405,9 @@ fn probes_table(found: &[Capacity]) -> Option<Table> {
         return None;
     }
     let mut t = Table::new(
-        "Capacity probes (open loop, each until stable or its time bound)",
+        "Capacity probes (open loop, each of a fixed size or its time bound)",
         &[
-            "batch", "req/s", "n", "p50 ms", "p99 ms", "meets", "stable", "ended", "missed",
+            "batch", "req/s", "n", "p50 ms", "p99 ms", "meets", "ended", "missed",
         ],
     );
     for c in found {
@@ -421,7 +424,6 @@ fn probes_table(found: &[Capacity]) -> Option<Table> {
                     (true, false) => "no",
                 }
                 .into(),
-                if p.stable { "yes" } else { "no" }.into(),
                 p.stop_reason.clone().into(),
                 p.missed.clone().unwrap_or_default().into(),
             ]);

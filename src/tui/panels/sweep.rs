@@ -240,7 +240,7 @@ fn capacity_lines(s: &encbench_load::engine::Snapshot, rerank: bool) -> Rows {
             Line::styled(
                 format!(
                     "{:>7} {:>6} {:>6} {:<12} {:>5} {:<10}",
-                    "req/s", "n", "p99", "95% CI", "SLO", "stable"
+                    "req/s", "n", "p99", "95% CI", "SLO", "ended"
                 ),
                 bold,
             ),
@@ -258,11 +258,7 @@ fn capacity_lines(s: &encbench_load::engine::Snapshot, rerank: bool) -> Rows {
                     (true, true) => "pass",
                     (true, false) => "fail",
                 },
-                if p.stable {
-                    "yes".to_string()
-                } else {
-                    format!("no ({})", p.stop_reason)
-                }
+                p.stop_reason
             );
             let colour = if p.meets { Color::Green } else { Color::Red };
             out.push((

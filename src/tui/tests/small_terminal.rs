@@ -319,6 +319,8 @@ fn at_80x24_lines_end_at_a_word_and_the_histogram_keeps_its_shape() {
         target: None,
         repetition: None,
         max_rate_ci95_per_s: None,
+        pooled_probes: None,
+        pooled_requests: None,
         batch_size: 1,
         concurrency: 2,
         slo: "p99 ≤ 100 ms".into(),

@@ -21,11 +21,17 @@ pub(super) struct Point {
     /// latency curve: not where fewer than the objective's share completed ok (the ratio is
     /// then the ok requests' own), nor from a probe that fell behind its schedule.
     pub judged: bool,
+    /// The noise of ln `ratio`, by batch means over the probe's own samples, and the
+    /// spells past the percentile they came in (`quantile_noise`); `None` where they could
+    /// not tell it (too few past the percentile, an errors objective).
+    pub noise: Option<crate::quantile_noise::Noise>,
+    /// The requests due.
+    pub n: u64,
 }
 
 /// The record's histogram of its ok requests, where it holds them (not in a record that
-/// did not come from a run).
-fn histogram(r: &PhaseResult) -> Option<hdrhistogram::Histogram<u64>> {
+/// did not come from a run): decoded once a probe, for the functions below.
+pub(super) fn histogram(r: &PhaseResult) -> Option<hdrhistogram::Histogram<u64>> {
     crate::results::decode_histogram(&r.histogram_hdr_b64)
         .ok()
         .filter(|h| h.len() == r.ok && r.ok > 0)
@@ -49,9 +55,12 @@ fn measured<'a>(r: &PhaseResult, h: &'a hdrhistogram::Histogram<u64>) -> Measure
 /// The phase's latency over the requests due, errors and unsent requests counted as late,
 /// with its intervals: what the SLO was judged on. A percentile that fewer than its share
 /// of the requests due reached ok is the ok requests' own figure.
-pub(super) fn over_due(r: &PhaseResult) -> Option<LatencySummary> {
-    let h = histogram(r)?;
-    let m = measured(r, &h);
+pub(super) fn over_due(
+    r: &PhaseResult,
+    h: Option<&hdrhistogram::Histogram<u64>>,
+) -> Option<LatencySummary> {
+    let h = h?;
+    let m = measured(r, h);
     let l = &r.latency_ms;
     let at = |q: f64, own: f64| {
         let v = crate::slo::quantile_over_due_ms(&m, q);
@@ -63,7 +72,7 @@ pub(super) fn over_due(r: &PhaseResult) -> Option<LatencySummary> {
         p95: at(0.95, l.p95),
         p99: at(0.99, l.p99),
         p999: at(0.999, l.p999),
-        ci95: Ci95::over_due(&h, due(r)),
+        ci95: Ci95::over_due(h, due(r)),
         ..*l
     })
 }
@@ -71,17 +80,20 @@ pub(super) fn over_due(r: &PhaseResult) -> Option<LatencySummary> {
 /// p50 and p99 as the SLO judged them, with their intervals: the ok requests' own (with
 /// theirs) where fewer than that share completed ok (an infinite figure has no row) or the
 /// record holds no histogram of its ok samples.
-pub(super) fn percentiles(r: &PhaseResult) -> [(f64, Option<Interval>); 2] {
+pub(super) fn percentiles(
+    r: &PhaseResult,
+    h: Option<&hdrhistogram::Histogram<u64>>,
+) -> [(f64, Option<Interval>); 2] {
     let l = &r.latency_ms;
     let own = [
         (l.p50, l.ci95.map(|c| c.p50)),
         (l.p99, l.ci95.map(|c| c.p99)),
     ];
-    let Some(h) = histogram(r) else {
+    let Some(h) = h else {
         return own;
     };
-    let m = measured(r, &h);
-    let ci = Ci95::over_due(&h, due(r));
+    let m = measured(r, h);
+    let ci = Ci95::over_due(h, due(r));
     let judged = [(0.5, ci.map(|c| c.p50)), (0.99, ci.map(|c| c.p99))];
     let mut out = own;
     for (o, (q, i)) in out.iter_mut().zip(judged) {
@@ -95,8 +107,12 @@ pub(super) fn percentiles(r: &PhaseResult) -> [(f64, Option<Interval>); 2] {
 
 /// The probe at `rate` as a point of the latency curve: its worst objective's ratio over
 /// the requests due, and that ratio's interval.
-pub(super) fn point(slo: &Slo, rate: f64, r: &PhaseResult) -> Point {
-    let h = histogram(r);
+pub(super) fn point(
+    slo: &Slo,
+    rate: f64,
+    r: &PhaseResult,
+    h: Option<&hdrhistogram::Histogram<u64>>,
+) -> Point {
     let due = due(r);
     let mut worst = Point {
         rate,
@@ -104,23 +120,30 @@ pub(super) fn point(slo: &Slo, rate: f64, r: &PhaseResult) -> Point {
         ci: None,
         met: r.slo_met == Some(true),
         judged: !r.overloaded,
+        noise: None,
+        n: due,
     };
     for o in &slo.objectives {
-        let (ratio, ci, judged) = match *o {
+        let (ratio, ci, judged, noise) = match *o {
             Objective::Latency {
                 percentile,
                 bound_ms,
-            } => latency_ratio(r, h.as_ref(), due, percentile, bound_ms),
+            } => {
+                let (ratio, ci, judged) = latency_ratio(r, h, due, percentile, bound_ms);
+                let noise = r.quantile_noise.and_then(|q| q.of(percentile));
+                (ratio, ci, judged, noise)
+            }
             Objective::Errors { share } => {
                 let completed = r.ok + r.error_count();
                 let got = crate::slo::error_share(r.error_count(), completed);
-                (crate::slo::error_ratio(got, share), None, true)
+                (crate::slo::error_ratio(got, share), None, true, None)
             }
         };
         if ratio >= worst.ratio {
             worst.ratio = ratio;
             worst.ci = ci;
             worst.judged = judged && !r.overloaded;
+            worst.noise = noise;
         }
     }
     worst

@@ -23,10 +23,12 @@
 
 mod judge;
 mod next;
+mod pool;
 #[cfg(test)]
 mod sim;
 #[cfg(test)]
 mod sim_tests;
+mod size;
 #[cfg(test)]
 mod tests;
 mod uncertainty;
@@ -69,6 +71,8 @@ fn unanswered(batch_size: usize, plan: &SearchPlan, slo: &Slo) -> Capacity {
         max_rate_per_s: None,
         failed_at_per_s: None,
         max_rate_ci95_per_s: None,
+        pooled_probes: None,
+        pooled_requests: None,
         samples_per_s: None,
         latency_ms: None,
         goodput_per_s: None,
@@ -83,12 +87,13 @@ fn unanswered(batch_size: usize, plan: &SearchPlan, slo: &Slo) -> Capacity {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Step {
     /// Closed loop at the cap.
-    Ceiling {
-        batch_size: usize,
-    },
+    Ceiling { batch_size: usize },
     Probe {
         batch_size: usize,
         rate_per_s: f64,
+        /// The requests it measures, fixed before it starts (`size`): it ends there, or at
+        /// `--max-probe-secs`, never because its figures look settled.
+        requests: u64,
     },
 }
 
@@ -106,10 +111,8 @@ pub struct Search {
     points: Vec<Point>,
     /// The bracket's width after each bound probe since a rate first met.
     widths: Vec<f64>,
-    /// Bisection only: the search before it used the probes' latencies (`sim_tests`
-    /// compares the two).
-    #[cfg(test)]
-    bisect_only: bool,
+    /// What the probes so far measured that sizes the next (`size`).
+    seen: size::Seen,
     pending: Option<Step>,
     done: Vec<Capacity>,
 }
@@ -123,8 +126,7 @@ impl Search {
             current: None,
             points: Vec::new(),
             widths: Vec::new(),
-            #[cfg(test)]
-            bisect_only: false,
+            seen: size::Seen::default(),
             pending: None,
             done: Vec::new(),
         }
@@ -155,12 +157,23 @@ impl Search {
                 self.current = Some(unanswered(batch_size, &self.plan, &self.slo));
                 self.points.clear();
                 self.widths.clear();
+                self.seen = size::Seen::default();
                 Step::Ceiling { batch_size }
             }
-            Some(c) => Step::Probe {
-                batch_size: c.batch_size,
-                rate_per_s: self.next_rate(c),
-            },
+            Some(c) => {
+                let rate_per_s = self.next_rate(c);
+                let requests = size::requests(
+                    &self.slo,
+                    self.plan.probe.min_requests,
+                    rate_per_s,
+                    self.seen,
+                );
+                Step::Probe {
+                    batch_size: c.batch_size,
+                    rate_per_s,
+                    requests,
+                }
+            }
         };
         self.pending = Some(step);
         Some(step)
@@ -168,18 +181,19 @@ impl Search {
 
     fn next_rate(&self, c: &Capacity) -> f64 {
         let ceiling = c.ceiling_per_s.expect("a ceiling before any probe");
+        // The bracket is closed but the answer not yet sure enough: the next probe goes
+        // where the probes so far put it, the rate it tells the most about.
+        if self.converged()
+            && let Some(p) = self.pooled()
+        {
+            return p.rate;
+        }
         let bracket = next::Bracket {
             lo: c.max_rate_per_s,
             hi: c.failed_at_per_s.unwrap_or(ceiling),
             ceiling,
             precision: self.plan.precision,
         };
-        #[cfg(test)]
-        if self.bisect_only {
-            return bracket
-                .lo
-                .map_or(bracket.hi / 2.0, |lo| f64::midpoint(lo, bracket.hi));
-        }
         next::rate(&self.points, bracket, self.halving(c))
     }
 
@@ -215,7 +229,8 @@ impl Search {
                 c.ceiling_per_s = Some(r.req_per_s);
             }
             Step::Probe { rate_per_s, .. } => {
-                let probe = self.probe_of(rate_per_s, r);
+                let h = judge::histogram(r);
+                let probe = self.probe_of(rate_per_s, r, h.as_ref());
                 let bound = probe.bound;
                 let c = self.current.as_mut().expect("checked above");
                 c.probes.push(probe);
@@ -223,19 +238,58 @@ impl Search {
                 if !bound {
                     return;
                 }
-                self.points.push(judge::point(&self.slo, rate_per_s, r));
+                let point = judge::point(&self.slo, rate_per_s, r, h.as_ref());
+                self.points.push(point);
+                self.seen.latency_s = Some(r.latency_ms.p50 / 1000.0).filter(|l| *l > 0.0);
+                if let Some(noise) = point.noise.filter(|x| x.clusters > 0 && point.n > 0) {
+                    self.seen.spells_per_request = Some(f64::from(noise.clusters) / point.n as f64);
+                }
                 let c = self.current.as_mut().expect("checked above");
+                let inside = |x: f64| {
+                    c.max_rate_per_s.is_none_or(|lo| x > lo)
+                        && c.failed_at_per_s.is_none_or(|hi| x < hi)
+                };
+                // A probe outside the bracket (where the pooled answer sent it) is pooled
+                // but moves neither end: latency grows with load, so it contradicts a
+                // bound only by noise.
+                let moves = inside(rate_per_s);
                 if c.probes.last().is_some_and(|p| p.meets) {
-                    met_at(c, rate_per_s, r);
-                } else if self.failed_at(rate_per_s, r) {
+                    if moves {
+                        met_at(c, rate_per_s, r, h.as_ref());
+                    }
+                } else if moves && self.failed_at(rate_per_s, r) {
                     return;
                 }
                 self.note_width();
             }
         }
-        if self.converged() {
+        if self.settled() {
             self.answer();
         }
+    }
+
+    /// The pooled answer as the probes stand (`pool`), from the middle of the bracket.
+    fn pooled(&self) -> Option<pool::Pooled> {
+        let c = self.current.as_ref()?;
+        let (lo, ceiling) = (c.max_rate_per_s?, c.ceiling_per_s?);
+        let hi = c.failed_at_per_s.unwrap_or(ceiling);
+        pool::pooled(&self.points, ceiling, (lo * hi.max(lo)).sqrt())
+    }
+
+    /// Done: the bracket within the precision and the pooled answer's interval too, or a
+    /// rate met and the probes bisection would have taken are spent.
+    fn settled(&self) -> bool {
+        let Some(c) = &self.current else {
+            return false;
+        };
+        let bound = c.probes.iter().filter(|p| p.bound).count();
+        if c.max_rate_per_s.is_some() && bound >= size::most_probes(self.plan.precision) {
+            return true;
+        }
+        self.converged()
+            && self
+                .pooled()
+                .is_none_or(|p| p.half_width() <= (1.0 + self.plan.precision).ln())
     }
 
     fn note_width(&mut self) {
@@ -247,23 +301,39 @@ impl Search {
         }
     }
 
-    /// The converged batch size's answer, with its interval.
+    /// The settled batch size's answer, with its interval: the pooled one, or where no
+    /// probe near the answer could be weighed, the highest rate that met in its bracket.
     fn answer(&mut self) {
-        let c = self.current.as_mut().expect("checked by converged");
+        let pooled = self.pooled();
+        let c = self.current.as_mut().expect("checked by settled");
         if let (Some(lo), Some(ceiling)) = (c.max_rate_per_s, c.ceiling_per_s) {
-            let [a, b] = uncertainty::interval(&self.points, lo, c.failed_at_per_s, ceiling);
+            let (rate, [a, b]) = match pooled {
+                Some(p) => (p.rate, p.ci),
+                None => (
+                    lo,
+                    uncertainty::interval(&self.points, lo, c.failed_at_per_s, ceiling),
+                ),
+            };
+            at_answer(c, lo, rate);
             // Outwards to the thousandth, so the rounding never narrows it.
             c.max_rate_ci95_per_s = Some([(a * 1e3).floor() / 1e3, (b * 1e3).ceil() / 1e3]);
+            c.pooled_probes = pooled.map(|p| p.probes);
+            c.pooled_requests = pooled.map(|p| p.requests);
         }
-        c.verdict = words::answer(c);
+        c.verdict = words::answer(c, self.plan.precision);
         self.finish(true);
     }
 
     /// The probe's row: one p50 and one p99, those the SLO was judged on, with their
     /// intervals.
-    fn probe_of(&self, rate_per_s: f64, r: &PhaseResult) -> Probe {
+    fn probe_of(
+        &self,
+        rate_per_s: f64,
+        r: &PhaseResult,
+        h: Option<&hdrhistogram::Histogram<u64>>,
+    ) -> Probe {
         let cut_short = r.stop_reason.as_deref() == Some("stopped");
-        let [(p50, p50_ci95), (p99, p99_ci95)] = judge::percentiles(r);
+        let [(p50, p50_ci95), (p99, p99_ci95)] = judge::percentiles(r, h);
         Probe {
             rate_per_s: crate::stats::round3(rate_per_s),
             n: r.n,
@@ -371,12 +441,26 @@ impl Search {
     }
 }
 
+/// The answer at `rate`, where the highest probe that met was at `lo`: the figures scale
+/// with the rate (samples/s and goodput by the probe's shares, cost per sample inversely);
+/// latency stays that probe's, the nearest measured.
+fn at_answer(c: &mut Capacity, lo: f64, rate: f64) {
+    if rate == lo {
+        return;
+    }
+    let k = rate / lo;
+    c.max_rate_per_s = Some(rate);
+    c.samples_per_s = c.samples_per_s.map(|s| crate::stats::round3(s * k));
+    c.goodput_per_s = c.goodput_per_s.map(|g| crate::stats::round3(g * k));
+    c.cost_per_1m_usd = c.cost_per_1m_usd.map(|x| x / k);
+}
+
 /// A probe that met the SLO at `rate`: the bracket's new lower end, and the figures at it.
 /// Samples/s and goodput are the rate's, times the probe's shares of the requests due: a
 /// Poisson schedule sends a few more or fewer than its rate over a probe, and the achieved
 /// figures beside the offered rate would read as more than the rate (185 req/s with a
 /// goodput of 188/s).
-fn met_at(c: &mut Capacity, rate: f64, r: &PhaseResult) {
+fn met_at(c: &mut Capacity, rate: f64, r: &PhaseResult, h: Option<&hdrhistogram::Histogram<u64>>) {
     let due = r.ok + r.error_count() + r.unsent;
     let share = |k: u64| if due == 0 { 0.0 } else { k as f64 / due as f64 };
     let samples = rate * c.batch_size as f64 * share(r.ok);
@@ -384,11 +468,13 @@ fn met_at(c: &mut Capacity, rate: f64, r: &PhaseResult) {
     c.max_rate_per_s = Some(rate);
     c.samples_per_s = Some(crate::stats::round3(samples));
     // Over the requests due, as the probe's row; its intervals too.
-    c.latency_ms = Some(judge::over_due(r).unwrap_or(crate::stats::LatencySummary {
-        p50: probe.p50,
-        p99: probe.p99,
-        ..r.latency_ms
-    }));
+    c.latency_ms = Some(
+        judge::over_due(r, h).unwrap_or(crate::stats::LatencySummary {
+            p50: probe.p50,
+            p99: probe.p99,
+            ..r.latency_ms
+        }),
+    );
     c.goodput_per_s = r.goodput_share.map(|g| crate::stats::round3(rate * g));
     // Cost is per sample: the measured cost scaled by the measured over these samples/s.
     c.cost_per_1m_usd = r

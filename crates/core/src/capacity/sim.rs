@@ -1,7 +1,10 @@
-//! A seeded M/M/c endpoint for the search's tests, as `serve --service-dist exp --replicas K`
-//! plays it: K independent copies of an M/M/c queue, each request routed to one at random,
-//! every probe starting from empty queues. Its latencies have a queue's autocorrelation
-//! (a busy period makes a run of late requests), which independent draws would not.
+//! A seeded endpoint for the search's tests, as `serve --service-dist exp|fixed --workers c
+//! --queue shared --replicas K` plays it: K independent copies of an M/M/c or M/D/c queue
+//! (first come first served, the earliest free worker), each request routed to one at
+//! random, every probe starting from empty queues. Its latencies have a queue's
+//! autocorrelation (a busy period makes a run of late requests), which independent draws
+//! would not. A probe ends as the engine ends it: at its requests, or at its time bound in
+//! simulated seconds.
 
 use super::{Search, Step};
 use crate::plan::PhaseKind;
@@ -10,26 +13,48 @@ use crate::slo::Slo;
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, Exp};
 
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Service {
+    /// Exponential, mean 1/μ.
+    Exp,
+    /// Every request 1/μ.
+    Fixed,
+}
+
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Endpoint {
     /// Each worker's service rate, per second.
     pub mu: f64,
     pub workers: usize,
     pub replicas: usize,
+    pub service: Service,
     /// What the closed-loop ceiling measures (on a real machine, below the replicas' own).
     pub ceiling: f64,
     pub warmup: u64,
-    pub requests: u64,
+}
+
+/// How a simulated probe ends: at this many measured requests, or `max_s` after measuring
+/// began.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Stop {
+    Requests { n: u64, max_s: f64 },
 }
 
 impl Endpoint {
     /// The rate at which P(sojourn > t) = 1 − q: queueing theory's answer to `pq=t`.
     pub fn theory(&self, q: f64, t_s: f64) -> f64 {
         let c = self.workers;
+        let tail = |lambda: f64| match self.service {
+            Service::Exp => mmc_tail(lambda, self.mu, c, t_s),
+            Service::Fixed => {
+                assert_eq!(c, 1, "M/D/1 only");
+                1.0 - md1_wait_within(lambda, 1.0 / self.mu, t_s - 1.0 / self.mu)
+            }
+        };
         let (mut lo, mut hi) = (0.0, c as f64 * self.mu * (1.0 - 1e-9));
         for _ in 0..200 {
             let mid = f64::midpoint(lo, hi);
-            if mmc_tail(mid, self.mu, c, t_s) <= 1.0 - q {
+            if tail(mid) <= 1.0 - q {
                 lo = mid;
             } else {
                 hi = mid;
@@ -38,19 +63,24 @@ impl Endpoint {
         lo * self.replicas as f64
     }
 
-    /// One probe at `rate` (all replicas), judged against `slo`; with its length in
+    /// One probe at `rate` (all replicas), judged against `slo`; with its measured span in
     /// seconds of simulated time.
     pub fn probe(
         &self,
         rate: f64,
+        stop: Stop,
         slo: &Slo,
         rng: &mut rand::rngs::Xoshiro256PlusPlus,
     ) -> (PhaseResult, f64) {
         let mut free = vec![vec![0.0f64; self.workers]; self.replicas];
         let (gap, service) = (Exp::new(rate).unwrap(), Exp::new(self.mu).unwrap());
-        let mut h = crate::stats::phase_histogram();
+        let Stop::Requests { n: n_max, max_s } = stop;
+        // (intended send, latency in µs) of the measured requests.
+        let mut samples: Vec<(f64, u32)> = Vec::new();
         let mut t = 0.0;
-        for i in 0..self.warmup + self.requests {
+        let mut start = None;
+        let mut reason = "count";
+        for i in 0.. {
             t += gap.sample(rng);
             let replica = &mut free[rng.random_range(0..self.replicas)];
             let (w, &at) = replica
@@ -58,26 +88,55 @@ impl Endpoint {
                 .enumerate()
                 .min_by(|a, b| a.1.total_cmp(b.1))
                 .unwrap();
-            let done = at.max(t) + service.sample(rng);
+            let s = match self.service {
+                Service::Exp => service.sample(rng),
+                Service::Fixed => 1.0 / self.mu,
+            };
+            let done = at.max(t) + s;
             replica[w] = done;
-            if i >= self.warmup {
-                h.record(((done - t) * 1e6).max(1.0) as u64).unwrap();
+            if i < self.warmup {
+                continue;
+            }
+            let begun = *start.get_or_insert(t);
+            if t - begun > max_s {
+                reason = "time";
+                break;
+            }
+            samples.push((t, ((done - t) * 1e6).max(1.0) as u32));
+            if samples.len() as u64 >= n_max {
+                break;
             }
         }
+        let begun = start.unwrap_or(0.0);
+        let span = samples.last().map_or(0.0, |s| s.0 - begun);
+        let mut h = crate::stats::phase_histogram();
+        for s in &samples {
+            h.record(u64::from(s.1)).unwrap();
+        }
+        let n = samples.len() as u64;
         let mut r = crate::fixtures::phase_row(PhaseKind::Capacity, 1, 256, rate, 0.0, 0.0, None);
-        r.n = self.requests;
-        r.sent = self.requests;
-        r.ok = self.requests;
+        r.n = n;
+        r.sent = n;
+        r.ok = n;
         r.latency_ms = crate::stats::LatencySummary::of(&h);
         r.histogram_hdr_b64 = crate::results::encode_histogram(&h);
         r.judge(slo, &h);
-        r.stable = Some(true);
-        r.stop_reason = Some("stable".into());
-        (r, t)
+        let latencies: Vec<u32> = samples.iter().map(|s| s.1).collect();
+        r.quantile_noise = Some(crate::stats::QuantileNoise::of_samples(&latencies, &h));
+        r.stable = Some(false);
+        r.stop_reason = Some(reason.into());
+        (r, span)
     }
 
-    /// A whole search, seeded: the answer, and the probes' simulated seconds.
-    pub fn search(&self, search: &mut Search, slo: &Slo, seed: u64) -> f64 {
+    /// A whole search, seeded, its probes ended by `stop` (given the probe's planned
+    /// requests, where the search plans them): the probes' simulated seconds.
+    pub fn search(
+        &self,
+        search: &mut Search,
+        slo: &Slo,
+        seed: u64,
+        stop: impl Fn(u64) -> Stop,
+    ) -> f64 {
         let mut rng = rand::rngs::Xoshiro256PlusPlus::seed_from_u64(seed);
         let mut secs = 0.0;
         let mut steps = 0;
@@ -99,8 +158,12 @@ impl Endpoint {
                     r.ok = 1000;
                     r
                 }
-                Step::Probe { rate_per_s, .. } => {
-                    let (r, s) = self.probe(rate_per_s, slo, &mut rng);
+                Step::Probe {
+                    rate_per_s,
+                    requests,
+                    ..
+                } => {
+                    let (r, s) = self.probe(rate_per_s, stop(requests), slo, &mut rng);
                     secs += s;
                     r
                 }
@@ -130,4 +193,51 @@ fn mmc_tail(lambda: f64, mu: f64, c: usize, t: f64) -> f64 {
         return (-mu * t).exp() * (1.0 + erlang_c * mu * t);
     }
     (-mu * t).exp() + erlang_c * mu / (g - mu) * ((-mu * t).exp() - (-g * t).exp())
+}
+
+/// P(wait ≤ x) in an M/D/1 queue, Erlang's closed form:
+/// (1 − ρ) Σ_{k ≤ x/D} (λ(kD − x))^k / k! · e^{−λ(kD − x)}.
+fn md1_wait_within(lambda: f64, d: f64, x: f64) -> f64 {
+    if x < 0.0 {
+        return 0.0;
+    }
+    let rho = lambda * d;
+    let mut sum = 0.0;
+    let mut fact = 1.0;
+    for k in 0..=((x / d).floor() as i32) {
+        if k > 0 {
+            fact *= f64::from(k);
+        }
+        let y = lambda * (f64::from(k) * d - x);
+        sum += y.powi(k) / fact * (-y).exp();
+    }
+    (1.0 - rho) * sum
+}
+
+#[test]
+fn md1_closed_form_is_its_own_simulation() {
+    // P(W = 0) = 1 − ρ, and the p99 crossing of a long simulation at the answer.
+    assert!((md1_wait_within(50.0, 0.01, 0.0) - 0.5).abs() < 1e-12);
+    let e = Endpoint {
+        mu: 100.0,
+        workers: 1,
+        replicas: 1,
+        service: Service::Fixed,
+        ceiling: 100.0,
+        warmup: 1000,
+    };
+    let want = e.theory(0.99, 0.1);
+    let slo = Slo {
+        objectives: vec!["p99=100ms".parse().unwrap()],
+    };
+    let mut rng = rand::rngs::Xoshiro256PlusPlus::seed_from_u64(5);
+    let stop = Stop::Requests {
+        n: 2_000_000,
+        max_s: 1e9,
+    };
+    let (r, _) = e.probe(want, stop, &slo, &mut rng);
+    assert!(
+        (r.latency_ms.p99 / 100.0 - 1.0).abs() < 0.03,
+        "{want} {r:?}"
+    );
 }

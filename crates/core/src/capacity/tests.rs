@@ -23,6 +23,7 @@ fn plan(batch_sizes: Vec<usize>) -> SearchPlan {
             stability: 0.1,
             max: std::time::Duration::from_secs(30),
             throughput_only: false,
+            requests: None,
         },
     }
 }

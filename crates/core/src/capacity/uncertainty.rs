@@ -98,7 +98,7 @@ pub(super) fn elasticity(points: &[Point], rate: f64, ceiling: f64) -> f64 {
 /// How near the answer a probe's rate is for the local slope: within 15 %.
 const NEAR: f64 = 1.15;
 
-fn log_slope(v: &[(f64, f64)]) -> Option<f64> {
+pub(super) fn log_slope(v: &[(f64, f64)]) -> Option<f64> {
     let n = v.len() as f64;
     let mx = v.iter().map(|p| p.0).sum::<f64>() / n;
     let my = v.iter().map(|p| p.1).sum::<f64>() / n;

@@ -8,45 +8,81 @@ pub fn shown([lo, hi]: [f64; 2]) -> String {
     format!("[{}, {}]", crate::text::sig3(lo), crate::text::sig3(hi))
 }
 
-/// "53.1 req/s [51.0, 56.9] (425 samples/s) meets p99 ≤ 100 ms; 56.3 req/s did not".
-pub(super) fn answer(c: &Capacity) -> String {
-    let lo = c.max_rate_per_s.unwrap_or(0.0);
-    let above = match c.failed_at_per_s {
-        Some(hi) => format!("; {} req/s did not", crate::text::sig3(hi)),
-        None => format!(
-            "; the closed-loop ceiling is {} req/s",
-            crate::text::sig3(c.ceiling_per_s.unwrap_or(0.0))
+/// "53.9 req/s [51.2, 56.8] (53.9 samples/s) meets p99 ≤ 100 ms where 4 probes (40,000
+/// requests) put it", or where no probe near the answer could be weighed, "53.1 req/s
+/// [51.0, 56.9] (425 samples/s) meets p99 ≤ 100 ms; 56.3 req/s did not"; either way with
+/// what would make it surer where its interval is wider than the precision asked.
+pub(super) fn answer(c: &Capacity, precision: f64) -> String {
+    let rate = c.max_rate_per_s.unwrap_or(0.0);
+    let how = match (c.pooled_probes, c.pooled_requests) {
+        (Some(k), Some(n)) => format!(
+            " where {} ({} requests) put it",
+            crate::text::count(k, "probe"),
+            crate::text::thousands(n)
         ),
-    };
-    // The bounds the answer rests on that ran out their time before they were stable.
-    let unstable: Vec<String> = [Some(lo), c.failed_at_per_s]
-        .into_iter()
-        .flatten()
-        .filter(|&rate| {
-            c.probes
-                .iter()
-                .rev()
-                .find(|p| p.bound && p.rate_per_s == crate::stats::round3(rate))
-                .is_some_and(|p| p.stop_reason == "time")
-        })
-        .map(crate::text::sig3)
-        .collect();
-    let caveat = if unstable.is_empty() {
-        String::new()
-    } else {
-        format!(
-            " (not stable within the time bound at {} req/s)",
-            unstable.join(" and ")
-        )
+        _ => match c.failed_at_per_s {
+            Some(hi) => format!("; {} req/s did not", crate::text::sig3(hi)),
+            None => format!(
+                "; the closed-loop ceiling is {} req/s",
+                crate::text::sig3(c.ceiling_per_s.unwrap_or(0.0))
+            ),
+        },
     };
     format!(
-        "{} req/s{} ({} samples/s) meets {}{above}{caveat}",
-        crate::text::sig3(lo),
+        "{} req/s{} ({} samples/s) meets {}{how}{}{}",
+        crate::text::sig3(rate),
         c.max_rate_ci95_per_s
             .map(|i| format!(" {}", shown(i)))
             .unwrap_or_default(),
         crate::text::sig3(c.samples_per_s.unwrap_or(0.0)),
-        c.slo
+        c.slo,
+        timed_out(c),
+        wider(c, precision),
+    )
+}
+
+/// " (2 probes ended at --max-probe-secs before their planned requests)".
+fn timed_out(c: &Capacity) -> String {
+    let k = c
+        .probes
+        .iter()
+        .filter(|p| p.bound && p.stop_reason == "time")
+        .count();
+    match k {
+        0 => String::new(),
+        1 => " (1 probe ended at --max-probe-secs before its planned requests)".into(),
+        k => format!(" ({k} probes ended at --max-probe-secs before their planned requests)"),
+    }
+}
+
+/// Where the interval is wider than ± the precision: how much it is, and how many more
+/// requests a probe would bring it there (the interval narrows as the square root of the
+/// requests pooled).
+fn wider(c: &Capacity, precision: f64) -> String {
+    let (Some([lo, hi]), Some(rate)) = (c.max_rate_ci95_per_s, c.max_rate_per_s) else {
+        return String::new();
+    };
+    let half = (hi / lo).ln() / 2.0;
+    let want = (1.0 + precision).ln();
+    if half <= want || rate <= 0.0 {
+        return String::new();
+    }
+    let more = (half / want).powi(2);
+    let per_probe = match (c.pooled_probes, c.pooled_requests) {
+        (Some(k), Some(n)) if k > 0 => n as f64 / k as f64,
+        _ => {
+            return format!(
+                "; ±{:.0} %, wider than the {:.0} % asked",
+                half * 100.0,
+                precision * 100.0
+            );
+        }
+    };
+    format!(
+        "; ±{:.0} %, wider than the {:.0} % asked: about {:.0} requests a probe would narrow it (--min-probe-requests, and --max-probe-secs for their time)",
+        half * 100.0,
+        precision * 100.0,
+        (per_probe * more / 1000.0).ceil() * 1000.0,
     )
 }
 

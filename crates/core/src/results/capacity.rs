@@ -61,6 +61,13 @@ pub struct Capacity {
     /// when no rate met, for a search stopped before it converged, and in older exports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_rate_ci95_per_s: Option<[f64; 2]>,
+    /// The probes the answer pooled (those near it whose noise their own samples told) and
+    /// the requests they measured (`capacity::pool`); absent where the answer is the
+    /// highest rate that met (no probe near it could be weighed), and in older exports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pooled_probes: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pooled_requests: Option<u64>,
     /// At `max_rate_per_s`: samples/s and goodput are the rate times the probe's shares of
     /// the requests due (ok, and ok within the bound), so neither can exceed the rate they
     /// stand beside; cost follows the samples/s. Latency is the probe's over the requests

@@ -98,6 +98,10 @@ pub struct PhaseResult {
     /// timeline has it relative to the run's start).
     #[serde(skip)]
     pub wall: Option<(std::time::SystemTime, std::time::SystemTime)>,
+    /// A phase that kept its samples (a capacity probe): how noisy each percentile is,
+    /// which the search weighs the probe by. Not exported: a figure for the search alone.
+    #[serde(skip)]
+    pub quantile_noise: Option<crate::stats::QuantileNoise>,
     pub p99_over_p50: Option<f64>,
     pub duration_s: f64,
     pub req_per_s: f64,
@@ -236,6 +240,7 @@ impl PhaseResult {
             server_metrics: None,
             cloudwatch: None,
             wall: None,
+            quantile_noise: rec.probe.as_ref().map(|p| p.noise(&rec.scheduled)),
             p99_over_p50: tail_ratio(latency.p50, latency.p99),
             duration_s: round3(rec.measured_interval().as_secs_f64()),
             req_per_s: rec.req_per_s(),

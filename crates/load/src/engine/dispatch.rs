@@ -182,6 +182,14 @@ impl<'a> PhaseRun<'a> {
                 Some(end) if Instant::now() >= end => Err(PhaseEnd::Completed),
                 end => Ok(end),
             },
+            StopAt::Stable(rule)
+                if rule
+                    .requests
+                    .is_some_and(|n| shared.sent.count() >= self.spec.warmup + n) =>
+            {
+                self.stop_reason = Some("count");
+                Err(PhaseEnd::Completed)
+            }
             StopAt::Stable(_) => {
                 let w = self
                     .watch

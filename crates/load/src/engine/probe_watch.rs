@@ -61,11 +61,15 @@ impl ProbeWatch {
                 if p.full() {
                     return Err("max_requests");
                 }
-                if p.stable(
-                    self.rule.min_requests,
-                    self.rule.stability,
-                    self.rule.throughput_only,
-                ) {
+                // A capacity probe's size is fixed before it starts: it ends at its count
+                // (the dispatcher's) or its time bound, never because it looks settled.
+                if self.rule.requests.is_none()
+                    && p.stable(
+                        self.rule.min_requests,
+                        self.rule.stability,
+                        self.rule.throughput_only,
+                    )
+                {
                     return Err("stable");
                 }
             }

@@ -152,9 +152,9 @@ impl Schedule {
         unsent_at: &mut dyn FnMut(Instant),
     ) -> Option<(ScheduleOutcome, Instant)> {
         let a = self.arrivals.as_mut()?;
-        let left = match spec.stop {
-            StopAt::Count(n) => (spec.warmup + n).saturating_sub(sent),
-            _ => a.planned_left().unwrap_or(u64::MAX),
+        let left = match spec.stop.count() {
+            Some(n) => (spec.warmup + n).saturating_sub(sent),
+            None => a.planned_left().unwrap_or(u64::MAX),
         };
         let due = count_due(self.next_intended, a, ended, left, unsent_at);
         // Warmup requests never sent are not measured ones.
@@ -164,9 +164,13 @@ impl Schedule {
         } else {
             self.last_lag
         };
-        let span_end = match spec.stop {
-            StopAt::Count(_) => self.next_intended,
-            _ => ended,
+        // A fixed count that sent it all ends its span at its last intended send; cut
+        // short (a probe at its time bound), at the end.
+        let span_end = match spec.stop.count() {
+            Some(n) if sent >= spec.warmup + n => self.next_intended,
+            Some(_) if matches!(spec.stop, StopAt::Stable(_)) => ended,
+            Some(_) => self.next_intended,
+            None => ended,
         };
         let span = measure_start.map_or(Duration::ZERO, |s| span_end.saturating_duration_since(s));
         let offered = sent.saturating_sub(spec.warmup) + unsent;
@@ -211,9 +215,8 @@ fn arrivals_for(
     // measured gaps alone, so that the arrival after its last falls on the phase's end (the
     // measured window starts at the first measured arrival).
     let exact = match spec.stop {
-        StopAt::Count(n) => Some((0, warmup.saturating_add(n))),
         StopAt::Duration(d) => Some((warmup, (d.as_secs_f64() * rate).ceil() as u64)),
-        StopAt::Never | StopAt::Stable(_) => None,
+        stop => stop.count().map(|n| (0, warmup.saturating_add(n))),
     }
     .filter(|&(skip, n)| fresh && skip.saturating_add(n) <= RESCALE_MAX);
     // A ramp moves the rate over a fresh `--duration` phase; a live change ends it.

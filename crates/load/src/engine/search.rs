@@ -69,19 +69,29 @@ pub(super) fn probe_phase(
     repetition: Option<(u32, u32)>,
 ) -> PhaseSpec {
     let mut live = shared.lock();
-    let (batch_size, rate, concurrency) = match step {
-        Step::Ceiling { batch_size } => (batch_size, None, search.plan().ceiling_concurrency),
+    let (batch_size, rate, concurrency, requests) = match step {
+        Step::Ceiling { batch_size } => (batch_size, None, search.plan().ceiling_concurrency, None),
         Step::Probe {
             batch_size,
             rate_per_s,
-        } => (batch_size, Some(rate_per_s), search.plan().concurrency),
+            requests,
+        } => (
+            batch_size,
+            Some(rate_per_s),
+            search.plan().concurrency,
+            Some(requests),
+        ),
     };
     live.pace.rate_per_s = rate;
     live.timeline.event(
         Instant::now(),
         match rate {
             None => format!("capacity b={batch_size}: closed-loop ceiling"),
-            Some(r) => format!("capacity b={batch_size}: probe at {} req/s", text::sig3(r)),
+            Some(r) => format!(
+                "capacity b={batch_size}: probe at {} req/s, {} requests",
+                text::sig3(r),
+                text::thousands(requests.unwrap_or(0))
+            ),
         },
     );
     live.searching = search.current().cloned();
@@ -92,6 +102,7 @@ pub(super) fn probe_phase(
         warmup: plan.warmup,
         stop: StopAt::Stable(ProbeRule {
             throughput_only: rate.is_none(),
+            requests,
             ..search.plan().probe
         }),
         repetition,
