@@ -168,6 +168,19 @@ fn a_ramp_or_slice_that_cannot_run_is_refused_in_one_line() {
         (&["--slice", "0"], "at least 1ms"),
         (&["--slice", "1ms", "-z", "1000"], "more than 100000 slices"),
         (&["--slce", "1s"], "a similar argument exists: '--slice'"),
+        // A ramp shapes a --duration phase: beside -n or --replay it would have run a steady
+        // FROM req/s; and a third dot is not the start of the second rate.
+        (&["--ramp", "20..200", "-n", "100"], "--ramp with -n 100"),
+        (
+            &["--ramp", "20..200", "--replay", "t.jsonl"],
+            "--ramp with --replay",
+        ),
+        (&["--ramp", "20...200", "-z", "10"], "exactly two dots"),
+        (&["--ramp", "20..2..00", "-z", "10"], "exactly two dots"),
+        (
+            &["--rmap", "20..200", "-z", "10"],
+            "a similar argument exists: '--ramp'",
+        ),
     ] {
         let mut all = vec!["--demo", "--headless"];
         all.extend_from_slice(args);
@@ -176,5 +189,8 @@ fn a_ramp_or_slice_that_cannot_run_is_refused_in_one_line() {
         assert_eq!(out.status.code(), Some(2), "{all:?}: {err}");
         assert!(err.contains(want), "{all:?}: want {want:?} in {err}");
         assert!(!err.contains("panicked"), "{err}");
+        if want.starts_with("--ramp with") || want == "exactly two dots" {
+            assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        }
     }
 }
