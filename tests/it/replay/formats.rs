@@ -109,6 +109,36 @@ fn a_trace_of_texts_goes_out_in_the_targets_format_scale_times() {
             );
         }
     }
+
+    // At 10000× 300 records 10 ms apart fall due within 0.3 ms: more than the client sends
+    // in that time, never more than the 1024 slots. Each is sent, late, none unsent.
+    let lines: Vec<String> = (0..300)
+        .map(|i| json!({"timestamp_ms": i * 10, "texts": [format!("fast {i}")]}).to_string())
+        .collect();
+    let fast = tmp_path("fast.jsonl");
+    std::fs::write(&fast, lines.join("\n")).unwrap();
+    let (_, e) = run_export(
+        &s.url,
+        &[
+            "--engine",
+            "hf",
+            "--no-accuracy",
+            "--replay",
+            fast.to_str().unwrap(),
+            "--replay-speed",
+            "10000",
+        ],
+    );
+    let p = &e["phases"][0];
+    eprintln!(
+        "replay at 10000x: the largest lag {} ms in a phase of {} s",
+        p["max_lag_ms"], p["duration_s"]
+    );
+    assert_eq!(
+        (p["n"].as_u64(), p["ok"].as_u64(), p["unsent"].as_u64()),
+        (Some(300), Some(300), Some(0)),
+        "{p}"
+    );
 }
 
 #[test]
