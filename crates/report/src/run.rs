@@ -213,7 +213,7 @@ pub fn tables(e: &Export) -> Vec<Table> {
     .flatten()
     .collect();
     // Slices after the phases' own tables, the accuracy check last as always.
-    out.extend(super::slices::tables(&e.phases));
+    out.extend(super::slices::tables(&e.phases, &e.config));
     out.extend(e.accuracy.as_ref().map(accuracy_table));
     out
 }
