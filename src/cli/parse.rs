@@ -49,7 +49,7 @@ where
         }
         overridden(r, &matches)?;
         rerank_sizes(r, &matches);
-        ramp_and_slices(r)?;
+        ramp_and_slices(r, &matches)?;
         r.notes = notes(r, &matches);
     }
     check_urls(&cli, url_flag)?;
@@ -161,8 +161,25 @@ fn overridden(r: &RunArgs, m: &ArgMatches) -> Result<(), (u8, String)> {
     Ok(())
 }
 
-/// A ramp is an open loop that starts at its first rate; slices must be few enough to keep.
-fn ramp_and_slices(r: &mut RunArgs) -> Result<(), (u8, String)> {
+/// A ramp is an open loop that starts at its first rate, over a phase of a `--duration`;
+/// slices must be few enough to keep. clap's `requires` lets a ramp through beside a flag
+/// that conflicts with `--duration` (`-n`, `--replay`), where it would run a steady
+/// `FROM` req/s: refused here instead.
+fn ramp_and_slices(r: &mut RunArgs, m: &ArgMatches) -> Result<(), (u8, String)> {
+    if r.ramp.is_some() && r.duration.is_none() {
+        let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
+        let why = if r.replay.is_some() {
+            "--ramp with --replay: a replay sends at the recorded times, which a ramp cannot move; drop --ramp (--replay-speed sets a replay's pace)".to_string()
+        } else if given("n") {
+            format!(
+                "--ramp with -n {}: a ramp moves the rate over each phase's --duration and cannot shape a phase of a count; give --duration (-z 60s) instead of -n",
+                r.n
+            )
+        } else {
+            "--ramp moves the rate over each phase's --duration: give --duration (-z 60s)".into()
+        };
+        return Err((2, format!("error: {why}")));
+    }
     if let Some((from, _)) = r.ramp {
         r.request_rate = super::values::Rate(Some(from));
     }

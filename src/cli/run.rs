@@ -167,8 +167,9 @@ pub struct RunArgs {
     #[arg(long, default_value = "1.0", value_parser = parse_burstiness, help_heading = "Workload")]
     pub burstiness: f64,
     /// Move the request rate from FROM to TO requests per second over each phase's
-    /// --duration (20..400), so one run crosses the knee; the arrivals keep --burstiness.
-    /// With --slice and --slo the run says where each objective first broke.
+    /// --duration (20..400, two dots), so one run crosses the knee; the arrivals keep
+    /// --burstiness. Not with -n or --replay, whose phases a ramp cannot shape. With --slice
+    /// and --slo the run says where each objective first broke.
     #[arg(long, value_name = "FROM..TO", value_parser = ramp_rates, requires = "duration", conflicts_with_all = ["request_rate", "find_capacity", "until_stable"], help_heading = "Workload")]
     pub ramp: Option<(f64, f64)>,
     /// The ramp's shape: linear, or exp (the rate grows by the same factor every second).

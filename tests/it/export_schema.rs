@@ -505,6 +505,11 @@ fn every_field_of_a_runs_config_is_described_and_valid() {
             recorded_s: 20.0,
             duration_s: 10.0,
             spread_within_seconds: true,
+            batch_sizes: encbench::export::ReplayBatches {
+                min: 1,
+                max: 4,
+                mean: 1.75,
+            },
         }),
     };
     let config = serde_json::to_value(&config).unwrap();

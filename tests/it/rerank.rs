@@ -114,6 +114,31 @@ fn every_rerank_family_ranks_the_shipped_queries_in_its_own_shapes() {
             out.stdout
         );
     }
+
+    // 2000 documents a query: preparing the phase is linear in D (it took 19 ms a document,
+    // 40 s before the first request, when 256 requests' pairs were made and tokenized).
+    // The goal is at most 1 ms a document; a loaded two-core machine runs 3-5× slower.
+    let (_, hf) = server.as_ref().unwrap();
+    let started = std::time::Instant::now();
+    let (out, e) = run_export(
+        &hf.url,
+        &[
+            "--task",
+            "rerank",
+            "--docs-per-query",
+            "2000",
+            "-n",
+            "2",
+            "--warmup",
+            "0",
+            "--no-accuracy",
+        ],
+    );
+    let took = started.elapsed().as_secs_f64();
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    assert_eq!(e["phases"][0]["ok"], 2, "{}", e["phases"][0]);
+    eprintln!("rerank D = 2000: the whole run in {took:.2} s");
+    assert!(took < 2000.0 * 1e-3 * 5.0, "{took:.1} s for D = 2000");
 }
 
 /// A reranker's run of four requests of `d` documents: documents per second are `d` times

@@ -111,6 +111,41 @@ fn a_ramp_draws_the_knee_where_the_capacity_search_finds_it() {
         html.contains("p99=100ms crossed at"),
         "the break is named on the page"
     );
+
+    // Slices of 250 ms hold 5 to 100 requests on a ramp 20..400 over 10 s: too few to judge
+    // p99 alone, so neighbouring ones are pooled to 100 requests, and the break is found
+    // where queueing puts it (the search's answer up to the fluid bound at this slope, 38
+    // req/s²: 239), each end widened by three standard deviations of a pooled span's
+    // offered rate (100 requests: 10 %, Poisson). Judging only the slices that held 100 had
+    // put it at the ramp's end, 380-400, or nowhere.
+    let mut ramp = common.to_vec();
+    ramp.extend(["--ramp", "20..400", "--duration", "10", "--slice", "250ms"]);
+    let (out, e) = run_export(&s.url, &ramp);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let p = &e["phases"][0];
+    let breaks = p["slo_breaks"].as_array().unwrap();
+    assert_eq!(breaks.len(), 1, "{breaks:?}");
+    let b = &breaks[0];
+    let (first, last) = (b["slice"].as_u64().unwrap(), b["to_slice"].as_u64());
+    assert!(last.is_some_and(|l| l > first), "a pooled span: {b}");
+    let slope = 380.0 / 10.0;
+    let fluid = workers_per_s + (2.0 * slope * workers_per_s * 0.100).sqrt();
+    let crossed = f(&b["crossed_per_s"]);
+    eprintln!("250 ms slices, pooled: {b} (the search: {capacity})");
+    assert!(
+        0.95 * capacity * 0.7 <= crossed && crossed <= fluid * 1.3,
+        "p99 crossed 100 ms at {crossed} req/s; the search says {capacity}, the fluid bound {fluid:.1}: {b}"
+    );
+    let (held, broke) = (f(&b["held_per_s"]), f(&b["offered_per_s"]));
+    assert!(
+        held.min(broke) <= crossed && crossed <= held.max(broke),
+        "{b}"
+    );
+    let text = stdout(&out);
+    assert!(
+        text.contains("p99 needs 100: use --slice") && text.contains(", pooled ("),
+        "{text}"
+    );
 }
 
 /// Slices of a closed loop (no ramp): every request in one, the tables and `report` say so.
@@ -168,6 +203,19 @@ fn a_ramp_or_slice_that_cannot_run_is_refused_in_one_line() {
         (&["--slice", "0"], "at least 1ms"),
         (&["--slice", "1ms", "-z", "1000"], "more than 100000 slices"),
         (&["--slce", "1s"], "a similar argument exists: '--slice'"),
+        // A ramp shapes a --duration phase: beside -n or --replay it would have run a steady
+        // FROM req/s; and a third dot is not the start of the second rate.
+        (&["--ramp", "20..200", "-n", "100"], "--ramp with -n 100"),
+        (
+            &["--ramp", "20..200", "--replay", "t.jsonl"],
+            "--ramp with --replay",
+        ),
+        (&["--ramp", "20...200", "-z", "10"], "exactly two dots"),
+        (&["--ramp", "20..2..00", "-z", "10"], "exactly two dots"),
+        (
+            &["--rmap", "20..200", "-z", "10"],
+            "a similar argument exists: '--ramp'",
+        ),
     ] {
         let mut all = vec!["--demo", "--headless"];
         all.extend_from_slice(args);
@@ -176,5 +224,8 @@ fn a_ramp_or_slice_that_cannot_run_is_refused_in_one_line() {
         assert_eq!(out.status.code(), Some(2), "{all:?}: {err}");
         assert!(err.contains(want), "{all:?}: want {want:?} in {err}");
         assert!(!err.contains("panicked"), "{err}");
+        if want.starts_with("--ramp with") || want == "exactly two dots" {
+            assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        }
     }
 }

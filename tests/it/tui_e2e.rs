@@ -116,6 +116,44 @@ fn operator_session_through_keys() {
         "a live segment per setting, the sweep, the live settings again"
     );
     assert_eq!(e["accuracy"]["passed"], 4);
+
+    // A sweep of the command line's gives the live screen back the command line's batch
+    // and cap, as `b` does: not its own last batch of 8 at the closed loop's cap.
+    let export = tmp_path("tui-after-sweep.json");
+    tmux.respawn(&format!(
+        "{BIN} --url {} --request-rate 20 --concurrency 2 --sweep-batch --batch-sizes 1 8 -n 20 \
+         --warmup 2 --no-accuracy --export {}",
+        server.url,
+        export.display()
+    ));
+    let s = tmux.wait_for("the live phase after the sweep", 30, |s| {
+        s.contains("phase 3 live") && phase_n(s) >= 3
+    });
+    assert!(s.contains("open loop 20.0 req/s"), "{s}");
+    tmux.keys("q");
+    assert_eq!(tmux.wait_exit(15), 0);
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+    let phases: Vec<(&str, u64, u64)> = (e["phases"].as_array().unwrap().iter())
+        .map(|p| {
+            let n = |k: &str| p[k].as_u64().unwrap();
+            (
+                p["kind"].as_str().unwrap(),
+                n("batch_size"),
+                n("concurrency"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        phases,
+        [("batch", 1, 2), ("batch", 8, 2), ("live", 1, 2)],
+        "{}",
+        e["phases"]
+    );
+    let restored = self::events(&e);
+    assert!(
+        restored.contains(&"sweep done: live settings restored"),
+        "{restored:?}"
+    );
 }
 
 /// The key f: a capacity search from the live screen, its probes shown as they finish, the

@@ -113,11 +113,17 @@ impl Ramp {
     }
 }
 
-/// Reads `FROM..TO` (requests per second, each in the supported range).
+/// Reads `FROM..TO` (requests per second, each in the supported range). The separator is
+/// exactly two dots: `20...200` would otherwise read as 20 to .200, and a rate of 0.2
+/// runs without a word.
 pub fn parse_ramp(s: &str) -> Result<(f64, f64), String> {
-    let (a, b) = s
-        .split_once("..")
-        .ok_or("must be FROM..TO in requests per second, such as 20..400")?;
+    const FORM: &str = "must be FROM..TO in requests per second, such as 20..400";
+    let (a, b) = s.split_once("..").ok_or(FORM)?;
+    if b.trim_start().starts_with('.') || a.trim_end().ends_with('.') || b.contains("..") {
+        return Err(
+            "must be FROM..TO with exactly two dots between the rates, such as 20..400".into(),
+        );
+    }
     let read = |v: &str| -> Result<f64, String> {
         let x = v
             .trim()
@@ -174,7 +180,21 @@ mod tests {
     fn ramps_read_from_the_command_line() {
         assert_eq!(parse_ramp("20..400").unwrap(), (20.0, 400.0));
         assert_eq!(parse_ramp(" 400 .. 20 ").unwrap(), (400.0, 20.0));
-        for bad in ["20", "20..", "..400", "a..b", "0..10", "10..1e9", "20-400"] {
+        assert_eq!(parse_ramp("0.5..2.5").unwrap(), (0.5, 2.5));
+        for bad in [
+            "20",
+            "20..",
+            "..400",
+            "a..b",
+            "0..10",
+            "10..1e9",
+            "20-400",
+            "20...200",
+            "20. ..200",
+            "20....200",
+            "20..30..40",
+            "20.. .5",
+        ] {
             assert!(parse_ramp(bad).is_err(), "{bad}");
         }
     }

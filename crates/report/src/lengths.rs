@@ -51,10 +51,15 @@ pub(crate) fn table(phases: &[PhaseResult]) -> Option<Table> {
 pub(crate) fn heading(e: &Export, unit: &str) -> String {
     let c = &e.config;
     let mix = serde_json::from_value::<LengthMix>(c["input_tokens"].clone()).ok();
-    let source = match mix {
+    let source = match (mix, c["replay"]["format"].as_str()) {
+        // A replay sends the recording's inputs, not the run's texts.
+        (_, Some("data-capture")) => {
+            return "bodies sent as captured (their inputs the endpoint's to read: no lengths counted)".into();
+        }
+        (_, Some(_)) => format!("the trace's {unit}s"),
         // A reranker's requests pair the drawn pairs' first sides with others' second
         // sides, so its pairs are not the drawn lengths: what was sent follows.
-        Some(m) => format!(
+        (Some(m), None) => format!(
             "input lengths drawn from {} (--input-tokens), clipped to --max-len {}{}",
             m.describe(),
             c["max_len"],
@@ -64,7 +69,7 @@ pub(crate) fn heading(e: &Export, unit: &str) -> String {
                 ", their sides made queries and documents"
             }
         ),
-        None => format!(
+        (None, None) => format!(
             "natural length, {} tokens per {unit}",
             num(c["natural_tokens_per_input"].as_f64(), 0)
         ),

@@ -168,8 +168,17 @@ fn replay_line(r: &serde_json::Value) -> Option<String> {
     } else {
         ""
     };
+    let b = &r["batch_sizes"];
+    // One batch size is the batch column's; a mix is said, the column holding its mean.
+    let batches = match (b["min"].as_u64(), b["max"].as_u64()) {
+        (Some(lo), Some(hi)) if lo < hi => format!(
+            "; batches of {lo} to {hi} inputs, {} on average (the batch column rounds it)",
+            num(b["mean"].as_f64(), 2)
+        ),
+        _ => String::new(),
+    };
     Some(format!(
-        "replay of {file} ({}): {sent}, {} s recorded, played at {}× in {} s{spread}",
+        "replay of {file} ({}): {sent}, {} s recorded, played at {}× in {} s{spread}{batches}",
         r["format"].as_str().unwrap_or("?"),
         num(r["recorded_s"].as_f64(), 1),
         r["speed"].as_f64().unwrap_or(1.0),
@@ -204,7 +213,7 @@ pub fn tables(e: &Export) -> Vec<Table> {
     .flatten()
     .collect();
     // Slices after the phases' own tables, the accuracy check last as always.
-    out.extend(super::slices::tables(&e.phases));
+    out.extend(super::slices::tables(&e.phases, &e.config));
     out.extend(e.accuracy.as_ref().map(accuracy_table));
     out
 }

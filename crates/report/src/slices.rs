@@ -4,6 +4,7 @@
 use super::table::{Cell, Estimate, Table};
 use encbench_core::percentile::Percentile;
 use encbench_core::results::PhaseResult;
+use encbench_core::slo::Slo;
 use encbench_core::text::num;
 
 /// The heading's lines for a ramp and slices.
@@ -25,16 +26,22 @@ pub fn heading(config: &serde_json::Value) -> Vec<String> {
 }
 
 /// One table per phase that has slices, numbered as the phases are.
-pub fn tables(phases: &[PhaseResult]) -> Vec<Table> {
+pub fn tables(phases: &[PhaseResult], config: &serde_json::Value) -> Vec<Table> {
+    let slo = Slo {
+        objectives: (config["slo"].as_array().into_iter().flatten())
+            .filter_map(|o| o.as_str()?.parse().ok())
+            .collect(),
+    };
+    let width = config["slice_s"].as_f64();
     phases
         .iter()
         .enumerate()
         .filter(|(_, p)| !p.slices.is_empty())
-        .map(|(i, p)| table(i + 1, p))
+        .map(|(i, p)| table(i + 1, p, &slo, width))
         .collect()
 }
 
-fn table(index: usize, p: &PhaseResult) -> Table {
+fn table(index: usize, p: &PhaseResult, slo: &Slo, width: Option<f64>) -> Table {
     let ramp = p
         .ramp
         .map(|r| format!(", {}", r.describe()))
@@ -78,6 +85,13 @@ fn table(index: usize, p: &PhaseResult) -> Table {
             }
             .into(),
         ]);
+    }
+    // Why a slice's miss may not be called a break, and how it was found anyway.
+    if let Some(w) = width
+        && p.slo_met.is_some()
+    {
+        t.notes
+            .extend(encbench_core::slices::too_small(&p.slices, slo, w));
     }
     t.notes.extend(
         p.slo_breaks

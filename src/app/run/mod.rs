@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
+pub(super) async fn main(mut a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
     check(&a)?;
     let trace = replay::read(&a)?;
     let hosts = super::hosts::hosts(&a)?;
@@ -35,6 +35,11 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
     let (address, _demo_server) = settings::address(&a).await?;
     let p = setup::prepare(&settings::target_settings(&a, address)).await?;
     let replaying = (trace.map(|t| replay::plan(&a, t, p.seed, &p.tokenizer))).transpose()?;
+    // Said before the load and kept in the export: lengths the trace asked for and did not get.
+    let replay_note = replaying.as_ref().and_then(|r| r.1.clone());
+    let replaying = replaying.map(|r| r.0);
+    a.notes
+        .extend(replay_note.iter().map(|n| format!("note: {n}")));
     // Before the screen opens, so it stays in the scrollback: what the server was taken for.
     if let Some(found) = &p.found {
         encbench_core::failure::say(format_args!("{}", found.line()));
@@ -91,6 +96,9 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
     let closed = records::close(&a, records.as_deref());
     if let (Some(wait), Some(name)) = (a.server.cloudwatch_wait, &a.endpoint) {
         super::cloudwatch::attach(&mut report, &sagemaker_config(name, &a.sagemaker), wait).await;
+    }
+    if let Some(n) = replay_note {
+        report.notices.insert(0, n);
     }
     // A panic anywhere in the run (a request task, the accuracy check) is a failure too.
     report.error = encbench_core::failure::describe(report.error);

@@ -31,33 +31,91 @@ pub(super) fn read(a: &RunArgs) -> Result<Option<Trace>, AppError> {
 }
 
 /// The schedule, seeded by the run's seed (where whole seconds are spread); a trace's
-/// `{"tokens", "batch_size"}` records become texts of exactly that many tokens.
+/// `{"tokens", "batch_size"}` records become texts of exactly that many tokens. With it, the
+/// note of the lengths clipped, if any were.
 pub(super) fn plan(
     a: &RunArgs,
     mut trace: Trace,
     seed: u64,
     tok: &TokenCounter,
-) -> Result<Arc<ReplayPlan>, AppError> {
-    texts_of_lengths(&mut trace, tok, seed);
+) -> Result<(Arc<ReplayPlan>, Option<String>), AppError> {
+    let clipped = texts_of_lengths(&mut trace, tok, seed, a.max_len);
     let speed = Speed {
         speed: a.replay_speed,
         scale: a.replay_scale,
     };
-    ReplayPlan::new(trace, speed, seed)
-        .map(Arc::new)
-        .map_err(|e| usage("--replay", e))
+    let plan = ReplayPlan::new(trace, speed, seed).map_err(|e| usage("--replay", e))?;
+    Ok((Arc::new(plan), clipped.note(a.max_len)))
+}
+
+/// Records whose lengths were clipped to what can be sent, as `--input-tokens` clips its
+/// draws: over `--max-len` (the longest asked for), or under the shortest text.
+#[derive(Default)]
+struct Clipped {
+    over: usize,
+    longest: usize,
+    under: usize,
+    shortest: usize,
+}
+
+impl Clipped {
+    fn note(&self, max_len: usize) -> Option<String> {
+        let mut said = Vec::new();
+        if self.over > 0 {
+            said.push(format!(
+                "{} of more than --max-len {max_len} tokens (up to {}) sent at {max_len}",
+                records(self.over),
+                self.longest
+            ));
+        }
+        if self.under > 0 {
+            said.push(format!(
+                "{} of fewer than {} tokens (the shortest text, special tokens counted) sent at {}",
+                records(self.under),
+                self.shortest,
+                self.shortest
+            ));
+        }
+        (!said.is_empty()).then(|| {
+            format!(
+                "--replay: {}, as --input-tokens clips its lengths",
+                said.join("; ")
+            )
+        })
+    }
+}
+
+fn records(n: usize) -> String {
+    if n == 1 {
+        "1 record".into()
+    } else {
+        format!("{n} records")
+    }
 }
 
 /// Each `{"tokens": N, "batch_size": B}` record as B texts of exactly N tokens by the run's
 /// tokenizer (special tokens counted, as `--max-len` counts them), built from the shipped
-/// corpus by `--input-tokens`' builder, seeded by the run's seed and the record's line.
-fn texts_of_lengths(trace: &mut Trace, tok: &TokenCounter, seed: u64) {
+/// corpus by `--input-tokens`' builder, seeded by the run's seed and the record's line. N is
+/// clipped to `--max-len` and to the shortest text, as `--input-tokens` clips a draw: a text
+/// the server would cut is not what the trace recorded it sending either way, and saying so
+/// beats an endpoint that silently truncates.
+fn texts_of_lengths(trace: &mut Trace, tok: &TokenCounter, seed: u64, max_len: usize) -> Clipped {
+    let mut clipped = Clipped::default();
     if trace.first_tokens_line().is_none() {
-        return;
+        return clipped;
     }
     let builder = TextBuilder::new(tok);
+    let shortest = builder.min_tokens(false);
+    clipped.shortest = shortest;
     for r in &mut trace.records {
         if let Body::Tokens { tokens, batch_size } = r.body {
+            if tokens > max_len {
+                clipped.over += 1;
+                clipped.longest = clipped.longest.max(tokens);
+            } else if tokens < shortest {
+                clipped.under += 1;
+            }
+            let tokens = tokens.clamp(shortest, max_len.max(shortest));
             let texts = (0..batch_size)
                 .map(|j| {
                     let k = (r.line as u64).wrapping_mul(0x9E37_79B9) ^ j as u64;
@@ -67,6 +125,7 @@ fn texts_of_lengths(trace: &mut Trace, tok: &TokenCounter, seed: u64) {
             r.body = Body::Texts(texts);
         }
     }
+    clipped
 }
 
 /// The engine runs the replay as its one phase: open loop at the recording's mean rate (what
@@ -75,6 +134,7 @@ pub(super) fn shape(a: &RunArgs, setup: &mut EngineSetup, plan: &Arc<ReplayPlan>
     setup.pace.rate_per_s = Some(plan.mean_rate());
     setup.pace.burstiness = 1.0;
     setup.plan = RunPlan {
+        batch_size: plan.batch_size(),
         concurrency: a.concurrency.unwrap_or(OPEN_LOOP_CAP),
         warmup: 0,
         stop: StopAt::Duration(plan.span),
@@ -100,7 +160,9 @@ pub(super) fn config(a: &RunArgs, plan: &ReplayPlan, c: &mut encbench_core::expo
         recorded_s: plan.recorded_s,
         duration_s: plan.span.as_secs_f64(),
         spread_within_seconds: plan.spread,
+        batch_sizes: plan.batch_sizes().into(),
     });
+    c.batch_size = plan.batch_size();
     c.warmup = 0;
     c.duration_s = Some(plan.span.as_secs_f64());
     c.request_rate = Some(plan.mean_rate());

@@ -102,6 +102,27 @@ pub struct ReplayConfig {
     /// The times were whole seconds: each second's requests were spread within it by the
     /// seeded arrival process, its count kept.
     pub spread_within_seconds: bool,
+    /// Inputs per request over the requests planned: the phase's batch size is their mean,
+    /// rounded (the trace's own where every record has the same).
+    pub batch_sizes: ReplayBatches,
+}
+
+/// The fewest, most and mean inputs per request of a replay.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ReplayBatches {
+    pub min: usize,
+    pub max: usize,
+    pub mean: f64,
+}
+
+impl From<(usize, usize, f64)> for ReplayBatches {
+    fn from((min, max, mean): (usize, usize, f64)) -> ReplayBatches {
+        ReplayBatches {
+            min,
+            max,
+            mean: (mean * 1000.0).round() / 1000.0,
+        }
+    }
 }
 
 /// Where the requests went (`config.target`): a URL (the reference endpoint's with `demo`)

@@ -7,7 +7,7 @@ pub mod records;
 pub mod tune;
 mod write;
 
-pub use config::{Detected, ReplayConfig, RunConfig, TargetConfig};
+pub use config::{Detected, ReplayBatches, ReplayConfig, RunConfig, TargetConfig};
 pub use write::{check_writable, write_atomic, write_text_atomic};
 
 use crate::results::{PhaseResult, RunReport};

@@ -130,6 +130,24 @@ impl ReplayPlan {
         }
     }
 
+    /// Inputs a request carries, over the requests planned: (fewest, most, mean).
+    pub fn batch_sizes(&self) -> (usize, usize, f64) {
+        let each = || {
+            self.record_of
+                .iter()
+                .map(|&r| self.bodies[r as usize].inputs())
+        };
+        let (least, most) = each().fold((usize::MAX, 0), |(l, m), b| (l.min(b), m.max(b)));
+        let mean = each().sum::<usize>() as f64 / self.record_of.len().max(1) as f64;
+        (least.min(most), most, mean)
+    }
+
+    /// The batch size a replay's phase is reported at: the trace's own where every record
+    /// has one, else its mean rounded (samples/s stays the inputs actually sent).
+    pub fn batch_size(&self) -> usize {
+        (self.batch_sizes().2.round() as usize).max(1)
+    }
+
     /// What request `idx` of the phase sends.
     pub fn body_of(&self, idx: u64) -> Option<&Body> {
         let r = *self.record_of.get(usize::try_from(idx).ok()?)?;
@@ -211,6 +229,28 @@ mod tests {
         assert_eq!((p.records(), p.requests()), (3, 6));
         assert_eq!(p.body_of(2), Some(&p.bodies[2]));
         assert_eq!(p.body_of(6), None);
+    }
+
+    #[test]
+    fn the_batch_reported_is_the_requests_mean_and_its_range_is_kept() {
+        let mut t = trace(&[0, 10_000_000, 20_000_000, 30_000_000], false);
+        for (r, b) in t.records.iter_mut().zip([1, 1, 3, 4]) {
+            r.body = Body::Tokens {
+                tokens: 10,
+                batch_size: b,
+            };
+        }
+        let p = ReplayPlan::new(
+            t,
+            Speed {
+                speed: 1.0,
+                scale: 3,
+            },
+            1,
+        )
+        .unwrap();
+        assert_eq!(p.batch_sizes(), (1, 4, 2.25));
+        assert_eq!(p.batch_size(), 2);
     }
 
     #[test]

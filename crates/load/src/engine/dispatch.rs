@@ -26,7 +26,7 @@ use encbench_core::stats::PhaseRecorder;
 use encbench_core::text;
 use encbench_core::timing;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 /// Runs one phase (or one segment of the live phase) to its end.
@@ -141,7 +141,12 @@ impl<'a> PhaseRun<'a> {
                 self.deadline.set(at);
                 at
             }
-            Err(end) => return Wake::End(end),
+            Err(end) => {
+                return match self.overdue_with_a_slot() {
+                    Some(permit) => Wake::Send(permit),
+                    None => Wake::End(end),
+                };
+            }
         };
         if let Some(c) = self.ctx.take_deferred() {
             return Wake::Command(Some(c));
@@ -202,6 +207,27 @@ impl<'a> PhaseRun<'a> {
             }
             _ => Ok(None),
         }
+    }
+
+    /// A slot for a request due before a timed phase's end that the dispatcher had not
+    /// reached by then: it was busy sending the ones before it (a replay at 10000× has
+    /// hundreds due in a millisecond), not held back by the cap, so it goes out late, its lag
+    /// counted, instead of being called unsent. Only a request that finds the cap full is
+    /// unsent. A client that cannot keep up at all stops catching up after as long again as
+    /// the phase (at least a second): the rest are unsent.
+    fn overdue_with_a_slot(&self) -> Option<Permit> {
+        let StopAt::Duration(length) = self.spec.stop else {
+            return None;
+        };
+        let end = self.progress.end()?;
+        let catching_up = self.schedule.is_open()
+            && !self.schedule.used_up()
+            && self.schedule.next_intended < end
+            && Instant::now() < end + length.max(Duration::from_secs(1));
+        if !catching_up {
+            return None;
+        }
+        self.ctx.shared.limiter.try_acquire()
     }
 
     /// Closed loop: the slots send; this waits for them to use up the phase.

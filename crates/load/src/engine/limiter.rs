@@ -52,7 +52,8 @@ impl Limiter {
         self.in_flight.load(Ordering::Acquire)
     }
 
-    fn try_acquire(self: &Arc<Self>) -> Option<Permit> {
+    /// A free slot now, or `None` when the cap is reached.
+    pub fn try_acquire(self: &Arc<Self>) -> Option<Permit> {
         let cap = self.cap();
         self.in_flight
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {

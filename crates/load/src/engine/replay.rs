@@ -4,14 +4,26 @@
 //! out as it was captured, under its recorded content type.
 
 use encbench_core::input::Input;
+use encbench_core::lengths::BatchTokens;
 use encbench_core::replay::{Body, ReplayPlan};
 use encbench_wire::payload::{Format, Prepared};
+use encbench_wire::tokenize::TokenCounter;
 use std::sync::Arc;
 
 pub(crate) struct ReplayBodies {
     plan: Arc<ReplayPlan>,
     /// Per record: its request, where it can be made before the phase.
     ready: Vec<Option<Prepared>>,
+    /// What the phase's input lengths and the records' `tokens` say; a captured body's
+    /// inputs are the endpoint's to read: none counted.
+    tokens: Option<RecordTokens>,
+}
+
+/// Every text's tokens by the run's tokenizer, record after record, and where each record's
+/// start (`None` for a record of another kind).
+struct RecordTokens {
+    counts: Arc<[u32]>,
+    starts: Vec<Option<usize>>,
 }
 
 /// What request k needs before it is sent.
@@ -24,7 +36,11 @@ pub(crate) enum Next<'a> {
 }
 
 impl ReplayBodies {
-    pub fn new(plan: Arc<ReplayPlan>, format: &dyn Format) -> ReplayBodies {
+    pub fn new(
+        plan: Arc<ReplayPlan>,
+        format: &dyn Format,
+        tokenizer: Option<&TokenCounter>,
+    ) -> ReplayBodies {
         let ready = (plan.bodies.iter())
             .map(|b| match b {
                 Body::Captured(c) => Some(Prepared::raw(&c.data, &c.content_type)),
@@ -34,7 +50,23 @@ impl ReplayBodies {
                 Body::Texts(_) | Body::Tokens { .. } => None,
             })
             .collect();
-        ReplayBodies { plan, ready }
+        let tokens = tokenizer.map(|tok| counted(&plan, tok));
+        ReplayBodies {
+            plan,
+            ready,
+            tokens,
+        }
+    }
+
+    /// The tokens of request `idx`'s inputs, where they are texts.
+    pub fn tokens(&self, idx: u64) -> Option<BatchTokens> {
+        let t = self.tokens.as_ref()?;
+        let record = *self.plan.record_of.get(usize::try_from(idx).ok()?)? as usize;
+        Some(BatchTokens {
+            counts: t.counts.clone(),
+            first: (*t.starts.get(record)?)?,
+            len: self.plan.bodies[record].inputs(),
+        })
     }
 
     /// Inputs request `idx` carries: its batch.
@@ -58,5 +90,26 @@ impl ReplayBodies {
             Some((None, Body::Texts(t))) => Next::Tokenize(t),
             _ => Next::Missing,
         }
+    }
+}
+
+fn counted(plan: &ReplayPlan, tok: &TokenCounter) -> RecordTokens {
+    let mut counts = Vec::new();
+    let starts = (plan.bodies.iter())
+        .map(|b| match b {
+            Body::Texts(t) => {
+                let first = counts.len();
+                counts.extend(
+                    t.iter()
+                        .map(|i| u32::try_from(tok.count(i)).unwrap_or(u32::MAX)),
+                );
+                Some(first)
+            }
+            Body::Tokens { .. } | Body::Captured(_) => None,
+        })
+        .collect();
+    RecordTokens {
+        counts: counts.into(),
+        starts,
     }
 }

@@ -97,11 +97,15 @@ impl Requester {
             format: ctx.format.clone(),
             ring: None,
             texts: ctx.texts.clone(),
-            // A record's inputs are its own: their tokens are not counted.
+            // A record's inputs are its own: `replay` counts their tokens.
             tokens: None,
             batch_size: 1,
             warmup_timeout: ctx.warmup_timeout,
-            replay: Some(ReplayBodies::new(plan, ctx.format.as_ref())),
+            replay: Some(ReplayBodies::new(
+                plan,
+                ctx.format.as_ref(),
+                ctx.tokenizer.as_deref(),
+            )),
             records: ctx.records.clone().map(|tx| (tx, tag)),
         })
     }
@@ -145,13 +149,14 @@ impl Requester {
             None => ticket.idx as usize,
         };
         // A replayed request sends its record's inputs, not the run's texts.
-        if replayed.is_none() {
-            guard.tokens = self.tokens.as_ref().map(|counts| BatchTokens {
+        guard.tokens = match &self.replay {
+            Some(r) => r.tokens(ticket.idx),
+            None => self.tokens.as_ref().map(|counts| BatchTokens {
                 counts: counts.clone(),
                 first: k * self.batch_size,
                 len: self.batch_size,
-            });
-        }
+            }),
+        };
         let prepared = match (&self.ring, replayed) {
             (_, Some(Next::Ready(p))) => p,
             (_, Some(Next::Tokenize(texts))) => {

@@ -98,6 +98,14 @@ impl Phases {
             Some(s) if s.at_start => phases.begin_search(s),
             _ => phases.queue = numbered(&phases.plan.initial()),
         }
+        // The live screen after the command line's sweeps starts from the command line's
+        // batch and cap, as it comes back to its own after a sweep of `b` or `s`: not from
+        // the sweep's last phase.
+        let plan = &phases.plan;
+        if plan.live && (plan.sweep_batch || plan.sweep_concurrency) && !phases.queue.is_empty() {
+            let mut live = shared.lock();
+            live.after_sweep = Some((plan.batch_size, plan.concurrency, live.pace));
+        }
         phases
     }
 

@@ -230,7 +230,11 @@ pub fn check_json(body: &[u8]) -> Result<(), String> {
 pub fn prepared_ring(format: &dyn Format, texts: &[Input], batch_size: usize) -> Vec<Prepared> {
     let mut ring = Vec::new();
     let mut bytes = 0;
-    for k in 0..texts.len().clamp(1, MAX_BODIES) {
+    // Request k starts at text k·b mod n: after n / gcd(n, b) requests the bodies repeat, so
+    // no more are built (a reranker's few requests of many documents each are that many).
+    let n = texts.len().max(1);
+    let period = n / gcd(n, batch_size.max(1));
+    for k in 0..period.clamp(1, MAX_BODIES) {
         if bytes >= MAX_RING_BYTES {
             break;
         }
@@ -239,6 +243,10 @@ pub fn prepared_ring(format: &dyn Format, texts: &[Input], batch_size: usize) ->
         ring.push(p);
     }
     ring
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 #[cfg(test)]

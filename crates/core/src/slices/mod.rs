@@ -9,7 +9,7 @@
 //! are HdrHistograms like phases, so `report --merge` adds them exactly.
 
 use crate::results::{decode_histogram, encode_histogram};
-use crate::slo::{Measured, Objective, Slo};
+use crate::slo::{Measured, Slo};
 use crate::stats::{HIST_MAX_US, LatencySummary, round3};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -232,125 +232,9 @@ fn measured(c: &Counts, req_per_s: f64) -> Measured<'_> {
     }
 }
 
-/// Where one objective of the SLO first broke in a phase's slices.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SloBreak {
-    /// The objective as `--slo` reads it ("p99=100ms").
-    pub objective: String,
-    /// 1-based, as tables number slices.
-    pub slice: usize,
-    pub start_s: f64,
-    /// The slice's offered rate: on a ramp, the rate at which the objective broke.
-    pub offered_per_s: f64,
-    /// What the slice measured ("p99 132.1 ms > 100 ms").
-    pub measured: String,
-    /// The offered rate of the judged slice before it, which met the objective (`None`
-    /// when the first judged slice broke it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub held_per_s: Option<f64>,
-    /// A latency objective: where the percentile crossed its bound, interpolated linearly
-    /// between the slice that held and the one that broke (a slice spans a range of a
-    /// ramp's rates; this is the rate at the crossing).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub crossed_per_s: Option<f64>,
-}
+mod breaks;
 
-impl SloBreak {
-    /// "p99=100ms crossed at 190 req/s: held at 188 req/s, broke at 215 req/s in slice 16
-    /// (15 s in: p99 184.3 ms > 100 ms)".
-    pub fn describe(&self) -> String {
-        let broke = format!(
-            "broke at {:.0} req/s in slice {} ({:.0} s in: {})",
-            self.offered_per_s, self.slice, self.start_s, self.measured
-        );
-        match (self.crossed_per_s, self.held_per_s) {
-            (Some(c), Some(h)) => format!(
-                "{} crossed at {c:.0} req/s: held at {h:.0} req/s, {broke}",
-                self.objective
-            ),
-            (None, Some(h)) => format!("{} held at {h:.0} req/s, {broke}", self.objective),
-            _ => format!("{} {broke}", self.objective),
-        }
-    }
-}
-
-/// For each objective of `slo`, where it first broke: the first slice that missed it and
-/// whose next judged slice missed it too (or that is the last). One slice's miss between
-/// two that met is a blip of the machine or the network, shown in the slice table but not
-/// called a break. A latency objective is judged only on slices with enough requests due
-/// to hold its percentile (100 for p99: of ten requests, p99 is their maximum).
-pub fn first_breaks(slices: &[SliceResult], slo: &Slo) -> Vec<SloBreak> {
-    slo.objectives
-        .iter()
-        .filter_map(|o| first_break(slices, o))
-        .collect()
-}
-
-fn first_break(slices: &[SliceResult], o: &Objective) -> Option<SloBreak> {
-    let one = Slo {
-        objectives: vec![*o],
-    };
-    let min_due = match o {
-        Objective::Latency { percentile, .. } => {
-            (1.0 / (1.0 - percentile.quantile())).round() as u64
-        }
-        Objective::Errors { .. } => 1,
-    };
-    // (slice number, slice, what it missed) of every judged slice, in order.
-    let judged: Vec<(usize, &SliceResult, Option<String>)> = slices
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.ok + s.errors + s.unsent >= min_due)
-        .filter_map(|(i, s)| {
-            let c = Counts {
-                latency: decode_histogram(&s.histogram_hdr_b64).ok()?,
-                ok: s.ok,
-                errors: s.errors,
-                unsent: s.unsent,
-                done: s.done,
-            };
-            Some((i + 1, s, judge(&one, &c, s.achieved_per_s)))
-        })
-        .collect();
-    let k = (0..judged.len()).find(|&k| {
-        judged[k].2.is_some() && judged.get(k + 1).is_none_or(|next| next.2.is_some())
-    })?;
-    let (slice, s, missed) = &judged[k];
-    // The judged slice before a break met the objective (else the break was there).
-    let held = k.checked_sub(1).map(|j| judged[j].1);
-    Some(SloBreak {
-        objective: objective_name(o),
-        slice: *slice,
-        start_s: s.start_s,
-        offered_per_s: s.offered_per_s,
-        measured: missed.clone().unwrap_or_default(),
-        held_per_s: held.map(|h| h.offered_per_s),
-        crossed_per_s: held.and_then(|h| crossing(o, h, s)),
-    })
-}
-
-/// Where a latency objective's percentile crossed its bound between the slice that held
-/// (`a`) and the one that broke (`b`), linearly in the offered rate.
-fn crossing(o: &Objective, a: &SliceResult, b: &SliceResult) -> Option<f64> {
-    let Objective::Latency {
-        percentile,
-        bound_ms,
-    } = *o
-    else {
-        return None;
-    };
-    let (va, vb) = (percentile.of(&a.latency_ms), percentile.of(&b.latency_ms));
-    let (ra, rb) = (a.offered_per_s, b.offered_per_s);
-    if !va.is_finite() || !vb.is_finite() || vb <= va {
-        return None;
-    }
-    let f = ((bound_ms - va) / (vb - va)).clamp(0.0, 1.0);
-    Some(round3(ra + f * (rb - ra)))
-}
-
-fn objective_name(o: &Objective) -> String {
-    o.to_string()
-}
+pub use breaks::{SloBreak, first_breaks, requests_to_judge, too_small};
 
 #[cfg(test)]
 mod tests {
@@ -395,36 +279,6 @@ mod tests {
         assert!(
             first_breaks(&s, &slo("p99=100ms")).is_empty(),
             "no slice holds 100 requests"
-        );
-    }
-
-    #[test]
-    fn a_break_is_a_miss_that_lasts_and_its_crossing_is_interpolated() {
-        let t0 = Instant::now();
-        let mut r = SliceRecorder::new(Duration::from_secs(1));
-        r.start(t0);
-        // Slice k: 100 + 10k requests, p99 per slice: 50, 150 (a blip), 60, 80, 120, 300 ms.
-        for (k, p99_ms) in [50u64, 150, 60, 80, 120, 300].into_iter().enumerate() {
-            let n = 100 + 10 * k as u64;
-            for j in 0..n {
-                let at = t0 + Duration::from_secs(k as u64) + Duration::from_millis(j);
-                let ms = if j + 2 >= n { p99_ms } else { 10 };
-                r.record(at, at, Some(ms * 1000));
-            }
-        }
-        let s = r.results(Duration::from_secs(6), &slo("p99=100ms"));
-        assert_eq!(s.len(), 6);
-        assert!(s[1].slo_missed.is_some(), "the blip shows in its slice");
-        let b = first_breaks(&s, &slo("p99=100ms"));
-        assert_eq!(b.len(), 1);
-        assert_eq!((b[0].slice, b[0].held_per_s), (5, Some(130.0)));
-        // p99 80 at 130/s, 120 at 140/s: 100 ms is crossed half way.
-        let c = b[0].crossed_per_s.unwrap();
-        assert!((c - 135.0).abs() < 1.0, "{c}");
-        assert!(
-            b[0].describe().contains("crossed at 135 req/s"),
-            "{}",
-            b[0].describe()
         );
     }
 
