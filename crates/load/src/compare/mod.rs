@@ -208,6 +208,7 @@ fn engine_for(entry: &Entry, a: &Settings, step: Step, index: usize) -> Engine {
         format: p.format.clone(),
         shape: p.shape,
         warmup_timeout: a.warmup_timeout,
+        endpoint_wait: a.timeout,
         pace: Pace {
             rate_per_s: None,
             burstiness: 1.0,
