@@ -86,6 +86,7 @@ pub fn live_snapshot(l: Live) -> Snapshot {
         searching: None,
         notices: Vec::new(),
         starts_in: None,
+        endpoint_lost: Vec::new(),
     }
 }
 

@@ -35,6 +35,10 @@ pub enum AppError {
     /// they describe refusals, not the model, and a script must not take them as a result.
     #[error("{0}")]
     NothingMeasured(String),
+    /// The endpoint stopped answering and had not come back when the load ended: exit code
+    /// 5. What was measured is written, but the run did not measure what it was asked to.
+    #[error("{0}")]
+    EndpointLost(String),
     /// Whoever read stdout went away (`| head`): nothing is wrong and nobody is left to tell,
     /// so the process ends quietly with 0, as it would have had the reader stayed.
     #[error("stdout closed by its reader")]
@@ -52,6 +56,7 @@ impl AppError {
             AppError::Failed(_) => 1,
             AppError::Breached(_) => 3,
             AppError::NothingMeasured(_) => 4,
+            AppError::EndpointLost(_) => 5,
             AppError::StdoutClosed => 0,
             AppError::Said(e) => e.exit_code(),
         }
@@ -287,8 +292,18 @@ fn only_tune_fails(fail_on: &crate::cli::FailOnArgs) -> Result<(), AppError> {
 
 /// After the export and the tables, on stderr: the warning when most requests failed, and
 /// one line per breached threshold; exit code 3 when one was breached, 4 (before it) when
-/// no measured request succeeded.
+/// no measured request succeeded, 5 (before both) when the endpoint was lost and had not
+/// come back.
 fn verdict(export: &encbench_core::export::Export) -> Result<(), AppError> {
+    // Each target's last phase says whether its endpoint was back by the end (a run has
+    // one target; a comparison's phases each ran on an engine of their own).
+    let mut last = std::collections::BTreeMap::new();
+    for p in &export.phases {
+        last.insert(p.target.as_deref(), p);
+    }
+    let lost = last
+        .values()
+        .find_map(|p| encbench_core::reach::still_lost(&p.endpoint_lost));
     let warning = encbench_core::thresholds::failure_warning(&export.phases);
     // Requests a stop abandoned are the user's doing, not the endpoint's failures.
     let refused = |p: &encbench_core::results::PhaseResult| {
@@ -298,13 +313,21 @@ fn verdict(export: &encbench_core::export::Export) -> Result<(), AppError> {
     };
     let nothing = export.phases.iter().all(|p| p.ok == 0)
         && export.phases.iter().any(refused)
-        && warning.is_some();
+        && warning.is_some()
+        && lost.is_none();
     if let Some(w) = warning.as_ref().filter(|_| !nothing) {
         encbench_core::failure::say(format_args!("{w}"));
     }
     let breached: Vec<_> = export.fail_on.iter().filter(|o| o.breached).collect();
     for o in &breached {
         encbench_core::failure::say(format_args!("{}", o.summary));
+    }
+    if let Some(span) = lost {
+        return Err(AppError::EndpointLost(format!(
+            "{} and had not come back when the load ended ({})",
+            span.lost_line(),
+            encbench_core::reach::attempts_failed(span.attempts)
+        )));
     }
     if let Some(w) = warning.filter(|_| nothing) {
         return Err(AppError::NothingMeasured(

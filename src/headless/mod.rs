@@ -5,6 +5,7 @@ pub(crate) mod progress;
 pub mod views;
 
 use crate::signals::{Abort, Hangup, abort_now, stop_asked, wait_for_signal};
+use encbench_core::reach::EndpointLost;
 use encbench_core::results::RunReport;
 use encbench_core::text;
 use encbench_load::engine::{Command, Engine, Snapshot};
@@ -129,6 +130,33 @@ impl SearchSaid {
     }
 }
 
+/// The endpoint's losses and returns said so far: a line each, once, with its time.
+#[derive(Default)]
+pub(crate) struct LostSaid {
+    lost: usize,
+    back: usize,
+}
+
+impl LostSaid {
+    /// The lines `spans` (the run's so far) have that were not said yet.
+    pub(crate) fn news(&mut self, spans: &[EndpointLost]) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, span) in spans.iter().enumerate() {
+            if i >= self.lost {
+                out.push(span.lost_line());
+            }
+            if i >= self.back
+                && let Some(line) = span.back_line()
+            {
+                out.push(line);
+                self.back = i + 1;
+            }
+        }
+        self.lost = self.lost.max(spans.len());
+        out
+    }
+}
+
 /// Drives the engine to its end, printing progress, and stops it on SIGINT/SIGTERM/SIGHUP or
 /// when the terminal of its progress line goes; a second signal exits at once through `abort`.
 /// `rerank`: a reranker's batch is named D on the progress line.
@@ -150,6 +178,7 @@ pub async fn run(engine: Engine, abort: Abort, rerank: bool) -> RunReport {
         let mut iv = tokio::time::interval(every);
         iv.tick().await;
         let mut said = SearchSaid::new(rerank);
+        let mut lost = LostSaid::default();
         loop {
             tokio::select! {
                 _ = iv.tick() => {}
@@ -159,6 +188,9 @@ pub async fn run(engine: Engine, abort: Abort, rerank: bool) -> RunReport {
                 break;
             }
             let snap = snaps.borrow_and_update().clone();
+            for line in lost.news(&snap.endpoint_lost) {
+                out.line(&line);
+            }
             for line in said.news(&snap) {
                 out.line(&line);
             }
@@ -166,7 +198,7 @@ pub async fn run(engine: Engine, abort: Abort, rerank: bool) -> RunReport {
                 gone.hang_up();
             }
         }
-        said
+        (said, lost)
     });
     let interim = engine.interim();
     let signals = tokio::spawn(async move {
@@ -181,9 +213,13 @@ pub async fn run(engine: Engine, abort: Abort, rerank: bool) -> RunReport {
     let report = engine.finish().await;
     // Awaited: a line printed after the last one would not be the export's counts.
     let _ = finished.send(());
-    let said = ticker.await.unwrap_or_default();
-    // Notes that came after the last tick (a short run's server refusal) are said all the
-    // same, before the counts.
+    let (said, mut lost) = ticker.await.unwrap_or_default();
+    // What came after the last tick (a short run's server refusal, an endpoint lost in its
+    // last seconds) is said all the same, before the counts.
+    let spans = encbench_core::reach::pooled(report.phases.iter().flat_map(|p| &p.endpoint_lost));
+    for line in lost.news(&spans) {
+        out.line(&line);
+    }
     for note in report.notices.iter().skip(said.notices) {
         out.line(&format!("note: {note}"));
     }

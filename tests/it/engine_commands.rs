@@ -79,6 +79,7 @@ fn live_setup(url: &str, pace: Pace) -> EngineSetup {
             .collect(),
         format: Arc::new(HfFormat::new(shape)),
         warmup_timeout: Duration::from_secs(5),
+        endpoint_wait: Duration::from_secs(5),
         shape: Shape {
             pad_to_max: false,
             max_len: 512,

@@ -162,6 +162,12 @@ fn a_json_body_under_a_wrong_content_type_still_counts_as_a_response() {
 
 /// A reference endpoint on a fixed port, so it can be killed and brought back on that port.
 pub(crate) fn serve_on(port: u16) -> (Child, u16) {
+    serve_on_with(port, &[])
+}
+
+/// [`serve_on`] with `extra` settings (`--only infinity`): 2 ms on 4 workers, as a process
+/// of its own that SIGKILL ends as it would a real server.
+pub(crate) fn serve_on_with(port: u16, extra: &[&str]) -> (Child, u16) {
     let mut child = Command::new(BIN)
         .args([
             "serve",
@@ -173,6 +179,7 @@ pub(crate) fn serve_on(port: u16) -> (Child, u16) {
             "0",
         ])
         .args(["--workers", "4"])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()

@@ -15,6 +15,7 @@ mod cli_conventions;
 mod compare;
 mod deploy;
 mod docs_commands;
+mod endpoint_lost;
 mod engine_commands;
 mod export_schema;
 mod families;

@@ -21,6 +21,7 @@
 //! arrival, shard  the arrival process (Gamma gaps, seeded); one run over several hosts
 //! ramp            a rate that moves over a phase (`--ramp`), as a time change of it
 //! replay          recorded traffic (a trace, SageMaker Data Capture) and its schedule
+//! reach           whether the endpoint can be reached: connecting that keeps failing
 //! text, pricing   figures as text; instance prices and cost per million
 //! scrub           text from servers and files made safe to show: escaped, without secrets
 //! timing, assets  sub-millisecond sleeps; data shipped in the binary
@@ -47,6 +48,7 @@ pub mod plan;
 pub mod pricing;
 pub mod quantile_noise;
 pub mod ramp;
+pub mod reach;
 pub mod replay;
 pub mod results;
 pub mod scrub;

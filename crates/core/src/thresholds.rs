@@ -310,8 +310,9 @@ pub fn judge_tune(
         .collect()
 }
 
-/// One line when most measured requests of the run failed: the tables above it then
-/// describe failures (how fast the endpoint refuses), not the model.
+/// One line when most measured requests of the run failed, saying what the tables above it
+/// then describe: the percentiles and rates are of the requests that succeeded, the few
+/// there were; with none, the figures describe failures (how fast the endpoint refuses).
 pub fn failure_warning(phases: &[PhaseResult]) -> Option<String> {
     let n: u64 = phases.iter().map(|p| p.n).sum();
     let mut errors: BTreeMap<String, u64> = BTreeMap::new();
@@ -324,14 +325,16 @@ pub fn failure_warning(phases: &[PhaseResult]) -> Option<String> {
     if n == 0 || failed * 2 <= n {
         return None;
     }
-    let how_many = if failed == n {
-        format!("all {} failed", crate::text::count(n, "measured request"))
-    } else {
-        format!("{failed} of {n} measured requests failed")
-    };
+    let counts = crate::text::counts(&errors);
+    if failed == n {
+        return Some(format!(
+            "warning: all {} failed ({counts}): the figures above describe failures, not the model",
+            crate::text::count(n, "measured request")
+        ));
+    }
+    let ok = n - failed;
     Some(format!(
-        "warning: {how_many} ({}): the figures above describe failures, not the model",
-        crate::text::counts(&errors)
+        "warning: {failed} of {n} measured requests failed ({counts}): the percentiles and rates above are of the {ok} that succeeded, not of the {n} measured"
     ))
 }
 
@@ -394,5 +397,26 @@ mod tests {
         let none = "errors>1%".parse::<Threshold>().unwrap().judge(&[]);
         assert!(none.breached && none.measured.is_none(), "{none:?}");
         assert_eq!(failure_warning(&phases), None);
+    }
+
+    #[test]
+    fn the_warning_says_what_the_percentiles_describe() {
+        let mut p =
+            crate::fixtures::phase_row(crate::plan::PhaseKind::Batch, 1, 4, 100.0, 5.0, 10.0, None);
+        (p.n, p.ok) = (1000, 40);
+        p.errors = [("ConnectionError".to_string(), 960)].into();
+        let w = failure_warning(std::slice::from_ref(&p)).expect("most failed");
+        assert!(
+            w.ends_with(
+                "(ConnectionError 960): the percentiles and rates above are of the 40 that succeeded, not of the 1000 measured"
+            ),
+            "{w}"
+        );
+        (p.n, p.ok) = (960, 0);
+        let w = failure_warning(&[p]).expect("all failed");
+        assert!(
+            w.ends_with("the figures above describe failures, not the model"),
+            "{w}"
+        );
     }
 }

@@ -9,6 +9,7 @@ mod cell;
 pub mod cold_start;
 pub mod compare;
 mod differences;
+mod endpoint_lost;
 pub mod html;
 mod lengths;
 pub mod merge;

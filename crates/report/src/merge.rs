@@ -214,15 +214,21 @@ fn merge_phase(sources: &[(String, Export)], i: usize) -> Result<PhaseResult, St
     m.service_hdr_b64 = Some(encode_histogram(&service));
     m.dispatch_delay_hdr_b64 = Some(encode_histogram(&dispatch));
     // The SLO is judged afresh on the merged histogram: the hosts' verdicts do not add up.
-    m.slo_met = None;
-    m.slo_missed = None;
+    (m.slo_met, m.slo_missed) = (None, None);
     m.goodput_per_s = None;
     m.goodput_share = None;
     let slo = slo_of(&sources[0].1);
     m.slices = merge_slices(sources, i, &slo)?;
+    m.endpoint_lost = merge_spans(sources, i);
     m.judge(&slo, &latency);
     m.repetitions = merge_repetitions(sources, i)?;
     Ok(m)
+}
+
+/// The spans in which a host could not reach the endpoint, each on that host's clock: the
+/// hosts' together, one list.
+fn merge_spans(sources: &[(String, Export)], i: usize) -> Vec<encbench_core::reach::EndpointLost> {
+    encbench_core::reach::pooled(sources.iter().flat_map(|(_, e)| &e.phases[i].endpoint_lost))
 }
 
 /// `--slice`: the hosts' k-th slices add up (each host's slices start at its own first

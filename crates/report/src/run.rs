@@ -202,6 +202,7 @@ pub fn tables(e: &Export) -> Vec<Table> {
         probes_table(&e.capacity),
         super::repeats::capacity_table(&e.capacity),
         errors_table(&e.phases),
+        super::endpoint_lost::table(&e.phases),
         server_table(&e.phases),
         super::server::breakdown_table(&e.phases),
         super::server::headers_table(&e.phases, false),

@@ -198,6 +198,7 @@ pub(in crate::app) fn engine_setup(
         rankings: p.rankings,
         format: p.format,
         warmup_timeout: Duration::from_secs_f64(a.warmup_timeout),
+        endpoint_wait: Duration::from_secs_f64(a.timeout),
         shape: p.shape,
         pace: Pace {
             rate_per_s: a.request_rate.0,

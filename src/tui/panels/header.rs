@@ -172,6 +172,42 @@ fn behind_field(s: &Snapshot) -> Option<Field> {
     ))
 }
 
+/// How long after the endpoint came back the header still says so.
+const BACK_SHOWN_FOR_S: f64 = 10.0;
+
+/// The endpoint lost (connecting keeps failing), or back a moment ago; `None` otherwise.
+fn lost_field(s: &Snapshot) -> Option<Field> {
+    let span = s.endpoint_lost.last()?;
+    let Some(back) = span.back_at_s else {
+        let at = format!("{:.1} s", span.at_s);
+        return Some(field(
+            vec![
+                format!(
+                    "ENDPOINT LOST at {at}: {}, {}",
+                    span.kind.words(),
+                    encbench_core::reach::attempts_failed(span.attempts)
+                ),
+                format!("ENDPOINT LOST at {at}: {}", span.kind.words()),
+                format!("LOST at {at}"),
+            ],
+            Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+        ));
+    };
+    (s.elapsed.as_secs_f64() - back < BACK_SHOWN_FOR_S).then(|| {
+        field(
+            vec![
+                format!(
+                    "endpoint back at {back:.1} s after {:.1} s lost",
+                    back - span.at_s
+                ),
+                format!("back at {back:.1} s"),
+                String::new(),
+            ],
+            Style::default().fg(Color::Yellow),
+        )
+    })
+}
+
 /// State, how far behind the schedule, elapsed, phase, pace, concurrency, batch, in flight.
 fn second(s: &Snapshot, rerank: bool, width: usize) -> Line<'static> {
     let state_style = match s.state {
@@ -188,6 +224,11 @@ fn second(s: &Snapshot, rerank: bool, width: usize) -> Line<'static> {
         None => s.state.label().into(),
     };
     let mut fields = vec![field(vec![state], state_style)];
+    // Index 0 (the state, of one wording) stands for a field that is not there.
+    let lost = lost_field(s).map_or(0, |f| {
+        fields.push(f);
+        fields.len() - 1
+    });
     fields.extend(behind_field(s));
     let behind = fields.len() - 1;
     let secs = s.elapsed.as_secs();
@@ -272,7 +313,8 @@ fn second(s: &Snapshot, rerank: bool, width: usize) -> Line<'static> {
     // phase), and an endpoint falling behind keeps its figures longest (in flight is then the
     // cap anyway).
     let order = [
-        pace, elapsed, phase, conc, pace, in_flight, pace, behind, behind, behind, batch,
+        pace, elapsed, phase, conc, pace, in_flight, pace, behind, behind, behind, batch, lost,
+        lost,
     ];
     fit(vec![Span::raw(" ")], &fields, &order, width)
 }

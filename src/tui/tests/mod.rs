@@ -445,3 +445,43 @@ fn panel_header_counts_down_to_the_common_start() {
     let text = format!("{}", render(100, 2, &a, panels::header::render).backend());
     assert!(text.contains("start in 12 s"), "{text}");
 }
+
+/// An endpoint that stopped answering says so beside the state, from when and why, and for
+/// a while once it is back.
+#[test]
+fn panel_header_says_when_the_endpoint_was_lost_and_back() {
+    use encbench_core::reach::{ConnectFailure, EndpointLost};
+    let mut snap = fixtures::snapshot();
+    snap.schedule = None;
+    snap.endpoint_lost = vec![EndpointLost {
+        at_s: 80.14,
+        kind: ConnectFailure::Refused,
+        back_at_s: None,
+        attempts: 57,
+    }];
+    let a = App::new(fixtures::info(), Arc::new(snap.clone()));
+    let text = format!("{}", render(160, 2, &a, panels::header::render).backend());
+    assert!(
+        text.contains(
+            "running · ENDPOINT LOST at 80.1 s: connection refused, 57 attempts to connect failed ·"
+        ),
+        "{text}"
+    );
+    let text = format!("{}", render(80, 2, &a, panels::header::render).backend());
+    assert!(text.contains("LOST at 80.1 s"), "{text}");
+    // Back 2.9 s later (the fixture is 83 s in): said for a while, then no more.
+    snap.endpoint_lost[0].back_at_s = Some(83.0);
+    let a = App::new(fixtures::info(), Arc::new(snap.clone()));
+    let text = format!("{}", render(160, 2, &a, panels::header::render).backend());
+    assert!(
+        text.contains("endpoint back at 83.0 s after 2.9 s lost"),
+        "{text}"
+    );
+    snap.elapsed = std::time::Duration::from_secs(100);
+    let a = App::new(fixtures::info(), Arc::new(snap));
+    let text = format!("{}", render(160, 2, &a, panels::header::render).backend());
+    assert!(
+        !text.contains("back at") && !text.contains("LOST"),
+        "{text}"
+    );
+}

@@ -164,6 +164,9 @@ pub struct PhaseResult {
     /// `--slice` under `--slo`: where each objective first broke, slice by slice.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slo_breaks: Vec<crate::slices::SloBreak>,
+    /// Spans of the phase in which connecting to the endpoint kept failing (see `reach`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub endpoint_lost: Vec<crate::reach::EndpointLost>,
 }
 
 /// HdrHistogram V2 (no deflate) in standard base64: the export's histogram encoding.
@@ -270,6 +273,7 @@ impl PhaseResult {
             ramp: None,
             slices: Vec::new(),
             slo_breaks: Vec::new(),
+            endpoint_lost: Vec::new(),
         }
     }
 }

@@ -172,6 +172,7 @@ fn pooled(reps: Vec<PhaseResult>, slo: &Slo) -> PhaseResult {
     // Slices of repetitions run at other times: each repetition keeps its own.
     p.slices = Vec::new();
     p.slo_breaks = Vec::new();
+    p.endpoint_lost = crate::reach::pooled(reps.iter().flat_map(|r| &r.endpoint_lost));
     p.client_cpu_ms_per_request = ClientCpu::pooled(
         reps.iter()
             .filter_map(|r| r.client_cpu_ms_per_request.as_ref()),

@@ -208,6 +208,7 @@ fn engine_for(entry: &Entry, a: &Settings, step: Step, index: usize) -> Engine {
         format: p.format.clone(),
         shape: p.shape,
         warmup_timeout: a.warmup_timeout,
+        endpoint_wait: a.timeout,
         pace: Pace {
             rate_per_s: None,
             burstiness: 1.0,
@@ -253,12 +254,22 @@ fn engine_for(entry: &Entry, a: &Settings, step: Step, index: usize) -> Engine {
     })
 }
 
-/// The check before a target's first phase may switch the form its bodies are sent in.
-async fn check_accuracy(p: &PreparedTarget, before_load: bool) -> Option<AccuracyReport> {
+/// The check before a target's first phase may switch the form its bodies are sent in; the
+/// one after its last checks the known answers the one `before` did.
+async fn check_accuracy(
+    p: &PreparedTarget,
+    before_load: bool,
+    before: Option<&AccuracyReport>,
+) -> Option<AccuracyReport> {
     let acc = p.accuracy.as_ref()?;
+    let when = if before_load {
+        accuracy::When::BeforeLoad
+    } else {
+        accuracy::When::after(before)
+    };
     let progress = accuracy::Progress::default();
     let target = p.target.as_ref();
-    Some(accuracy::check_counted(target, p.format.as_ref(), acc, &progress, before_load).await)
+    Some(accuracy::check_counted(target, p.format.as_ref(), acc, &progress, when).await)
 }
 
 /// Runs the comparison, publishing a view for the front-end. `stop` turning true ends it
@@ -309,7 +320,7 @@ pub async fn run(
         let p = &entries[t].prepared;
         if s == 0 && rep == 0 {
             set_row(t, &|r| r.state = RowState::CheckingAccuracy);
-            outcomes[t].before = check_accuracy(p, true).await;
+            outcomes[t].before = check_accuracy(p, true, None).await;
             let before = outcomes[t].before.clone();
             if let Some(switched) = before.as_ref().and_then(|b| b.switched.as_ref()) {
                 outcomes[t]
@@ -343,7 +354,7 @@ pub async fn run(
         }
         if s + 1 == steps.len() && rep + 1 == repeat {
             set_row(t, &|r| r.state = RowState::CheckingAccuracy);
-            outcomes[t].after = check_accuracy(p, false).await;
+            outcomes[t].after = check_accuracy(p, false, outcomes[t].before.as_ref()).await;
             let after = outcomes[t].after.clone();
             set_row(t, &|r| {
                 r.accuracy.clone_from(&after);

@@ -13,7 +13,7 @@ use encbench_core::input::{Input, Rankings, Shape};
 use encbench_core::ramp::Ramp;
 use encbench_core::replay::ReplayPlan;
 use encbench_core::verdicts::AccuracyReport;
-use encbench_wire::accuracy::{self, AccuracySetup};
+use encbench_wire::accuracy::{self, AccuracySetup, When};
 use encbench_wire::client::Target;
 use encbench_wire::client::metrics::Scraper;
 use encbench_wire::payload::Format;
@@ -145,14 +145,24 @@ impl Ctx {
             .accuracy
             .as_ref()
             .expect("called only with accuracy samples");
-        self.shared.lock().state = RunState::CheckingAccuracy;
-        // Before the load, a refused body may switch the form every phase is then built in.
+        let since = {
+            let mut live = self.shared.lock();
+            live.state = RunState::CheckingAccuracy;
+            When::after(live.accuracy_before.as_ref())
+        };
+        // Before the load, a refused body may switch the form every phase is then built in;
+        // after it, the check is the one made before.
+        let check = if when == "before load" {
+            When::BeforeLoad
+        } else {
+            since
+        };
         let r = accuracy::check_counted(
             self.target.as_ref(),
             self.format.as_ref(),
             a,
             &self.shared.accuracy_progress,
-            when == "before load",
+            check,
         )
         .await;
         self.say_learned();
@@ -186,7 +196,7 @@ impl Ctx {
         let Some(setup) = self.accuracy.clone() else {
             return;
         };
-        {
+        let since = {
             let mut live = self.shared.lock();
             if live.accuracy_running {
                 return;
@@ -194,7 +204,8 @@ impl Ctx {
             live.accuracy_running = true;
             live.timeline
                 .event(Instant::now(), "accuracy check started");
-        }
+            When::after(live.accuracy_before.as_ref())
+        };
         let (target, shared, format) = (
             self.target.clone(),
             self.shared.clone(),
@@ -215,7 +226,7 @@ impl Ctx {
                 format.as_ref(),
                 &setup,
                 &done.0.accuracy_progress,
-                false,
+                since,
             )
             .await;
             let mut live = done.0.lock();

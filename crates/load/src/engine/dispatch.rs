@@ -104,7 +104,7 @@ impl<'a> PhaseRun<'a> {
         let progress = Arc::new(Progress::new(&spec));
         let server_before = ServerBefore::read(ctx).await;
         let (generation, pace) = mark_started(shared, &spec, index, step);
-        shared.sent.clear();
+        shared.clear_sent();
         shared.limiter.set_cap(spec.concurrency);
         let schedule = Schedule::new(ctx, pace, &whole, index);
         PhaseRun {
@@ -179,6 +179,10 @@ impl<'a> PhaseRun<'a> {
     /// When the phase ends (`Ok(None)`: not by time), or `Err` when it has ended.
     fn phase_end(&mut self) -> Result<Option<Instant>, PhaseEnd> {
         let shared = &self.ctx.shared;
+        // The slots waited as long as a request would for an endpoint that is gone.
+        if shared.gave_up() {
+            return Err(PhaseEnd::Stopped);
+        }
         match self.spec.stop {
             StopAt::Count(n) if shared.sent.count() >= self.spec.warmup + n => {
                 Err(PhaseEnd::Completed)
@@ -399,7 +403,8 @@ impl<'a> PhaseRun<'a> {
 
         drain(ctx, &end, cmds).await;
         let server = self.server_before.since(ctx).await;
-        let sent = shared.sent.count();
+        // Requests a slot could not send were never sent (see `closed`).
+        let sent = shared.sent.count().saturating_sub(shared.undelivered());
         finish(
             ctx,
             &spec,
@@ -432,6 +437,7 @@ fn mark_started(
     live.recorder =
         PhaseRecorder::keeping_samples(matches!(spec.stop, StopAt::Stable(_))).sliced(shared.slice);
     live.phase_started = Instant::now();
+    live.reach.phase_start();
     live.batch_size = spec.batch_size;
     live.concurrency = spec.concurrency;
     live.state = RunState::Running;

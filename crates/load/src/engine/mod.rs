@@ -189,9 +189,10 @@ pub struct Interim {
 impl Interim {
     /// Finished phases plus the current one as it stands.
     pub fn report(&self) -> RunReport {
-        let live = self.shared.lock();
+        let mut live = self.shared.lock();
         let mut phases: Vec<PhaseResult> = live.results.as_ref().clone();
-        let sent = self.shared.sent.count();
+        let sent = (self.shared.sent.count()).saturating_sub(self.shared.undelivered());
+        let endpoint_lost = live.reach.phase_so_far(Instant::now()).0;
         if let Some(p) = &live.phase
             && (live.recorder.completed() > 0 || sent > p.warmup)
         {
@@ -210,6 +211,7 @@ impl Interim {
             let mut r = PhaseResult::new(&spec, pace, self.shared.shape, &rec);
             r.shard = self.shared.hosts.shard;
             r.judge(&self.shared.slo, &rec.scheduled);
+            r.endpoint_lost = endpoint_lost;
             phases.push(r);
         }
         let mut capacity = live.capacity.clone();

@@ -72,7 +72,11 @@ pub(super) fn finish(
     // Every request of the phase cost the client, the warmup's too.
     let sent_in_phase = ctx.shared.sent.count();
     // The phase's requests now live in its result; an interim report must not count them twice.
-    ctx.shared.sent.clear();
+    ctx.shared.clear_sent();
+    let (endpoint_lost, declared) = live.reach.phase_so_far(Instant::now());
+    if let Some(span) = declared {
+        live.timeline.event(Instant::now(), span.lost_line());
+    }
     if spec.kind == PhaseKind::Live && sent == 0 && rec.completed() == 0 {
         return;
     }
@@ -102,6 +106,7 @@ pub(super) fn finish(
     let pace = ctx.hosts.pace(pace);
     let mut result = PhaseResult::new(&spec, pace, ctx.shape, &rec);
     result.ramp = ramp;
+    result.endpoint_lost = endpoint_lost;
     if let Some(s) = rec.slices.as_ref() {
         result.slices = s.results(rec.measured_interval(), &ctx.shared.slo);
     }

@@ -4,7 +4,7 @@
 use super::ctx::Ctx;
 use super::limiter::Permit;
 use super::replay::{Next, ReplayBodies};
-use super::shared::Shared;
+use super::shared::{Heard, Shared};
 use encbench_core::export::records::{RecordsTx, RequestRecord};
 use encbench_core::input::{Input, batch_inputs};
 use encbench_core::lengths::BatchTokens;
@@ -54,6 +54,7 @@ impl PhaseTag {
 }
 
 /// Where one request stands in its phase.
+#[derive(Clone, Copy)]
 pub(crate) struct Ticket {
     pub idx: u64,
     pub intended: Instant,
@@ -119,8 +120,47 @@ impl Requester {
     }
 
     /// Sends, reads to the last byte, checks the reply and records the result; the slot is
-    /// given back only after that.
+    /// given back only after that. An open loop keeps its schedule whatever the endpoint
+    /// does: a request that could not connect is a failure of its kind like any other.
     pub async fn send(self: Arc<Self>, ticket: Ticket, permit: Permit) {
+        self.send_as(ticket, permit, false).await;
+    }
+
+    /// [`send`](Self::send) for a closed-loop slot: a request that could not connect is
+    /// not recorded but handed back with its slot, for the slot to try again after a pause
+    /// (see `closed`); the attempt is counted apart.
+    pub async fn send_or_hand_back(self: Arc<Self>, ticket: Ticket, permit: Permit) -> Sent {
+        self.send_as(ticket, permit, true).await
+    }
+
+    /// Request `k`'s body (see `send_as`); `None` when tokenizing it panicked, or a replay
+    /// has no record for it.
+    async fn body(self: &Arc<Self>, replayed: Option<Next<'_>>, k: usize) -> Option<Prepared> {
+        match (&self.ring, replayed) {
+            (_, Some(Next::Ready(p))) => Some(p),
+            (_, Some(Next::Tokenize(texts))) => {
+                let (format, texts) = (self.format.clone(), texts.to_vec());
+                super::tokenizer_pool::run(move || {
+                    format.prepare(&texts.iter().collect::<Vec<_>>())
+                })
+                .await
+            }
+            (_, Some(Next::Missing)) => None,
+            (Some(ring), None) => Some(ring[k].clone()),
+            // Tokenizing is CPU work: off the reactor and below it (see `tokenizer_pool`), so
+            // other requests' sends are not held up behind it.
+            (None, None) => {
+                let this = self.clone();
+                super::tokenizer_pool::run(move || {
+                    this.format
+                        .prepare(&batch_inputs(&this.texts, this.batch_size, k))
+                })
+                .await
+            }
+        }
+    }
+
+    async fn send_as(self: Arc<Self>, ticket: Ticket, permit: Permit, hand_back: bool) -> Sent {
         let (batch_size, check) = self.batch_of(ticket.idx);
         let mut guard = Unfinished {
             shared: self.shared.clone(),
@@ -157,35 +197,8 @@ impl Requester {
                 len: self.batch_size,
             }),
         };
-        let prepared = match (&self.ring, replayed) {
-            (_, Some(Next::Ready(p))) => p,
-            (_, Some(Next::Tokenize(texts))) => {
-                let (format, texts) = (self.format.clone(), texts.to_vec());
-                match super::tokenizer_pool::run(move || {
-                    format.prepare(&texts.iter().collect::<Vec<_>>())
-                })
-                .await
-                {
-                    Some(p) => p,
-                    None => return guard.finish(Instant::now(), Err(panicked())),
-                }
-            }
-            (_, Some(Next::Missing)) => return guard.finish(Instant::now(), Err(panicked())),
-            (Some(ring), None) => ring[k].clone(),
-            // Tokenizing is CPU work: off the reactor and below it (see `tokenizer_pool`), so
-            // other requests' sends are not held up behind it.
-            (None, None) => {
-                let this = self.clone();
-                match super::tokenizer_pool::run(move || {
-                    this.format
-                        .prepare(&batch_inputs(&this.texts, this.batch_size, k))
-                })
-                .await
-                {
-                    Some(p) => p,
-                    None => return guard.finish(Instant::now(), Err(panicked())),
-                }
-            }
+        let Some(prepared) = self.body(replayed, k).await else {
+            return guard.finish(Instant::now(), Err(panicked()));
         };
         let prepared = Prepared {
             timeout: (!ticket.measured).then_some(self.warmup_timeout),
@@ -199,6 +212,16 @@ impl Requester {
         }
         let result = self.target.invoke(&prepared).await;
         let done = Instant::now();
+        if let Err(Failure {
+            unconnected: Some(why),
+            ..
+        }) = &result
+            && hand_back
+            && let Some(permit) = guard.permit.take()
+        {
+            self.shared.attempt_failed(guard.sent, *why);
+            return Sent::Unconnected(ticket, permit);
+        }
         if let (Some(line), Ok(reply)) = (guard.line.as_mut(), &result) {
             line.reply_bytes = Some(reply.body.len() as u64);
         }
@@ -221,8 +244,16 @@ impl Requester {
                 variant: r.variant,
                 server_time: r.server_time,
             }),
-        );
+        )
     }
+}
+
+/// What became of a closed-loop slot's request.
+pub(crate) enum Sent {
+    /// Recorded, however it ended: a connection was made, or the request was never tried.
+    Recorded,
+    /// No connection could be made: nothing recorded, the request and its slot handed back.
+    Unconnected(Ticket, Permit),
 }
 
 /// What a success carries into its record.
@@ -259,14 +290,16 @@ struct Line {
 }
 
 impl Unfinished {
-    fn finish(mut self, done: Instant, result: Result<Answered, Failure>) {
+    fn finish(mut self, done: Instant, result: Result<Answered, Failure>) -> Sent {
         self.record(done, result);
+        Sent::Recorded
     }
 
     fn record(&mut self, done: Instant, result: Result<Answered, Failure>) {
         let Some(permit) = self.permit.take() else {
             return;
         };
+        let heard = Heard::of(result.as_ref().err());
         let (variant, server_time, error, said) = match result {
             Ok(a) => (a.variant, a.server_time, None, None),
             Err(f) => (None, None, Some(f.kind.key()), f.said),
@@ -284,7 +317,7 @@ impl Unfinished {
             measured: self.measured,
             tokens: self.tokens.take(),
         };
-        let slice = self.shared.record(&c, self.generation);
+        let slice = self.shared.record(&c, self.generation, heard);
         if let Some(line) = self.line.take() {
             let since =
                 |t: Instant| t.saturating_duration_since(self.shared.started).as_micros() as u64;
@@ -324,5 +357,6 @@ fn panicked() -> Failure {
     Failure {
         kind: ErrorKind::Service(CLIENT_PANIC.into()),
         said: None,
+        unconnected: None,
     }
 }

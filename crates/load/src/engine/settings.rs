@@ -27,6 +27,9 @@ pub struct EngineSetup {
     pub shape: Shape,
     /// Per-request timeout of warmup requests.
     pub warmup_timeout: Duration,
+    /// How long a closed loop waits for an endpoint it lost to come back before the run
+    /// stops (the request timeout: no request would wait longer for an answer).
+    pub endpoint_wait: Duration,
     pub pace: Pace,
     pub plan: RunPlan,
     pub seed: u64,

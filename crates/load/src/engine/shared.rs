@@ -8,6 +8,8 @@ use super::settings::EngineSetup;
 use super::snapshot::{LiveStats, PhaseView, RunState, ScheduleStatus, Snapshot};
 use encbench_core::arrival::Pace;
 use encbench_core::input::Shape;
+use encbench_core::plan::PhaseKind;
+use encbench_core::reach::{ConnectFailure, Reach};
 use encbench_core::results::PhaseResult;
 use encbench_core::results::capacity::Capacity;
 use encbench_core::server_metrics::{Reading, ServerMetrics};
@@ -17,12 +19,28 @@ use encbench_core::stats::{
 };
 use encbench_core::verdicts::AccuracyReport;
 use encbench_wire::accuracy;
-use encbench_wire::client::ErrorKind;
+use encbench_wire::client::{ErrorKind, Failure};
 use hdrhistogram::Histogram;
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+/// The endpoint answered: if it was lost, the timeline says it is back.
+fn hear_answer(live: &mut Live, at: Instant) {
+    if let Some(span) = live.reach.answered(at)
+        && let Some(line) = span.back_line()
+    {
+        live.timeline.event(at, line);
+    }
+}
+
+/// Connecting failed: if that makes the endpoint lost, the timeline says since when.
+fn hear_unconnected(live: &mut Live, at: Instant, why: ConnectFailure) {
+    if let Some(span) = live.reach.unconnected(at, why) {
+        live.timeline.event(at, span.lost_line());
+    }
+}
 
 /// Timeline points kept in snapshots: enough for sparklines across a wide terminal.
 const TAIL_POINTS: usize = 300;
@@ -73,6 +91,8 @@ pub(super) struct Live {
     /// `server_side`).
     pub(super) phase_scrape: Option<Reading>,
     pub(super) server_so_far: Option<ServerMetrics>,
+    /// Whether the endpoint can be reached, from every request's outcome.
+    pub(super) reach: Reach,
 }
 
 pub(super) struct Shared {
@@ -98,6 +118,37 @@ pub(super) struct Shared {
     /// A ramp's rate at its latest send, as f64 bits (0: no ramp under way). Written at
     /// every send, so an atomic rather than the lock, like `due`.
     ramp_rate: AtomicU64,
+    /// Measured requests of the phase that a closed-loop slot holds, or gave up, because no
+    /// connection could be made: taken (in `sent`) but never sent.
+    undelivered: AtomicU64,
+    /// How long a closed loop waits for a lost endpoint before the run stops.
+    endpoint_wait: Duration,
+    /// A closed loop waited that long: the run stops.
+    gave_up: AtomicBool,
+}
+
+/// What a request's outcome says of whether anyone is there (see `reach`).
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Heard {
+    /// A reply with a status, whatever it said.
+    Answered,
+    /// No connection could be made.
+    Unconnected(ConnectFailure),
+    /// Neither: cut on the way, timed out, or never sent.
+    Nothing,
+}
+
+impl Heard {
+    pub(super) fn of(failure: Option<&Failure>) -> Heard {
+        match failure {
+            None => Heard::Answered,
+            Some(f) => match f.unconnected {
+                Some(why) => Heard::Unconnected(why),
+                None if f.answered() => Heard::Answered,
+                None => Heard::Nothing,
+            },
+        }
+    }
 }
 
 impl Shared {
@@ -130,6 +181,7 @@ impl Shared {
                 start_at: None,
                 phase_scrape: None,
                 server_so_far: None,
+                reach: Reach::new(started),
             }),
             limiter: Limiter::new(setup.plan.concurrency),
             sent: closed::Tickets::new(),
@@ -144,6 +196,9 @@ impl Shared {
             hosts,
             slice: setup.slice,
             ramp_rate: AtomicU64::new(0),
+            undelivered: AtomicU64::new(0),
+            endpoint_wait: setup.endpoint_wait,
+            gave_up: AtomicBool::new(false),
         }
     }
     /// The phases as a report gives them: each repeated phase pooled (`results::repeat`).
@@ -158,10 +213,15 @@ impl Shared {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Records `c`; a measured request of the current phase under `--slice` returns its
-    /// slice.
-    pub(super) fn record(&self, c: &Completion, generation: u64) -> Option<usize> {
+    /// Records `c`, and what it said of the endpoint; a measured request of the current
+    /// phase under `--slice` returns its slice.
+    pub(super) fn record(&self, c: &Completion, generation: u64, heard: Heard) -> Option<usize> {
         let mut live = self.lock();
+        match heard {
+            Heard::Answered => hear_answer(&mut live, c.done),
+            Heard::Unconnected(why) => hear_unconnected(&mut live, c.sent, why),
+            Heard::Nothing => {}
+        }
         // Once a run per kind, as it happens: why the server refused is what a user needs
         // first, not at the end of the run. Checked before the words are made.
         if let Some(kind) = &c.error
@@ -205,6 +265,65 @@ impl Shared {
             .as_ref()
             .filter(|_| current && c.measured);
         slices.and_then(|s| s.slice_of(c.intended))
+    }
+
+    /// A closed loop's attempt to connect failed: not a measured request, but evidence.
+    pub(super) fn attempt_failed(&self, at: Instant, why: ConnectFailure) {
+        hear_unconnected(&mut self.lock(), at, why);
+    }
+
+    /// A slot holds a measured request it could not send (`true`), or sends it after all.
+    pub(super) fn hold(&self, held: bool) {
+        if held {
+            self.undelivered.fetch_add(1, Ordering::AcqRel);
+        } else {
+            let _ = (self.undelivered)
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+        }
+    }
+
+    /// Measured requests of the phase taken and never sent: none reached the server.
+    pub(super) fn undelivered(&self) -> u64 {
+        self.undelivered.load(Ordering::Acquire)
+    }
+
+    /// A new phase: nothing taken, nothing held.
+    pub(super) fn clear_sent(&self) {
+        self.sent.clear();
+        self.undelivered.store(0, Ordering::Release);
+    }
+
+    /// Whether a closed loop has waited long enough for its lost endpoint: the first slot
+    /// to find so says it, and the run stops (see `dispatch`).
+    pub(super) fn give_up_on_endpoint(&self, now: Instant) -> bool {
+        if self.gave_up() {
+            return true;
+        }
+        let mut live = self.lock();
+        let live_phase = live
+            .phase
+            .as_ref()
+            .is_some_and(|p| p.kind == PhaseKind::Live);
+        let Some(since) = live.reach.lost_since() else {
+            return false;
+        };
+        // The live screen's operator sees the endpoint lost, and decides.
+        if live_phase || now.saturating_duration_since(since) < self.endpoint_wait {
+            return false;
+        }
+        if !self.gave_up.swap(true, Ordering::AcqRel) {
+            let text = format!(
+                "the endpoint has not answered for {:.0} s (--timeout): the run stops",
+                now.saturating_duration_since(since).as_secs_f64()
+            );
+            live.timeline.event(now, text.clone());
+            live.notices.push(text);
+        }
+        true
+    }
+
+    pub(super) fn gave_up(&self) -> bool {
+        self.gave_up.load(Ordering::Acquire)
     }
 
     pub(super) fn set_due(&self, at: Option<Instant>) {
@@ -294,7 +413,7 @@ impl Shared {
         let tail = entries[entries.len().saturating_sub(TAIL_POINTS)..].to_vec();
         let mut phase = live.phase.clone();
         if let Some(p) = phase.as_mut() {
-            p.sent = self.sent.count();
+            p.sent = self.sent.count().saturating_sub(self.undelivered());
         }
         let host_pace = self.hosts.pace(self.pace_now(&live));
         let schedule = match (host_pace.rate_per_s, self.due()) {
@@ -359,6 +478,7 @@ impl Shared {
             searching: live.searching.clone(),
             notices: live.notices.clone(),
             starts_in: live.start_at.map(|t| t.saturating_duration_since(now)),
+            endpoint_lost: live.reach.spans().to_vec(),
         }
     }
 }

@@ -156,4 +156,7 @@ pub struct Snapshot {
     pub notices: Vec<String>,
     /// Until the common start (`--start-at`), while waiting for it.
     pub starts_in: Option<Duration>,
+    /// Every span so far in which the endpoint could not be reached, the last one open
+    /// (`back_at_s` none) while it still cannot; attempts over the whole span.
+    pub endpoint_lost: Vec<encbench_core::reach::EndpointLost>,
 }

@@ -47,6 +47,7 @@ async fn a_panicking_request_is_counted_and_the_phase_completes() {
         format: Arc::new(HfFormat::new(shape)),
         shape,
         warmup_timeout: Duration::from_secs(5),
+        endpoint_wait: Duration::from_secs(5),
         pace: Pace {
             rate_per_s: None,
             burstiness: 1.0,

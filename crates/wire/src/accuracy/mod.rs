@@ -14,6 +14,8 @@ use encbench_core::text::{is_no_route, no_route};
 use encbench_core::verdicts::{AccuracyReport, Output, Verdict, cosine};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+mod not_sent;
+
 /// What the accuracy check sends, and how it reads the answers.
 pub struct AccuracySetup {
     /// For a classifier.
@@ -193,6 +195,26 @@ async fn ask_or_switch(
     }
 }
 
+/// When a check runs, which decides what it may change and what it compares with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    /// Before the load: the first answer says which known answers fit, and a refused body
+    /// may switch the form every request of the run is then built in.
+    BeforeLoad,
+    /// Beside or after the load: the same known answers as the check before it (`None`:
+    /// that one had no answer to go by). The deployment is the same one, so its first
+    /// answer is not asked again what the model is: a server that went away would make a
+    /// retrieval target look like a classifier, and its check a different one.
+    Since(Option<Output>),
+}
+
+impl When {
+    /// A check after (or beside) the one `before` made before the load.
+    pub fn after(before: Option<&AccuracyReport>) -> When {
+        When::Since(before.and_then(|b| b.output))
+    }
+}
+
 /// The check: a plain text (or, for a reranker, a query and its candidates) first, whose
 /// answer says which kind of known answers the endpoint needs.
 pub async fn check(
@@ -200,27 +222,35 @@ pub async fn check(
     format: &dyn Format,
     setup: &AccuracySetup,
 ) -> AccuracyReport {
-    check_counted(target, format, setup, &Progress::default(), false).await
+    check_counted(
+        target,
+        format,
+        setup,
+        &Progress::default(),
+        When::BeforeLoad,
+    )
+    .await
 }
 
-/// [`check`], counting its verdicts into `progress` as they come; `may_switch` lets a
-/// refused body switch the format's form for the whole run (only before the load, whose
-/// bodies are then built in that form).
+/// [`check`], counting its verdicts into `progress` as they come.
 pub async fn check_counted(
     target: &dyn Target,
     format: &dyn Format,
     setup: &AccuracySetup,
     progress: &Progress,
-    may_switch: bool,
+    when: When,
 ) -> AccuracyReport {
     let labels = &setup.labels;
     let ranked = setup.ranked();
-    progress.start(if format.ranks() {
-        ranked.len()
-    } else if setup.samples.is_empty() {
-        setup.retrieval.len()
-    } else {
-        setup.samples.len()
+    let since = match when {
+        When::Since(o) => o,
+        When::BeforeLoad => None,
+    };
+    progress.start(match since {
+        _ if format.ranks() => ranked.len(),
+        Some(Output::Vectors { .. }) => setup.retrieval.len(),
+        _ if setup.samples.is_empty() => setup.retrieval.len(),
+        _ => setup.samples.len(),
     });
     let probe_text;
     let probe = match (
@@ -248,7 +278,7 @@ pub async fn check_counted(
         }
         (false, _, None, None) => return AccuracyReport::new(vec![], None, None, vec![]),
     };
-    let mut may_switch = may_switch;
+    let mut may_switch = when == When::BeforeLoad;
     let (first, mut switched) =
         ask_or_switch(target, format, labels, &probe, &mut may_switch).await;
     if let Some(input) = setup.load_input.as_ref().filter(|_| may_switch) {
@@ -272,21 +302,50 @@ pub async fn check_counted(
         Ok(One::Label(_)) => Some(Output::Labels),
         Ok(One::Vector(v)) => Some(Output::Vectors { dim: v.len() }),
         Ok(One::Ranking(_)) => Some(Output::Rankings),
-        Err(_) => None,
+        Err(_) => since,
     };
-    let mut report = match (output, first) {
+    // The set the check before used, and nobody there to answer it: said, not sent.
+    if let (Err(Unanswered::Refused(f)), Some(o)) = (&first, since)
+        && matches!(f.kind, ErrorKind::Connection | ErrorKind::Timeout)
+    {
+        return not_sent::report(setup, &ranked, o, &not_sent::why(&first));
+    }
+    let mut report = by_output(target, format, setup, &ranked, output, first, progress).await;
+    report.switched = switched;
+    report.note = no_route.or(report.note);
+    report
+}
+
+/// The check of the known answers `output` calls for, given the first question's answer.
+async fn by_output(
+    target: &dyn Target,
+    format: &dyn Format,
+    setup: &AccuracySetup,
+    ranked: &[RerankSample],
+    output: Option<Output>,
+    first: Result<One, Unanswered>,
+    progress: &Progress,
+) -> AccuracyReport {
+    match (output, first) {
         (Some(Output::Vectors { dim }), _) if setup.retrieval.is_empty() => AccuracyReport::new(
             vec![],
             output,
             Some(need_retrieval(&format!("vectors ({dim}-d)"))),
             vec![],
         ),
-        (Some(Output::Vectors { .. }), Ok(One::Vector(v))) => {
-            let seen = vec![(setup.retrieval[0].query.clone(), Ok(v))];
+        (Some(Output::Vectors { .. }), first) => {
+            let seen = vec![(
+                setup.retrieval[0].query.clone(),
+                match first {
+                    Ok(One::Vector(v)) => Ok(v),
+                    Ok(_) => Err("answered a label, not a vector".to_string()),
+                    Err(e) => Err(e.to_string()),
+                },
+            )];
             retrieval(target, format, setup, output, seen, progress).await
         }
         (Some(Output::Rankings), first) => {
-            rankings(target, format, setup, &ranked, first, progress).await
+            rankings(target, format, setup, ranked, first, progress).await
         }
         _ if setup.samples.is_empty() => AccuracyReport::new(
             vec![],
@@ -300,10 +359,7 @@ pub async fn check_counted(
         ),
         // The probe was a plain text: its failure is each sample's until they say otherwise.
         _ => nli(target, format, setup, output, progress).await,
-    };
-    report.switched = switched;
-    report.note = no_route.or(report.note);
-    report
+    }
 }
 
 /// The note of an endpoint whose answers need the retrieval items, and none were given.

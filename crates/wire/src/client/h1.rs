@@ -5,8 +5,9 @@
 //! at 30k req/s on loopback). Over plain HTTP reqwest never speaks HTTP/2 (that needs ALPN),
 //! so this sends the same bytes on the same kind of connection.
 
-use super::ErrorKind;
+use super::{ErrorKind, Failure};
 use bytes::Bytes;
+use encbench_core::reach::ConnectFailure;
 use http_body_util::Full;
 use hyper::client::conn::http1::{self, SendRequest};
 use hyper::header::{HOST, HeaderMap, HeaderValue};
@@ -92,15 +93,25 @@ impl H1Pool {
         }
     }
 
-    async fn connect(&self) -> Result<Sender, ErrorKind> {
+    async fn connect(&self) -> Result<Sender, Failure> {
         let stream = match tokio::time::timeout(
             self.connect_timeout,
             tokio::net::TcpStream::connect(&self.addr),
         )
         .await
         {
-            Err(_) => return Err(ErrorKind::Timeout),
-            Ok(Err(_)) => return Err(ErrorKind::Connection),
+            Err(_) => {
+                return Err(Failure::unconnected(
+                    ErrorKind::Timeout,
+                    ConnectFailure::TimedOut,
+                ));
+            }
+            Ok(Err(e)) => {
+                return Err(Failure::unconnected(
+                    ErrorKind::Connection,
+                    ConnectFailure::of_io(e.kind()),
+                ));
+            }
             Ok(Ok(s)) => s,
         };
         // Small requests must not wait on delayed ACKs.
@@ -115,7 +126,7 @@ impl H1Pool {
     }
 
     /// An idle connection that is still open and ready, else a new one.
-    async fn checkout(&self) -> Result<(Sender, bool), ErrorKind> {
+    async fn checkout(&self) -> Result<(Sender, bool), Failure> {
         while let Some(mut s) = self.pop() {
             if s.ready().await.is_ok() {
                 return Ok((s, false));
@@ -139,14 +150,14 @@ impl H1Pool {
         body: Bytes,
         headers: HeaderMap,
         timeout: Duration,
-    ) -> Result<Answer, ErrorKind> {
+    ) -> Result<Answer, Failure> {
         match tokio::time::timeout(timeout, self.exchange(body, headers)).await {
             Ok(r) => r,
-            Err(_) => Err(ErrorKind::Timeout),
+            Err(_) => Err(ErrorKind::Timeout.into()),
         }
     }
 
-    async fn exchange(&self, body: Bytes, headers: HeaderMap) -> Result<Answer, ErrorKind> {
+    async fn exchange(&self, body: Bytes, headers: HeaderMap) -> Result<Answer, Failure> {
         let mut request = Request::post(self.path.clone())
             .body(Full::new(body))
             .map_err(|_| ErrorKind::Connection)?;
@@ -164,7 +175,7 @@ impl H1Pool {
                         .await
                         .map_err(|_| ErrorKind::Connection)?
                 }
-                _ => return Err(ErrorKind::Connection),
+                _ => return Err(ErrorKind::Connection.into()),
             },
         };
         let (parts, incoming) = response.into_parts();

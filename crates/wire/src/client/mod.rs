@@ -15,6 +15,7 @@ mod sdk_guard;
 pub mod tls;
 pub mod url;
 
+use encbench_core::reach::ConnectFailure;
 use encbench_core::server_metrics::stats::ServerStats;
 
 use crate::payload::{Prepared, Reply};
@@ -85,20 +86,28 @@ pub struct Failure {
     pub kind: ErrorKind,
     /// Unscrubbed and unescaped: show only through `words`.
     pub said: Option<String>,
+    /// No connection could be made, and why: the request never reached the server (see
+    /// `encbench_core::reach`).
+    pub unconnected: Option<ConnectFailure>,
 }
 
 impl From<ErrorKind> for Failure {
     fn from(kind: ErrorKind) -> Failure {
-        Failure { kind, said: None }
+        Failure {
+            kind,
+            said: None,
+            unconnected: None,
+        }
     }
 }
 
 impl std::fmt::Display for Failure {
     /// `HTTP 422: {"detail": "Input should be a valid string"}`: the kind, then the words.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.words() {
-            Some(words) => write!(f, "{}: {words}", self.kind.key()),
-            None => f.write_str(&self.kind.key()),
+        match (self.words(), self.unconnected) {
+            (Some(words), _) => write!(f, "{}: {words}", self.kind.key()),
+            (None, Some(why)) => write!(f, "{}: {}", self.kind.key(), why.words()),
+            (None, None) => f.write_str(&self.kind.key()),
         }
     }
 }
@@ -110,7 +119,32 @@ impl Failure {
         Failure {
             kind,
             said: (!start.is_empty()).then(|| String::from_utf8_lossy(start).into_owned()),
+            unconnected: None,
         }
+    }
+
+    /// A request that never reached the server: connecting failed with `why`.
+    pub fn unconnected(kind: ErrorKind, why: ConnectFailure) -> Failure {
+        Failure {
+            kind,
+            said: None,
+            unconnected: Some(why),
+        }
+    }
+
+    /// Whether the server answered: a reply with a status came back, whatever it said. A
+    /// request cut on the way, one that timed out or could not connect, or one the client
+    /// refused to send says nothing of whether anyone is there.
+    pub fn answered(&self) -> bool {
+        self.unconnected.is_none()
+            && !matches!(
+                self.kind,
+                ErrorKind::Connection
+                    | ErrorKind::Timeout
+                    | ErrorKind::BadResponse
+                    | ErrorKind::TooLarge
+            )
+            && self.kind.key() != encbench_core::stats::CLIENT_PANIC
     }
 
     /// What the server said, ready to show and store.

@@ -314,7 +314,15 @@ impl Target for SageMakerTarget {
                         | ErrorKind::TooLarge
                 );
                 let said = (!transport).then_some(reason);
-                Failure { kind, said }
+                // The SDK's dispatch failure: no response came, for want of a connection
+                // (its causes are the connector's, not I/O errors it exposes).
+                let unconnected = (kind == ErrorKind::Connection)
+                    .then_some(encbench_core::reach::ConnectFailure::Unreachable);
+                Failure {
+                    kind,
+                    said,
+                    unconnected,
+                }
             })
         })
     }

@@ -323,11 +323,13 @@ impl UrlTarget {
         if let Some(t) = req.timeout {
             builder = builder.timeout(t);
         }
-        let resp = builder
-            .body(req.body.clone())
-            .send()
-            .await
-            .map_err(|e| classify_transport(&e))?;
+        let resp =
+            builder.body(req.body.clone()).send().await.map_err(|e| {
+                match unconnected_cause(&e) {
+                    Some(why) => Failure::unconnected(classify_transport(&e), why),
+                    None => classify_transport(&e).into(),
+                }
+            })?;
         let status = resp.status();
         let header = |name: &str| {
             resp.headers()
@@ -385,6 +387,18 @@ pub(crate) fn classify_status(
         },
         s => ErrorKind::Http(s),
     }
+}
+
+/// Why connecting failed, when it was connecting that failed.
+fn unconnected_cause(e: &reqwest::Error) -> Option<encbench_core::reach::ConnectFailure> {
+    use encbench_core::reach::ConnectFailure;
+    if !e.is_connect() {
+        return None;
+    }
+    if e.is_timeout() {
+        return Some(ConnectFailure::TimedOut);
+    }
+    ConnectFailure::in_causes(e)
 }
 
 pub(crate) fn classify_transport(e: &reqwest::Error) -> ErrorKind {

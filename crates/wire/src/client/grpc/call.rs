@@ -17,6 +17,8 @@ pub(crate) enum Ended {
     /// No answer that gRPC can read: the connection failed, the reply was cut or over the
     /// cap, a frame was broken.
     Transport(ErrorKind, Option<String>),
+    /// No connection could be had: the call never reached the server.
+    Unconnected(ErrorKind, Option<encbench_core::reach::ConnectFailure>),
 }
 
 impl Ended {
@@ -27,8 +29,18 @@ impl Ended {
             Ended::Status(code, said) => Failure {
                 kind: kind_of(code),
                 said,
+                unconnected: None,
             },
-            Ended::Transport(kind, said) => Failure { kind, said },
+            Ended::Transport(kind, said) => Failure {
+                kind,
+                said,
+                unconnected: None,
+            },
+            Ended::Unconnected(kind, why) => Failure {
+                kind,
+                said: None,
+                unconnected: why,
+            },
         }
     }
 }

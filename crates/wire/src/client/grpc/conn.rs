@@ -8,6 +8,7 @@
 use super::super::ErrorKind;
 use super::super::client_thread;
 use bytes::Bytes;
+use encbench_core::reach::ConnectFailure;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -82,12 +83,16 @@ impl Connections {
 pub(crate) struct Unconnected {
     pub kind: ErrorKind,
     pub reason: String,
+    /// Why the TCP connection could not be made; `None` when it was made and TLS or
+    /// HTTP/2 on it failed (someone is there).
+    pub cause: Option<ConnectFailure>,
 }
 
 fn unconnected(kind: ErrorKind, reason: impl std::fmt::Display) -> Unconnected {
     Unconnected {
         kind,
         reason: encbench_core::scrub::text(&reason.to_string()),
+        cause: None,
     }
 }
 
@@ -101,12 +106,20 @@ async fn connect(e: &Endpoint) -> Result<Open, Unconnected> {
     {
         Err(_) => {
             let waited = e.connect_timeout.as_secs_f64();
-            return Err(unconnected(
-                ErrorKind::Timeout,
-                format!("no connection within {waited:.1} s"),
-            ));
+            return Err(Unconnected {
+                cause: Some(ConnectFailure::TimedOut),
+                ..unconnected(
+                    ErrorKind::Timeout,
+                    format!("no connection within {waited:.1} s"),
+                )
+            });
         }
-        Ok(Err(why)) => return Err(unconnected(ErrorKind::Connection, why)),
+        Ok(Err(why)) => {
+            return Err(Unconnected {
+                cause: Some(ConnectFailure::of_io(why.kind())),
+                ..unconnected(ErrorKind::Connection, why)
+            });
+        }
         Ok(Ok(s)) => s,
     };
     // A call's small frames must not wait on delayed ACKs.

@@ -123,7 +123,7 @@ impl GrpcClient {
             let sender = conns
                 .sender()
                 .await
-                .map_err(|u| Ended::Transport(u.kind, None))?;
+                .map_err(|u| Ended::Unconnected(u.kind, u.cause))?;
             call::unary(sender, uri, headers, body, MAX_REPLY_BYTES).await
         };
         tokio::time::timeout(timeout, call)
@@ -178,6 +178,9 @@ impl GrpcClient {
             Ok(r) => Ok(r.live),
             Err(Ended::Transport(ErrorKind::Connection, said)) => Err(unreachable(
                 said.unwrap_or_else(|| "the connection failed".into()),
+            )),
+            Err(Ended::Unconnected(_, why)) => Err(unreachable(
+                why.map_or("the connection failed", |w| w.words()).into(),
             )),
             Err(Ended::Status(code @ (Code::UNAUTHENTICATED | Code::PERMISSION_DENIED), said)) => {
                 let said = said.map_or_else(String::new, |s| {
@@ -299,6 +302,7 @@ impl GrpcTarget {
             },
             // KServe answers ModelReady of an unknown model with NOT_FOUND itself.
             Err(Ended::Status(Code::NOT_FOUND, said)) => Failure {
+                unconnected: None,
                 kind: kind_of(Code::NOT_FOUND),
                 said,
             },
