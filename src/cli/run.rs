@@ -374,14 +374,14 @@ pub struct SloArgs {
     /// needs them (100 past the percentile: 10,000 for a p99).
     #[arg(long, default_value_t = 200, value_parser = count, help_heading = "SLO and capacity")]
     pub min_probe_requests: u64,
-    /// Stable, for `--until-stable` phases and the search's closed-loop ceiling: the thirds
-    /// of what a phase measured agree on p99 and throughput within this (10% or 0.1).
+    /// Stable, for sweep phases run until stable and the search's closed-loop ceiling: the
+    /// thirds of what a phase measured agree on p99 and throughput within this (10% or 0.1).
     #[arg(long, default_value = "10%", value_parser = share, help_heading = "SLO and capacity")]
     pub stability: f64,
     /// How long a capacity probe may run: it plans 10,000 requests or more for a p99 (100
     /// past the percentile), and under 83 req/s ends here with fewer, weighed by what it
-    /// measured; also the bound of an `--until-stable` phase (units accepted; a bare number
-    /// is seconds).
+    /// measured; also the bound of a sweep phase run until stable (units accepted; a bare
+    /// number is seconds).
     #[arg(long, default_value_t = encbench_core::plan::DEFAULT_MAX_PROBE_SECS, value_parser = positive_secs, help_heading = "SLO and capacity")]
     pub max_probe_secs: f64,
 }

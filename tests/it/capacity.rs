@@ -176,7 +176,8 @@ fn mm4_capacity_at_default_flags_is_erlang_cs_answer() {
 /// worker), M/M/4 (four on one queue) and M/D/1 (one worker of fixed time) at
 /// `ENCBENCH_KA_MS` (10) milliseconds of service and a p99 bound of ten times it, each
 /// answer within 5 % of theory. About 2½ hours at 10 ms, the models one after another; a
-/// model at a time with `ENCBENCH_KA_MODELS=mm1` (or `mm4`, `md1`, comma-separated):
+/// model at a time with `ENCBENCH_KA_MODELS=mm1` (or `mm4`, `md1`, comma-separated), some
+/// seeds with `ENCBENCH_KA_SEEDS=3,4,5`:
 /// `cargo test --release --test it capacity::known_answers_at_default_flags -- --ignored --nocapture`.
 #[test]
 #[ignore = "hours: 15 searches at default flags"]
@@ -186,6 +187,14 @@ fn known_answers_at_default_flags_for_five_seeds() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(10);
     let models = std::env::var("ENCBENCH_KA_MODELS").unwrap_or_else(|_| "mm1,mm4,md1".into());
+    let seeds: Vec<u64> = std::env::var("ENCBENCH_KA_SEEDS")
+        .unwrap_or_else(|_| "1,2,3,4,5".into())
+        .split(',')
+        .map(|s| {
+            s.parse()
+                .expect("ENCBENCH_KA_SEEDS: seeds, comma-separated")
+        })
+        .collect();
     let scale = 10.0 / f64::from(ms);
     let slo = format!("p99={}ms", 10 * ms);
     let mut failed = Vec::new();
@@ -196,7 +205,7 @@ fn known_answers_at_default_flags_for_five_seeds() {
             "md1" => (1, "fixed", scale * md1_capacity(0.01, 0.1)),
             other => panic!("ENCBENCH_KA_MODELS: {other} is none of mm1, mm4, md1"),
         };
-        for seed in 1..=5u64 {
+        for &seed in &seeds {
             let started = std::time::Instant::now();
             let s = queue(ms, workers, dist, seed);
             let e = default_search(&s, &slo, seed);

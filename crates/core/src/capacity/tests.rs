@@ -319,3 +319,47 @@ fn the_best_batch_is_named_alone_only_where_the_intervals_tell() {
         "{told}"
     );
 }
+
+/// The answer in words: what it pooled, the probes its time bound cut, and where its
+/// interval is wider than the precision asked, what would narrow it.
+#[test]
+fn the_answer_names_its_probes_and_what_would_narrow_it() {
+    let mut c = unanswered(8, &plan(vec![8]), &slo("p99=250ms"));
+    c.ceiling_per_s = Some(38.8);
+    c.max_rate_per_s = Some(25.9);
+    c.samples_per_s = Some(206.9);
+    c.max_rate_ci95_per_s = Some([20.2, 33.2]);
+    c.pooled_probes = Some(5);
+    c.pooled_requests = Some(15_857);
+    let probe = |stop: &str| Probe {
+        rate_per_s: 25.0,
+        n: 3000,
+        p50: 104.0,
+        p99: 221.0,
+        p50_ci95: None,
+        p99_ci95: None,
+        meets: true,
+        stable: false,
+        stop_reason: stop.into(),
+        bound: true,
+        missed: None,
+    };
+    c.probes = vec![probe("time"), probe("count"), probe("time")];
+    assert_eq!(
+        words::answer(&c, 0.05),
+        "25.9 req/s [20.2, 33.2] (207 samples/s) meets p99 ≤ 250 ms where 5 probes (15,857 \
+         requests) put it (2 probes ended at --max-probe-secs before their planned requests); \
+         ±25 %, wider than the 5 % asked: about 83,000 requests a probe would narrow it \
+         (--min-probe-requests, and --max-probe-secs for their time)"
+    );
+    // Within the precision, and no probe near it weighed: the bracket's words.
+    c.max_rate_ci95_per_s = Some([25.0, 26.5]);
+    c.pooled_probes = None;
+    c.pooled_requests = None;
+    c.failed_at_per_s = Some(26.3);
+    c.probes = vec![probe("count")];
+    assert_eq!(
+        words::answer(&c, 0.05),
+        "25.9 req/s [25.0, 26.5] (207 samples/s) meets p99 ≤ 250 ms; 26.3 req/s did not"
+    );
+}

@@ -79,10 +79,10 @@ fn wider(c: &Capacity, precision: f64) -> String {
         }
     };
     format!(
-        "; ±{:.0} %, wider than the {:.0} % asked: about {:.0} requests a probe would narrow it (--min-probe-requests, and --max-probe-secs for their time)",
+        "; ±{:.0} %, wider than the {:.0} % asked: about {} requests a probe would narrow it (--min-probe-requests, and --max-probe-secs for their time)",
         half * 100.0,
         precision * 100.0,
-        (per_probe * more / 1000.0).ceil() * 1000.0,
+        crate::text::thousands(((per_probe * more / 1000.0).ceil() * 1000.0) as u64),
     )
 }
 
