@@ -30,40 +30,10 @@ fn search(s: &Serve, extra: &[&str]) -> Value {
     e
 }
 
-/// P(sojourn > t) in an M/M/c queue with service rate μ per worker (Erlang C for the wait,
-/// plus the exponential service).
-fn mmc_tail(lambda: f64, mu: f64, c: u32, t: f64) -> f64 {
-    let a = lambda / mu;
-    let rho = a / f64::from(c);
-    let mut term = 1.0;
-    let mut sum = 0.0;
-    for k in 0..c {
-        if k > 0 {
-            term *= a / f64::from(k);
-        }
-        sum += term;
-    }
-    let last = term * a / f64::from(c) / (1.0 - rho);
-    let erlang_c = last / (sum + last);
-    let g = f64::from(c) * mu - lambda;
-    if (g - mu).abs() < 1e-9 {
-        return (-mu * t).exp() * (1.0 + erlang_c * mu * t);
-    }
-    (-mu * t).exp() + erlang_c * mu / (g - mu) * ((-mu * t).exp() - (-g * t).exp())
-}
-
-/// The highest λ with P(sojourn > t) ≤ 1 %, by bisection on the closed form.
-fn mmc_capacity(mu: f64, c: u32, t: f64) -> f64 {
-    let (mut lo, mut hi) = (0.0, f64::from(c) * mu * (1.0 - 1e-9));
-    for _ in 0..200 {
-        let mid = f64::midpoint(lo, hi);
-        if mmc_tail(mid, mu, c, t) <= 0.01 {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
+/// Erlang C's answer for M/M/c, workers of service rate `mu`: the highest λ with P(sojourn >
+/// t) ≤ 1 %.
+fn mmc_capacity(mu: f64, c: usize, t: f64) -> f64 {
+    encbench::capacity::theory::mmc_capacity(mu, c, 0.99, t)
 }
 
 /// A search at default flags, as the user ran it: `--find-capacity --slo OBJ
@@ -202,7 +172,11 @@ fn known_answers_at_default_flags_for_five_seeds() {
         let (workers, dist, want) = match model {
             "mm1" => (1, "exp", scale * (100.0 - 100f64.ln() / 0.1)),
             "mm4" => (4, "exp", scale * mmc_capacity(100.0, 4, 0.1)),
-            "md1" => (1, "fixed", scale * md1_capacity(0.01, 0.1)),
+            "md1" => (
+                1,
+                "fixed",
+                scale * encbench::capacity::theory::md1_capacity(0.01, 0.99, 0.1),
+            ),
             other => panic!("ENCBENCH_KA_MODELS: {other} is none of mm1, mm4, md1"),
         };
         for &seed in &seeds {
@@ -225,34 +199,6 @@ fn known_answers_at_default_flags_for_five_seeds() {
         }
     }
     assert!(failed.is_empty(), "not within 5 % of theory: {failed:?}");
-}
-
-/// The highest λ at which an M/D/1's sojourn (wait + D) is within `t` for 99 % of requests:
-/// Erlang's closed form, P(W ≤ x) = (1 − ρ) Σ_{k ≤ x/D} (λ(kD − x))^k / k! · e^{−λ(kD − x)},
-/// by bisection.
-fn md1_capacity(d: f64, t: f64) -> f64 {
-    let within = |lambda: f64, x: f64| {
-        let mut sum = 0.0;
-        let mut fact = 1.0;
-        for k in 0..=((x / d).floor() as i32) {
-            if k > 0 {
-                fact *= f64::from(k);
-            }
-            let y = lambda * (f64::from(k) * d - x);
-            sum += y.powi(k) / fact * (-y).exp();
-        }
-        (1.0 - lambda * d) * sum
-    };
-    let (mut lo, mut hi) = (0.0, (1.0 - 1e-9) / d);
-    for _ in 0..100 {
-        let mid = f64::midpoint(lo, hi);
-        if within(mid, t - d) >= 0.99 {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
 }
 
 /// Every request takes 10 ms: a p99 of 5 ms is out of reach at any rate. The search says

@@ -31,6 +31,8 @@ mod sim_tests;
 mod size;
 #[cfg(test)]
 mod tests;
+#[doc(hidden)]
+pub mod theory;
 mod uncertainty;
 mod words;
 

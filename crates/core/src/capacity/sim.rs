@@ -43,24 +43,14 @@ pub(super) enum Stop {
 impl Endpoint {
     /// The rate at which P(sojourn > t) = 1 − q: queueing theory's answer to `pq=t`.
     pub fn theory(&self, q: f64, t_s: f64) -> f64 {
-        let c = self.workers;
-        let tail = |lambda: f64| match self.service {
-            Service::Exp => mmc_tail(lambda, self.mu, c, t_s),
+        let one = match self.service {
+            Service::Exp => super::theory::mmc_capacity(self.mu, self.workers, q, t_s),
             Service::Fixed => {
-                assert_eq!(c, 1, "M/D/1 only");
-                1.0 - md1_wait_within(lambda, 1.0 / self.mu, t_s - 1.0 / self.mu)
+                assert_eq!(self.workers, 1, "M/D/1 only");
+                super::theory::md1_capacity(1.0 / self.mu, q, t_s)
             }
         };
-        let (mut lo, mut hi) = (0.0, c as f64 * self.mu * (1.0 - 1e-9));
-        for _ in 0..200 {
-            let mid = f64::midpoint(lo, hi);
-            if tail(mid) <= 1.0 - q {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        lo * self.replicas as f64
+        one * self.replicas as f64
     }
 
     /// One probe at `rate` (all replicas), judged against `slo`; with its measured span in
@@ -174,50 +164,10 @@ impl Endpoint {
     }
 }
 
-/// P(sojourn > t) in an M/M/c queue (Erlang C for the wait, plus the exponential service).
-fn mmc_tail(lambda: f64, mu: f64, c: usize, t: f64) -> f64 {
-    let a = lambda / mu;
-    let cf = c as f64;
-    let rho = a / cf;
-    let (mut term, mut sum) = (1.0, 0.0);
-    for k in 0..c {
-        if k > 0 {
-            term *= a / k as f64;
-        }
-        sum += term;
-    }
-    let last = term * a / cf / (1.0 - rho);
-    let erlang_c = last / (sum + last);
-    let g = cf * mu - lambda;
-    if (g - mu).abs() < 1e-9 {
-        return (-mu * t).exp() * (1.0 + erlang_c * mu * t);
-    }
-    (-mu * t).exp() + erlang_c * mu / (g - mu) * ((-mu * t).exp() - (-g * t).exp())
-}
-
-/// P(wait ≤ x) in an M/D/1 queue, Erlang's closed form:
-/// (1 − ρ) Σ_{k ≤ x/D} (λ(kD − x))^k / k! · e^{−λ(kD − x)}.
-fn md1_wait_within(lambda: f64, d: f64, x: f64) -> f64 {
-    if x < 0.0 {
-        return 0.0;
-    }
-    let rho = lambda * d;
-    let mut sum = 0.0;
-    let mut fact = 1.0;
-    for k in 0..=((x / d).floor() as i32) {
-        if k > 0 {
-            fact *= f64::from(k);
-        }
-        let y = lambda * (f64::from(k) * d - x);
-        sum += y.powi(k) / fact * (-y).exp();
-    }
-    (1.0 - rho) * sum
-}
-
+/// M/D/1's closed form against a long simulation of its queue.
 #[test]
 fn md1_closed_form_is_its_own_simulation() {
-    // P(W = 0) = 1 − ρ, and the p99 crossing of a long simulation at the answer.
-    assert!((md1_wait_within(50.0, 0.01, 0.0) - 0.5).abs() < 1e-12);
+    // The p99 crossing of a long simulation at the answer.
     let e = Endpoint {
         mu: 100.0,
         workers: 1,
