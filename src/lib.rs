@@ -31,9 +31,9 @@ pub mod tui;
 pub use encbench_core::{
     arrival, assets, capacity, export, failure, input, interval, lengths, percentile, plan,
     pricing, ramp, replay, results, scrub, server_metrics, shard, slices, slo, stats, text,
-    thresholds, timing, verdicts,
+    thresholds, verdicts,
 };
 pub use encbench_load::{cold_start, compare, engine, setup};
 pub use encbench_report as report;
 pub use encbench_serve as serve;
-pub use encbench_wire::{accuracy, client, exact_text, grpc, payload, tokenize};
+pub use encbench_wire::{accuracy, client, exact_text, grpc, payload, timing, tokenize};

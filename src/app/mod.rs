@@ -147,8 +147,10 @@ fn check_export_path(flag: &str, path: &Path) -> Result<(), AppError> {
     if is_stdout(path) {
         return Ok(());
     }
-    encbench_core::export::check_writable(path)
-        .map_err(|e| usage(flag, format!("{}: cannot write: {e}", path.display())))
+    encbench_core::export::check_writable(path, |p| {
+        Ok(rustix::fs::access(p, rustix::fs::Access::WRITE_OK)?)
+    })
+    .map_err(|e| usage(flag, format!("{}: cannot write: {e}", path.display())))
 }
 
 /// Writes `text` to stdout `w` whole: a closed pipe is `StdoutClosed`, any other failure

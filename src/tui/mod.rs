@@ -163,7 +163,7 @@ impl Screen {
     /// One frame, its CPU time logged; `false` when a panel panicked.
     fn draw(&mut self, terminal: &mut terminal::Term) -> bool {
         let drawing = Instant::now();
-        let cpu_before = encbench_core::timing::thread_cpu_time();
+        let cpu_before = encbench_wire::timing::thread_cpu_time();
         let mut room = self.app.sweep_room;
         let app = &self.app;
         if catch_unwind(AssertUnwindSafe(|| {
@@ -176,7 +176,7 @@ impl Screen {
         self.app.sweep_room = room;
         self.frame_log.add(
             drawing,
-            encbench_core::timing::thread_cpu_time().saturating_sub(cpu_before),
+            encbench_wire::timing::thread_cpu_time().saturating_sub(cpu_before),
         );
         true
     }

@@ -24,7 +24,7 @@
 //! reach           whether the endpoint can be reached: connecting that keeps failing
 //! text, pricing   figures as text; instance prices and cost per million
 //! scrub           text from servers and files made safe to show: escaped, without secrets
-//! timing, assets  sub-millisecond sleeps; data shipped in the binary
+//! assets          data shipped in the binary
 //! tune            a tune's grid of server settings, its placeholders and Pareto front
 //! failure         panics recorded, so an internal failure is never exit 0
 //! ```
@@ -60,6 +60,5 @@ pub mod slo;
 pub mod stats;
 pub mod text;
 pub mod thresholds;
-pub mod timing;
 pub mod tune;
 pub mod verdicts;

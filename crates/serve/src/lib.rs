@@ -29,7 +29,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use encbench_core::input::Input;
-use encbench_core::timing;
+use encbench_wire::timing;
 use encbench_wire::tokenize::TokenCounter;
 use model::{Lengths, ServiceModel, Verdicts};
 use rand::rngs::Xoshiro256PlusPlus;

@@ -9,7 +9,7 @@
 //! later of that request's arrival and its previous deadline, so the hand-off between
 //! requests costs no simulated time and the known answers hold to about 0.1 ms.
 
-use encbench_core::timing;
+use encbench_wire::timing;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};

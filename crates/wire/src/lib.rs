@@ -10,6 +10,9 @@
 //! exact_text texts of an exact token count from the shipped corpus (--input-tokens)
 //! payload    the API families (hf, triton, vllm, openai, tei, infinity, jina): request
 //!            bodies, replies, labels, vectors, rankings, and their routes
+//! timing     sub-millisecond sleeps (a timerfd on tokio's reactor), the timer slack, a
+//!            thread's CPU time: here because the engine and the reference endpoint, two
+//!            crates of the layer above, both keep time by it
 //! tokenize   real token counts and client-side tokenization from a tokenizer.json
 //! ```
 
@@ -19,4 +22,5 @@ pub mod discover;
 pub mod exact_text;
 pub mod grpc;
 pub mod payload;
+pub mod timing;
 pub mod tokenize;

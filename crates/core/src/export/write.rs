@@ -88,29 +88,35 @@ pub(super) fn temp_beside(path: &Path) -> io::Result<(PathBuf, File)> {
 
 /// Checks before the run that `write_atomic` will be able to write `path`: a run of an
 /// hour must not end with results that cannot be saved. A FIFO is not opened: its reader
-/// would see the end of the stream.
-pub fn check_writable(path: &Path) -> io::Result<()> {
+/// would see the end of the stream. Whether a FIFO or a device may be written is asked of
+/// `may_write` instead: access(2), which std does not offer, is the binary's to call.
+pub fn check_writable(
+    path: &Path,
+    may_write: impl FnOnce(&Path) -> io::Result<()>,
+) -> io::Result<()> {
     match resolve(path)? {
         Dest::File(p) => {
             let (tmp, _) = temp_beside(&p)?;
             std::fs::remove_file(&tmp)?;
             check_replaceable(&p)
         }
-        Dest::Stream(p) => Ok(rustix::fs::access(&p, rustix::fs::Access::WRITE_OK)?),
+        Dest::Stream(p) => may_write(&p),
     }
 }
+
+/// std folds EPERM into `PermissionDenied` with EACCES, the case that must pass: the number
+/// tells them apart, 1 on Linux, macOS and the BSDs.
+const EPERM: i32 = 1;
 
 /// An existing file that is immutable or append-only (`chattr +i`, `+a`) cannot be renamed
 /// over, though its folder takes new files: opening it for writing (never truncating it)
 /// is refused for exactly those, even to root.
 fn check_replaceable(path: &Path) -> io::Result<()> {
     match OpenOptions::new().write(true).open(path) {
-        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::PERM.raw_os_error()) => {
-            Err(io::Error::new(
-                io::ErrorKind::PermissionDenied,
-                "the file may not be changed (immutable or append-only? lsattr shows it), so it cannot be replaced",
-            ))
-        }
+        Err(e) if e.raw_os_error() == Some(EPERM) => Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "the file may not be changed (immutable or append-only? lsattr shows it), so it cannot be replaced",
+        )),
         // Without write permission (0444) the rename still replaces it, as before.
         _ => Ok(()),
     }

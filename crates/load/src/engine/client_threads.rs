@@ -64,7 +64,7 @@ fn extra(n: usize) -> Vec<Handle> {
         std::thread::Builder::new()
             .name(format!("encbench-client-{index}"))
             .spawn(move || {
-                encbench_core::timing::tighten_timer_slack();
+                encbench_wire::timing::tighten_timer_slack();
                 encbench_wire::client::client_thread::set(index);
                 let runtime = tokio::runtime::Builder::new_current_thread()
                     .enable_all()

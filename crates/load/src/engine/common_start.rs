@@ -72,7 +72,7 @@ pub(super) async fn warm_up_then_wait(
         live.start_at = Some(origin);
         live.timeline.event(now, "waiting for the common start");
     }
-    let waited = until_stopped(encbench_core::timing::sleep_until(origin), ctx, cmds).await;
+    let waited = until_stopped(encbench_wire::timing::sleep_until(origin), ctx, cmds).await;
     shared.lock().start_at = None;
     waited.map(|()| origin)
 }

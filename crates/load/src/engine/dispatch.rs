@@ -24,7 +24,7 @@ use encbench_core::arrival::Pace;
 use encbench_core::plan::{PhaseKind, PhaseSpec, StopAt};
 use encbench_core::stats::PhaseRecorder;
 use encbench_core::text;
-use encbench_core::timing;
+use encbench_wire::timing;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedReceiver;

@@ -100,7 +100,7 @@ impl Engine {
         let spawned = std::thread::Builder::new()
             .name("encbench-engine".into())
             .spawn(move || {
-                encbench_core::timing::tighten_timer_slack();
+                encbench_wire::timing::tighten_timer_slack();
                 let runtime = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
