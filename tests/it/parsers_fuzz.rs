@@ -222,8 +222,8 @@ garbage ∞ ☃ 1 2 3 4
 
 #[test]
 fn a_prometheus_fixture_with_every_kind_of_line_parses_or_skips_each() {
-    use encbench::server_metrics::prometheus::{Exposition, Family};
-    let e = Exposition::parse(PROMETHEUS_FIXTURE, Some("encoder"));
+    use encbench::server_metrics::prometheus::Family;
+    let e = encbench::client::prometheus::parse(PROMETHEUS_FIXTURE, Some("encoder"));
     // The other model's series are left out; the second TYPE of a name changes nothing.
     assert_eq!(e.total("nv_inference_count"), Some(40.0));
     assert_eq!(e.total("nv_inference_exec_count"), Some(10.0));
@@ -261,12 +261,12 @@ proptest! {
         cut in 0..PROMETHEUS_FIXTURE.len(),
         noise in "[a-z_{}=\",\\\\ #\n0-9.+-]{0,80}",
     ) {
-        use encbench::server_metrics::prometheus::Exposition;
-        let _ = Exposition::parse(&text, None);
+        use encbench::client::prometheus::parse;
+        let _ = parse(&text, None);
         let cut = (0..=cut).rev().find(|&i| PROMETHEUS_FIXTURE.is_char_boundary(i)).unwrap_or(0);
         let spliced = format!("{}{noise}{}", &PROMETHEUS_FIXTURE[..cut], &PROMETHEUS_FIXTURE[cut..]);
-        let before = Exposition::parse(PROMETHEUS_FIXTURE, Some("encoder"));
-        let after = Exposition::parse(&spliced, Some("encoder"));
+        let before = parse(PROMETHEUS_FIXTURE, Some("encoder"));
+        let after = parse(&spliced, Some("encoder"));
         let at = std::time::Instant::now();
         let names: Vec<String> = after.families.keys().cloned().collect();
         let _ = encbench::server_metrics::diff(

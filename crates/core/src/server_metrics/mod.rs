@@ -2,7 +2,8 @@
 //! (`--metrics-url`, `--metric`) read before and after every phase and diffed, Triton's
 //! statistics API (`stats`), and (`cloudwatch`) what SageMaker published for the endpoint
 //! over the phase's window, and (`headers`) the time each reply's headers say the server
-//! spent on it. Reading them from the server is `client`'s job.
+//! spent on it. Reading them from the server, and the Prometheus text format, is the
+//! clients' job (`encbench_wire::client`).
 //!
 //! Triton's `nv_inference_*` family is understood without being named: per successful
 //! request, the time in the queue and in compute (input + infer + output), and the batch

@@ -1,11 +1,7 @@
-//! Prometheus text exposition, read with the `prometheus-parse` crate into one figure per
-//! metric family (label sets summed), and two such readings diffed over a phase.
-//!
-//! Lines the crate cannot read are skipped, never fatal: one garbage line must not cost the
-//! rest of the scrape. The crate splits label pairs on `,` and `=` without honouring quotes
-//! or escapes, so a label value holding those is read loosely; only `model` is ever matched.
+//! A Prometheus scrape as one figure per metric family (label sets summed), and two such
+//! readings diffed over a phase. Reading the text exposition format into it is the metrics
+//! client's (`encbench_wire::client::prometheus`).
 
-use prometheus_parse::Value as V;
 use std::collections::BTreeMap;
 
 /// A family's reading, its label sets summed.
@@ -36,66 +32,6 @@ pub struct Exposition {
 }
 
 impl Exposition {
-    /// Reads `text`; series whose `model` label is not `model` (when both are there) are
-    /// left out, so one model's figures are not mixed with another's on a shared server.
-    pub fn parse(text: &str, model: Option<&str>) -> Exposition {
-        let lines = text.lines().map(|l| Ok(l.to_string()));
-        let Ok(scrape) = prometheus_parse::Scrape::parse(lines) else {
-            return Exposition::default();
-        };
-        let mut families: BTreeMap<String, Family> = BTreeMap::new();
-        let mut parts: BTreeMap<String, (f64, f64)> = BTreeMap::new();
-        for s in &scrape.samples {
-            if let (Some(want), Some(have)) = (model, s.labels.get("model"))
-                && want != have
-            {
-                continue;
-            }
-            let name = s.metric.clone();
-            match &s.value {
-                V::Counter(v) => add(&mut families, name, Family::Counter(*v)),
-                V::Gauge(v) => add(&mut families, name, Family::Gauge(*v)),
-                V::Untyped(v) => {
-                    // The `_sum` and `_count` lines of histograms and summaries come untyped.
-                    if let Some(base) = name.strip_suffix("_sum") {
-                        parts.entry(base.to_string()).or_default().0 += v;
-                    } else if let Some(base) = name.strip_suffix("_count") {
-                        parts.entry(base.to_string()).or_default().1 += v;
-                    }
-                    add(&mut families, name, Family::Untyped(*v));
-                }
-                V::Histogram(h) => {
-                    let mut buckets: Vec<(f64, f64)> =
-                        h.iter().map(|b| (b.less_than, b.count)).collect();
-                    buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    let f = Family::Histogram {
-                        buckets,
-                        sum: 0.0,
-                        count: 0.0,
-                    };
-                    add(&mut families, name, f);
-                }
-                V::Summary(_) => add(
-                    &mut families,
-                    name,
-                    Family::Summary {
-                        sum: 0.0,
-                        count: 0.0,
-                    },
-                ),
-            }
-        }
-        for (base, (s, c)) in parts {
-            if let Some(Family::Histogram { sum, count, .. } | Family::Summary { sum, count }) =
-                families.get_mut(&base)
-            {
-                *sum = s;
-                *count = c;
-            }
-        }
-        Exposition { families }
-    }
-
     /// A counter-like family's value (counter, untyped, or a histogram's or summary's count).
     pub fn total(&self, name: &str) -> Option<f64> {
         match self.families.get(name)? {
@@ -103,30 +39,30 @@ impl Exposition {
             Family::Histogram { count, .. } | Family::Summary { count, .. } => Some(*count),
         }
     }
-}
 
-/// Sums `f` into the family of `name`: several label sets (or versions) of one model.
-fn add(families: &mut BTreeMap<String, Family>, name: String, f: Family) {
-    let Some(have) = families.get_mut(&name) else {
-        families.insert(name, f);
-        return;
-    };
-    match (have, f) {
-        (Family::Counter(a), Family::Counter(b))
-        | (Family::Gauge(a), Family::Gauge(b))
-        | (Family::Untyped(a), Family::Untyped(b)) => *a += b,
-        (Family::Histogram { buckets: a, .. }, Family::Histogram { buckets: b, .. }) => {
-            // Label sets of one family share their bounds; a bound only one has is kept.
-            for (le, n) in b {
-                match a.iter_mut().find(|(x, _)| x.total_cmp(&le).is_eq()) {
-                    Some(slot) => slot.1 += n,
-                    None => a.push((le, n)),
+    /// Sums `f` into the family of `name`: several label sets (or versions) of one model.
+    pub fn add(&mut self, name: String, f: Family) {
+        let Some(have) = self.families.get_mut(&name) else {
+            self.families.insert(name, f);
+            return;
+        };
+        match (have, f) {
+            (Family::Counter(a), Family::Counter(b))
+            | (Family::Gauge(a), Family::Gauge(b))
+            | (Family::Untyped(a), Family::Untyped(b)) => *a += b,
+            (Family::Histogram { buckets: a, .. }, Family::Histogram { buckets: b, .. }) => {
+                // Label sets of one family share their bounds; a bound only one has is kept.
+                for (le, n) in b {
+                    match a.iter_mut().find(|(x, _)| x.total_cmp(&le).is_eq()) {
+                        Some(slot) => slot.1 += n,
+                        None => a.push((le, n)),
+                    }
                 }
+                a.sort_by(|x, y| x.0.total_cmp(&y.0));
             }
-            a.sort_by(|x, y| x.0.total_cmp(&y.0));
+            // One name with two types is a broken exposition: the first reading stands.
+            _ => {}
         }
-        // One name with two types is a broken exposition: the first reading stands.
-        _ => {}
     }
 }
 
@@ -181,40 +117,25 @@ pub fn bucket_quantile(before: &[(f64, f64)], after: &[(f64, f64)], q: f64) -> O
 mod tests {
     use super::*;
 
-    const TEXT: &str = r#"# HELP nv_inference_count Number of inferences performed
-# TYPE nv_inference_count counter
-nv_inference_count{model="encoder",version="1"} 40
-nv_inference_count{model="encoder",version="2"} 2
-nv_inference_count{model="other",version="1"} 1000
-# TYPE lat histogram
-lat_bucket{le="10"} 5
-lat_bucket{le="20"} 15
-lat_bucket{le="+Inf"} 20
-lat_sum 300
-lat_count 20
-# TYPE rpc summary
-rpc{quantile="0.5"} 4
-rpc_sum 17
-rpc_count 3
-this is not a metric at all
-"#;
-
     #[test]
-    fn families_are_summed_over_label_sets_of_the_model() {
-        let e = Exposition::parse(TEXT, Some("encoder"));
-        assert_eq!(e.total("nv_inference_count"), Some(42.0));
-        assert_eq!(
-            Exposition::parse(TEXT, None).total("nv_inference_count"),
-            Some(1042.0)
+    fn label_sets_add_up_and_a_second_type_changes_nothing() {
+        let h = |buckets: Vec<(f64, f64)>| Family::Histogram {
+            buckets,
+            sum: 0.0,
+            count: 0.0,
+        };
+        let mut e = Exposition::default();
+        e.add("n".into(), Family::Counter(40.0));
+        e.add("n".into(), Family::Counter(2.0));
+        e.add("n".into(), Family::Gauge(9.0));
+        e.add("h".into(), h(vec![(10.0, 1.0), (f64::INFINITY, 2.0)]));
+        e.add(
+            "h".into(),
+            h(vec![(5.0, 1.0), (10.0, 3.0), (f64::INFINITY, 4.0)]),
         );
-        assert_eq!(e.total("lat"), Some(20.0));
-        assert_eq!(
-            e.families["rpc"],
-            Family::Summary {
-                sum: 17.0,
-                count: 3.0
-            }
-        );
+        assert_eq!(e.total("n"), Some(42.0));
+        let summed = h(vec![(5.0, 1.0), (10.0, 4.0), (f64::INFINITY, 6.0)]);
+        assert_eq!(e.families["h"], summed);
     }
 
     #[test]

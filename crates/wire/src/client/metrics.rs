@@ -1,8 +1,7 @@
-//! Reads a server's Prometheus metrics endpoint (`--metrics-url`) around each phase; what the
-//! readings amount to is `server_metrics`.
+//! Reads a server's Prometheus metrics endpoint (`--metrics-url`) around each phase, its text
+//! read by `prometheus`; what the readings amount to is `server_metrics`.
 
 use encbench_core::server_metrics::Reading;
-use encbench_core::server_metrics::prometheus::Exposition;
 use std::time::{Duration, Instant};
 
 /// Reads a Prometheus text endpoint. Answers are capped in size and time: a metrics
@@ -62,7 +61,7 @@ impl Scraper {
         let text = String::from_utf8_lossy(&body);
         Ok(Reading {
             at,
-            exposition: Exposition::parse(&text, self.model.as_deref()),
+            exposition: super::prometheus::parse(&text, self.model.as_deref()),
         })
     }
 }

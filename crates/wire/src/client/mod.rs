@@ -10,6 +10,7 @@ pub mod grpc;
 mod h1;
 pub mod headers;
 pub mod metrics;
+pub mod prometheus;
 pub mod sagemaker;
 mod sdk_guard;
 pub mod tls;
