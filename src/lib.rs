@@ -33,7 +33,7 @@ pub use encbench_core::{
     pricing, ramp, replay, results, scrub, server_metrics, shard, slices, slo, stats, text,
     thresholds, verdicts,
 };
-pub use encbench_load::{cold_start, compare, engine, setup};
+pub use encbench_load::{accuracy, cold_start, compare, engine, setup};
 pub use encbench_report as report;
 pub use encbench_serve as serve;
-pub use encbench_wire::{accuracy, client, exact_text, grpc, payload, timing, tokenize};
+pub use encbench_wire::{client, exact_text, grpc, payload, timing, tokenize};

@@ -2,7 +2,6 @@
 //! the clients that carry them.
 //!
 //! ```text
-//! accuracy   the known-answer check: samples sent through a client, verdicts read
 //! client     where requests go: a URL (HTTP/1.1 pool, reqwest, gRPC) or SageMaker (AWS SDK);
 //!            the server's metrics endpoint and CloudWatch
 //! discover   which API family a server at a URL speaks, from its metadata routes
@@ -16,7 +15,6 @@
 //! tokenize   real token counts and client-side tokenization from a tokenizer.json
 //! ```
 
-pub mod accuracy;
 pub mod client;
 pub mod discover;
 pub mod exact_text;

@@ -1,10 +1,12 @@
 //! The known-answer check's verdicts, as runs record them and exports keep them, and how
 //! several deployments' verdicts compare: each must give the same verdict as the others
-//! (`diff`), and the same model the same vectors (`agreement`). Sending the samples is
-//! `accuracy`'s job.
+//! (`diff`), and the same model the same vectors (`agreement`); a known answer's verdict
+//! from what the endpoint answered (`judge`). Sending the samples is the accuracy check's
+//! job (`encbench_load::accuracy`).
 
 pub mod agreement;
 pub mod diff;
+pub mod judge;
 pub mod rank_agreement;
 
 use serde::{Deserialize, Serialize};

@@ -5,6 +5,7 @@
 
 pub mod spec;
 
+use crate::accuracy;
 use crate::engine::{Command, Engine, EngineSetup, LiveStats, RunState, Snapshot};
 use crate::setup::PreparedTarget;
 use encbench_core::arrival::{Pace, phase_seed};
@@ -14,7 +15,6 @@ use encbench_core::export::{
 use encbench_core::plan::{PhaseKind, RunPlan, StopAt};
 use encbench_core::results::{PhaseResult, RunReport, derive};
 use encbench_core::verdicts::{AccuracyReport, diff};
-use encbench_wire::accuracy;
 use encbench_wire::payload::PayloadFormat;
 use serde_json::json;
 use std::path::PathBuf;

@@ -1,13 +1,13 @@
 //! What an engine is started with: the target and its inputs, the plan of phases, the
 //! pace, and how capacity searches run.
 
+use crate::accuracy::AccuracySetup;
 use encbench_core::arrival::Pace;
 use encbench_core::input::Rankings;
 use encbench_core::input::{Input, Shape};
 use encbench_core::plan::{ProbeRule, RunPlan};
 use encbench_core::ramp::Ramp;
 use encbench_core::slo::Slo;
-use encbench_wire::accuracy::AccuracySetup;
 use encbench_wire::client::Target;
 use encbench_wire::client::metrics::Scraper;
 use encbench_wire::payload::Format;

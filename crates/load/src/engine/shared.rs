@@ -6,6 +6,7 @@ use super::hosts::Hosts;
 use super::limiter::Limiter;
 use super::settings::EngineSetup;
 use super::snapshot::{LiveStats, PhaseView, RunState, ScheduleStatus, Snapshot};
+use crate::accuracy;
 use encbench_core::arrival::Pace;
 use encbench_core::input::Shape;
 use encbench_core::plan::PhaseKind;
@@ -18,7 +19,6 @@ use encbench_core::stats::{
     Completion, LatencySummary, PhaseRecorder, Timeline, overloaded, queue_lag, view_histogram,
 };
 use encbench_core::verdicts::AccuracyReport;
-use encbench_wire::accuracy;
 use encbench_wire::client::{ErrorKind, Failure};
 use hdrhistogram::Histogram;
 use std::collections::BTreeSet;

@@ -11,6 +11,7 @@ mod task;
 pub use family::check_route;
 pub use task::DOCS_PER_QUERY;
 
+use crate::accuracy::AccuracySetup;
 use body_limit::{BodyLimit, Sizes, check_body_limit};
 use encbench_core::export::{Detected, TargetConfig};
 use encbench_core::input::{
@@ -18,7 +19,6 @@ use encbench_core::input::{
 };
 use encbench_core::lengths::LengthMix;
 use encbench_core::pricing::{instance_price, unpriced};
-use encbench_wire::accuracy::AccuracySetup;
 use encbench_wire::client::headers::ExtraHeaders;
 use encbench_wire::client::sagemaker::{MAX_BODY_BYTES, SageMakerConfig, SageMakerTarget};
 use encbench_wire::client::url::{self, Routes, UrlTarget};

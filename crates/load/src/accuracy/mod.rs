@@ -6,14 +6,16 @@
 //! it scores highest). The verdicts, and how deployments' verdicts and vectors compare, are
 //! `verdicts`.
 
-use crate::client::{ErrorKind, Failure, Target};
-use crate::payload::{Answers, Format, LabelMap};
+use ask::{One, Question, Unanswered, ask, ask_or_switch};
 use encbench_core::input::{Input, NliSample, RerankSample, RetrievalSample};
 use encbench_core::scrub;
 use encbench_core::text::{is_no_route, no_route};
-use encbench_core::verdicts::{AccuracyReport, Output, Verdict, cosine};
+use encbench_core::verdicts::{AccuracyReport, Output, Verdict, cosine, judge};
+use encbench_wire::client::{ErrorKind, Target};
+use encbench_wire::payload::{Format, LabelMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+mod ask;
 mod not_sent;
 
 /// What the accuracy check sends, and how it reads the answers.
@@ -55,143 +57,6 @@ impl Progress {
 
     fn answered(&self) {
         self.answered.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-/// One input's answer.
-enum One {
-    Label(String),
-    Vector(Vec<f32>),
-    /// A score per candidate, in the order sent.
-    Ranking(Vec<f32>),
-}
-
-/// What one request of the check asks: an input's answer, or a query's candidates ranked.
-enum Question<'a> {
-    One(&'a Input),
-    Rank {
-        query: &'a str,
-        candidates: &'a [String],
-    },
-}
-
-impl Question<'_> {
-    /// The request's inputs: a ranking is a batch of (query, candidate) pairs.
-    fn inputs(&self) -> Vec<Input> {
-        match self {
-            Question::One(i) => vec![(*i).clone()],
-            Question::Rank { query, candidates } => {
-                candidates.iter().map(|c| Input::pair(query, c)).collect()
-            }
-        }
-    }
-}
-
-/// Why a question got no answer: the server refused it (with what it said), or its reply
-/// could not be read.
-enum Unanswered {
-    Refused(Failure),
-    Unread(String),
-}
-
-impl std::fmt::Display for Unanswered {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Unanswered::Refused(failure) => write!(f, "{failure}"),
-            Unanswered::Unread(why) => f.write_str(why),
-        }
-    }
-}
-
-/// A refusal of the body itself (400, 422): another form of the same inputs may pass.
-fn refused_the_body(u: &Unanswered) -> bool {
-    let Unanswered::Refused(f) = u else {
-        return false;
-    };
-    matches!(
-        f.kind,
-        ErrorKind::Http(400 | 422)
-            | ErrorKind::Validation
-            | ErrorKind::ModelError {
-                original_status: Some(400 | 422)
-            }
-    )
-}
-
-/// One request, shaped as the load is shaped (a padded load is checked padded), so the
-/// verdicts are the deployment's as it is being measured. A row of scores no wider than the
-/// class names is logits; a wider one is a vector.
-async fn ask(
-    target: &dyn Target,
-    format: &dyn Format,
-    labels: &LabelMap,
-    question: &Question<'_>,
-) -> Result<One, Unanswered> {
-    let inputs = question.inputs();
-    let refs: Vec<&Input> = inputs.iter().collect();
-    let reply = target
-        .invoke(&format.prepare_whole(&refs))
-        .await
-        .map_err(Unanswered::Refused)?;
-    // Labels and parse errors quote the server: scrubbed before they are kept.
-    let unread = |e: String| Unanswered::Unread(scrub::text(&e));
-    let answers = format.answers(&reply, &refs).map_err(unread)?;
-    let none = || unread("response holds no verdict".to_string());
-    match answers {
-        Answers::Labels(l) => l
-            .into_iter()
-            .next()
-            // Scrubbed before lowercasing: an echoed secret is found as it was sent.
-            .map(|l| One::Label(labels.normalize(&scrub::text(&l))))
-            .ok_or_else(none),
-        Answers::Scores(rows) => {
-            let row = rows.into_iter().next().ok_or_else(none)?;
-            if row.len() <= labels.names().len() {
-                let l = crate::payload::labels::argmax_label(row.iter().map(|&x| f64::from(x)))
-                    .map_err(unread)?;
-                Ok(One::Label(labels.normalize(&l)))
-            } else {
-                Ok(One::Vector(row))
-            }
-        }
-        Answers::Vectors(v) => v.into_iter().next().map(One::Vector).ok_or_else(none),
-        Answers::Ranking(scores) => Ok(One::Ranking(scores)),
-    }
-}
-
-/// A question, asked once more in the API's other form when the server refuses the body
-/// (Infinity takes strings only, a server without a tokenizer ids only): the answer, and
-/// what was switched, in words. `may_switch` is spent on the first refusal.
-async fn ask_or_switch(
-    target: &dyn Target,
-    format: &dyn Format,
-    labels: &LabelMap,
-    question: &Question<'_>,
-    may_switch: &mut bool,
-) -> (Result<One, Unanswered>, Option<String>) {
-    let first = ask(target, format, labels, question).await;
-    let refused = match &first {
-        Err(u) if *may_switch && refused_the_body(u) => u.to_string(),
-        _ => return (first, None),
-    };
-    *may_switch = false;
-    let (Some(was), Some(now)) = (format.form(), format.switch_form()) else {
-        return (first, None);
-    };
-    match ask(target, format, labels, question).await {
-        Ok(answer) => (
-            Ok(answer),
-            Some(format!(
-                "the server refused {} ({refused}): sending {} from now on",
-                was.name(),
-                now.name()
-            )),
-        ),
-        Err(_) => {
-            // Neither form passed: back to the documented one, and its refusal is the answer.
-            format.switch_form();
-            (first, None)
-        }
     }
 }
 
@@ -444,11 +309,11 @@ async fn rankings(
         };
         let verdict = match answer {
             Ok(One::Ranking(s)) if s.len() == item.documents.len() => {
-                let v = ranking_verdict(item, Ok(&s));
+                let v = judge::ranking(item, Ok(&s));
                 scores.push((item.query.clone(), s));
                 v
             }
-            Ok(One::Ranking(s)) => ranking_verdict(
+            Ok(One::Ranking(s)) => judge::ranking(
                 item,
                 Err(format!(
                     "{} scores for {} documents",
@@ -456,8 +321,8 @@ async fn rankings(
                     item.documents.len()
                 )),
             ),
-            Ok(_) => ranking_verdict(item, Err("answered no ranking".into())),
-            Err(e) => ranking_verdict(item, Err(e.to_string())),
+            Ok(_) => judge::ranking(item, Err("answered no ranking".into())),
+            Err(e) => judge::ranking(item, Err(e.to_string())),
         };
         verdicts.push(verdict);
         progress.answered();
@@ -465,37 +330,6 @@ async fn rankings(
     let mut report = AccuracyReport::new(verdicts, Some(Output::Rankings), None, vec![]);
     report.scores = scores;
     report
-}
-
-/// A ranked query's verdict: its documents ordered by score, right when the first is a
-/// relevant one.
-fn ranking_verdict(item: &RerankSample, scores: Result<&[f32], String>) -> Verdict {
-    let shown = |t: &str| scrub::controls(t).into_owned();
-    let expected = item
-        .relevant
-        .first()
-        .map_or("", |&i| item.documents[i].as_str());
-    let (ranking, error) = match scores {
-        Ok(s) => {
-            let mut order: Vec<usize> = (0..s.len()).collect();
-            // Best first; a tie keeps the documents' order, so the same scores give the
-            // same ranking everywhere.
-            order.sort_by(|&a, &b| s[b].total_cmp(&s[a]));
-            (order, None)
-        }
-        Err(e) => (vec![], Some(e)),
-    };
-    let top = ranking.first().copied();
-    Verdict {
-        premise: shown(&item.query),
-        hypothesis: String::new(),
-        ok: top.is_some_and(|t| item.relevant.contains(&t)),
-        expected: shown(expected),
-        predicted: top.map(|t| shown(&item.documents[t])),
-        error,
-        candidates: item.documents.iter().map(|c| shown(c)).collect(),
-        ranking,
-    }
 }
 
 impl AccuracySetup {
@@ -520,29 +354,6 @@ impl AccuracySetup {
                 })
                 .collect(),
         )
-    }
-}
-
-/// A retrieval item's verdict: the candidate predicted nearest, or why none was.
-fn retrieval_verdict(
-    item: &RetrievalSample,
-    predicted: Option<&str>,
-    error: Option<String>,
-) -> Verdict {
-    let shown = |t: &str| scrub::controls(t).into_owned();
-    Verdict {
-        premise: shown(&item.query),
-        hypothesis: String::new(),
-        ok: predicted == Some(item.expected.as_str()),
-        expected: shown(&item.expected),
-        predicted: predicted.map(shown),
-        error: error.or_else(|| {
-            predicted
-                .is_none()
-                .then(|| "no candidate had a vector".into())
-        }),
-        candidates: item.candidates.iter().map(|c| shown(c)).collect(),
-        ranking: vec![],
     }
 }
 
@@ -587,7 +398,7 @@ async fn retrieval(
                 .max_by(|a, b| a.1.total_cmp(&b.1))
                 .map(|(c, _)| c.clone())
         });
-        verdicts.push(retrieval_verdict(item, nearest.flatten().as_deref(), error));
+        verdicts.push(judge::retrieval(item, nearest.flatten().as_deref(), error));
         progress.answered();
     }
     let vectors = seen

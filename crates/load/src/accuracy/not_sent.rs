@@ -2,10 +2,10 @@
 //! answers the check before used, each a failed verdict saying why, none of them sent (a
 //! server that is gone would make each wait for nothing, and the set is the one to compare).
 
-use super::{AccuracySetup, One, Unanswered, ranking_verdict, retrieval_verdict};
+use super::{AccuracySetup, One, Unanswered};
 use encbench_core::input::RerankSample;
 use encbench_core::scrub;
-use encbench_core::verdicts::{AccuracyReport, Output, Verdict};
+use encbench_core::verdicts::{AccuracyReport, Output, Verdict, judge};
 
 /// Why the first question got no answer, in words.
 pub(super) fn why(first: &Result<One, Unanswered>) -> String {
@@ -46,14 +46,14 @@ pub(super) fn report(
             setup
                 .retrieval
                 .iter()
-                .map(|r| retrieval_verdict(r, None, error()))
+                .map(|r| judge::retrieval(r, None, error()))
                 .collect(),
             format!("{} retrieval items", setup.retrieval.len()),
         ),
         Output::Rankings => (
             ranked
                 .iter()
-                .map(|r| ranking_verdict(r, Err(error().unwrap_or_default())))
+                .map(|r| judge::ranking(r, Err(error().unwrap_or_default())))
                 .collect(),
             format!("{} ranked queries", ranked.len()),
         ),
