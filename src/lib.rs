@@ -29,7 +29,7 @@ pub mod signals;
 pub mod tui;
 
 pub use encbench_core::{
-    arrival, assets, capacity, export, failure, input, interval, lengths, percentile, plan,
+    arrival, assets, capacity, choice, export, failure, input, interval, lengths, percentile, plan,
     pricing, ramp, replay, results, scrub, server_metrics, shard, slices, slo, stats, text,
     thresholds, verdicts,
 };

@@ -2,12 +2,14 @@
 // Doc comments here are `--help` text, read in a terminal: no Markdown in them.
 #![allow(clippy::doc_markdown)]
 
+use super::choices;
 use super::run::{HttpArgs, SageMakerArgs, SloArgs};
 use super::values::{
     batch, concurrency, count, non_negative_secs, positive_secs, probability, repetitions, sim_ms,
     threads, tokens, warmup_count,
 };
 use clap::Args;
+use encbench_core::choice::Choice;
 use encbench_core::export::CompareOrder;
 use encbench_report::ReportFormat;
 use encbench_wire::payload::{Api, PayloadFormat};
@@ -74,21 +76,21 @@ pub struct CompareArgs {
     pub max_len: usize,
     /// Run every target through one phase before the next phase (interleaved), or each
     /// target through all phases in turn (sequential).
-    #[arg(long, value_enum, default_value_t = CompareOrder::Interleaved)]
+    #[arg(long, value_parser = choices::order(), default_value = CompareOrder::Interleaved.name())]
     pub order: CompareOrder,
     /// Default API family of targets that do not name one (default: found from each URL
     /// target's server, hf for SageMaker endpoints).
-    #[arg(long, value_enum, env = "ENCBENCH_ENGINE")]
+    #[arg(long, value_parser = choices::engine(), env = "ENCBENCH_ENGINE")]
     pub engine: Option<PayloadFormat>,
     /// Default model name (triton, the JSON APIs) of targets that do not name one.
     #[arg(long, env = "ENCBENCH_MODEL")]
     pub model: Option<String>,
     /// Default task of targets whose family has a route per task (vllm, tei, infinity).
-    #[arg(long, visible_alias = "vllm-api", value_enum)]
+    #[arg(long, visible_alias = "vllm-api", value_parser = choices::api())]
     pub api: Option<Api>,
     /// What a request is made of: inputs, or rerank (a query with --batch-sizes documents);
     /// default: rerank where a target's route ranks.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = choices::task())]
     pub task: Option<encbench_core::input::Task>,
     /// A reranker's known answers: JSONL of {"query", "documents", "relevant": [indices]}
     /// (default: the shipped set).
@@ -170,7 +172,7 @@ pub struct ReportArgs {
     pub files: Vec<PathBuf>,
     /// Terminal tables, Markdown pipe tables, CSV (one row per phase of every file), or one
     /// self-contained HTML page with charts (the files' curves overlaid; -o names the page).
-    #[arg(long, value_enum, default_value_t = ReportFormat::Terminal)]
+    #[arg(long, value_parser = choices::report_format(), default_value = ReportFormat::Terminal.name())]
     pub format: ReportFormat,
     /// With --format html: the name of each file's curves, in the order of the files
     /// (default: the file's name); repeat for each.
@@ -255,11 +257,11 @@ pub struct ServeArgs {
     pub saturation_tokens: usize,
     /// fixed: every request takes the service time; exp: drawn from an exponential with
     /// that mean (with one worker and Poisson arrivals an M/M/1 queue).
-    #[arg(long, value_enum, default_value_t = encbench_serve::ServiceDist::Fixed)]
+    #[arg(long, value_parser = choices::service_dist(), default_value = encbench_serve::ServiceDist::Fixed.name())]
     pub service_dist: encbench_serve::ServiceDist,
     /// per-worker: a queue at each worker, requests dealt round-robin; shared: one queue,
     /// served by the first worker free (with --service-dist exp an M/M/c queue).
-    #[arg(long, value_enum, default_value_t = encbench_serve::Queue::PerWorker)]
+    #[arg(long, value_parser = choices::queue(), default_value = encbench_serve::Queue::PerWorker.name())]
     pub queue: encbench_serve::Queue,
     /// Independent copies of the --workers, each request routed to one at random, as
     /// SageMaker routes across instances.
@@ -342,11 +344,11 @@ pub struct ServeArgs {
     /// Answer only this family's routes, as its server does (its metadata, errors and 404s):
     /// hf, triton, kserve, vllm, openai, tei, infinity, jina. Without it every family's
     /// invocation routes answer, and only /ping of the discovery routes.
-    #[arg(long, value_enum, value_name = "FAMILY", help_heading = "API families")]
+    #[arg(long, value_parser = choices::family(), value_name = "FAMILY", help_heading = "API families")]
     pub only: Option<encbench_serve::Family>,
     /// With --only: the kind of model the server serves (default: embedding for openai,
     /// tei and infinity, reranker for jina, classifier otherwise).
-    #[arg(long, value_enum, requires = "only", help_heading = "API families")]
+    #[arg(long, value_parser = choices::model_kind(), requires = "only", help_heading = "API families")]
     pub model_kind: Option<encbench_serve::ModelKind>,
     /// The model the server lists (GET /v1/models, /models, /info, /v2/models) and names in
     /// its replies.

@@ -2,6 +2,7 @@
 // Doc comments here are `--help` text, read in a terminal: no Markdown in them.
 #![allow(clippy::doc_markdown)]
 
+mod choices;
 mod commands;
 mod fail_on;
 pub mod hosts;

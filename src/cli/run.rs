@@ -3,12 +3,14 @@
 // Doc comments here are `--help` text, read in a terminal: no Markdown in them.
 #![allow(clippy::doc_markdown)]
 
+use super::choices;
 use super::values::{
     Rate, batch, concurrency, connections, count, efficiency, objective, parse_burstiness,
     parse_rate, positive, positive_secs, ramp_rates, repetitions, replay_scale, replay_speed,
     route, screen_setting, share, slice_secs, threads, tokens, warmup_count, window_secs,
 };
 use clap::Args;
+use encbench_core::choice::Choice;
 use encbench_core::ramp::{Ramp, RampShape};
 use encbench_wire::payload::{Api, PayloadFormat, Pooling};
 use std::path::PathBuf;
@@ -70,12 +72,12 @@ pub struct RunArgs {
     /// named kserve), vllm, openai (/v1/embeddings), tei (text-embeddings-inference),
     /// infinity, jina (the Jina/Cohere /v1/rerank). Default: found from the server at
     /// --url (said before the load), hf for --endpoint and --demo.
-    #[arg(long, value_enum, env = "ENCBENCH_ENGINE", help_heading = "Target")]
+    #[arg(long, value_parser = choices::engine(), env = "ENCBENCH_ENGINE", help_heading = "Target")]
     pub engine: Option<PayloadFormat>,
     /// The task, for families with a route per task (vllm, tei, infinity): embed, classify,
     /// rerank, score (vllm) or pooling (vllm). Default: what the server says of its model,
     /// else classify for vllm and embed for the others.
-    #[arg(long, visible_alias = "vllm-api", value_enum, help_heading = "Target")]
+    #[arg(long, visible_alias = "vllm-api", value_parser = choices::api(), help_heading = "Target")]
     pub api: Option<Api>,
     /// The invocation's route instead of the family's (/embeddings, /v1/rerank), as on a
     /// gateway or a server started with a prefix.
@@ -120,7 +122,7 @@ pub struct RunArgs {
     /// with --docs-per-query documents, a score per document). Default: rerank where the
     /// route ranks (a reranker found, --engine jina, --api rerank or score), inputs
     /// otherwise; rerank on a classifier route reads a cross-encoder's score per pair.
-    #[arg(long, value_enum, help_heading = "Workload")]
+    #[arg(long, value_parser = choices::task(), help_heading = "Workload")]
     pub task: Option<encbench_core::input::Task>,
     /// Documents per query of a rerank task (default 8): its batch size.
     #[arg(long, value_name = "D", value_parser = batch, conflicts_with = "batch_size", help_heading = "Workload")]
@@ -173,7 +175,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FROM..TO", value_parser = ramp_rates, requires = "duration", conflicts_with_all = ["request_rate", "find_capacity", "until_stable"], help_heading = "Workload")]
     pub ramp: Option<(f64, f64)>,
     /// The ramp's shape: linear, or exp (the rate grows by the same factor every second).
-    #[arg(long, value_enum, default_value_t = RampShape::Linear, requires = "ramp", help_heading = "Workload")]
+    #[arg(long, value_parser = choices::ramp_shape(), default_value = RampShape::Linear.name(), requires = "ramp", help_heading = "Workload")]
     pub ramp_shape: RampShape,
     /// Cut every phase into time slices this long (10s, 500ms), each with its own
     /// percentiles, req/s, errors and offered rate, by each request's intended send time.
@@ -353,7 +355,7 @@ pub struct HttpArgs {
     pub bearer_token_env: Option<String>,
     /// How an embedder's vectors per token become one per input, where a reply holds them
     /// (mean: over the real tokens, as sentence-transformers pools).
-    #[arg(long, value_enum, default_value_t = Pooling::Mean, help_heading = "Target")]
+    #[arg(long, value_parser = choices::pooling(), default_value = Pooling::Mean.name(), help_heading = "Target")]
     pub pooling: Pooling,
 }
 

@@ -3,6 +3,7 @@
 
 use crate::tui::panels::block;
 use crate::tui::screen::{MIN_HEIGHT, MIN_WIDTH};
+use encbench_core::choice::Choice;
 use encbench_core::export::Export;
 use encbench_core::percentile::Percentile;
 use encbench_core::plan::PhaseKind;

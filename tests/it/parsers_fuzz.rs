@@ -123,9 +123,9 @@ fn formats() -> &'static Vec<Box<dyn Format>> {
 
 /// Every route of every JSON API family.
 fn json_apis(tok: &TokenCounter) -> Vec<Box<dyn Format>> {
-    use clap::ValueEnum;
+    use encbench::choice::Choice;
     let mut out: Vec<Box<dyn Format>> = vec![];
-    for family in PayloadFormat::value_variants() {
+    for family in PayloadFormat::ALL {
         for api in family.apis() {
             let items = Items::new(tok.encoder(512).unwrap(), false);
             let f = ApiFormat::new(*family, *api, Some("m".into()), items, Pooling::Mean).unwrap();

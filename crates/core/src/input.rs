@@ -7,7 +7,7 @@ use std::io::Read;
 use std::path::Path;
 
 /// What a request is made of (`--task`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Task {
     /// A batch of inputs (texts or pairs), an answer per input.
@@ -15,6 +15,25 @@ pub enum Task {
     Inputs,
     /// One query with D documents (`--docs-per-query`), a score per document.
     Rerank,
+}
+
+impl crate::choice::Choice for Task {
+    const ALL: &'static [Task] = &[Task::Inputs, Task::Rerank];
+
+    fn name(self) -> &'static str {
+        match self {
+            Task::Inputs => "inputs",
+            Task::Rerank => "rerank",
+        }
+    }
+}
+
+impl std::str::FromStr for Task {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Task, String> {
+        crate::choice::parse(s)
+    }
 }
 
 /// How the endpoint is asked to shape the inputs.

@@ -25,6 +25,7 @@
 //! text, pricing   figures as text; instance prices and cost per million
 //! scrub           text from servers and files made safe to show: escaped, without secrets
 //! assets          data shipped in the binary
+//! choice          a setting picked by name: its names and spellings, once
 //! tune            a tune's grid of server settings, its placeholders and Pareto front
 //! failure         panics recorded, so an internal failure is never exit 0
 //! ```
@@ -34,6 +35,7 @@
 pub mod arrival;
 pub mod assets;
 pub mod capacity;
+pub mod choice;
 pub mod differences;
 pub mod export;
 pub mod failure;

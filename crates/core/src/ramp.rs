@@ -7,21 +7,32 @@
 //! integral of the rate. So at every instant the arrivals have the ramp's rate, and their
 //! coefficient of variation over any short span is that of the steady process.
 
+use crate::choice::Choice;
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RampShape {
     Linear,
     Exp,
 }
 
-impl RampShape {
-    pub fn name(self) -> &'static str {
+impl Choice for RampShape {
+    const ALL: &'static [RampShape] = &[RampShape::Linear, RampShape::Exp];
+
+    fn name(self) -> &'static str {
         match self {
             RampShape::Linear => "linear",
             RampShape::Exp => "exp",
         }
+    }
+}
+
+impl std::str::FromStr for RampShape {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<RampShape, String> {
+        crate::choice::parse(s)
     }
 }
 

@@ -32,7 +32,7 @@ use std::path::Path;
 use table::{Cell, Estimate, Table};
 
 /// How `report` renders.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReportFormat {
     /// Aligned columns.
     Terminal,
@@ -43,6 +43,32 @@ pub enum ReportFormat {
     /// One self-contained page: charts (inline SVG) over the Markdown tables; the curves
     /// of several exports overlaid.
     Html,
+}
+
+impl encbench_core::choice::Choice for ReportFormat {
+    const ALL: &'static [ReportFormat] = &[
+        ReportFormat::Terminal,
+        ReportFormat::Markdown,
+        ReportFormat::Csv,
+        ReportFormat::Html,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            ReportFormat::Terminal => "terminal",
+            ReportFormat::Markdown => "markdown",
+            ReportFormat::Csv => "csv",
+            ReportFormat::Html => "html",
+        }
+    }
+}
+
+impl std::str::FromStr for ReportFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<ReportFormat, String> {
+        encbench_core::choice::parse(s)
+    }
 }
 
 /// Largest export read: a day-long run with a timeline entry per second is tens of MiB.

@@ -7,7 +7,7 @@
 
 /// A family as `--only` names it: the client's API families, with KServe's own Python
 /// server apart from Triton (they answer discovery differently).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {
     Hf,
     Triton,
@@ -19,8 +19,42 @@ pub enum Family {
     Jina,
 }
 
+impl encbench_core::choice::Choice for Family {
+    const ALL: &'static [Family] = &[
+        Family::Hf,
+        Family::Triton,
+        Family::Kserve,
+        Family::Vllm,
+        Family::Openai,
+        Family::Tei,
+        Family::Infinity,
+        Family::Jina,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Family::Hf => "hf",
+            Family::Triton => "triton",
+            Family::Kserve => "kserve",
+            Family::Vllm => "vllm",
+            Family::Openai => "openai",
+            Family::Tei => "tei",
+            Family::Infinity => "infinity",
+            Family::Jina => "jina",
+        }
+    }
+}
+
+impl std::str::FromStr for Family {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Family, String> {
+        encbench_core::choice::parse(s)
+    }
+}
+
 /// What the simulated model is, for the families whose server serves one kind of model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ModelKind {
     /// A vector per input (TEI's `embedding`, Infinity's `embed`).
     Embedding,
@@ -28,6 +62,30 @@ pub enum ModelKind {
     Classifier,
     /// A score per (query, document): a cross-encoder.
     Reranker,
+}
+
+impl encbench_core::choice::Choice for ModelKind {
+    const ALL: &'static [ModelKind] = &[
+        ModelKind::Embedding,
+        ModelKind::Classifier,
+        ModelKind::Reranker,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            ModelKind::Embedding => "embedding",
+            ModelKind::Classifier => "classifier",
+            ModelKind::Reranker => "reranker",
+        }
+    }
+}
+
+impl std::str::FromStr for ModelKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<ModelKind, String> {
+        encbench_core::choice::parse(s)
+    }
 }
 
 impl ModelKind {

@@ -99,11 +99,30 @@ pub struct ServeConfig {
 /// `fixed` serves every request in the model's time (an M/D/c queue under Poisson load);
 /// `exp` draws it from an exponential distribution with that mean (M/M/c), whose queueing
 /// delays have closed forms (Erlang C) the capacity search is checked against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ServiceDist {
     #[default]
     Fixed,
     Exp,
+}
+
+impl encbench_core::choice::Choice for ServiceDist {
+    const ALL: &'static [ServiceDist] = &[ServiceDist::Fixed, ServiceDist::Exp];
+
+    fn name(self) -> &'static str {
+        match self {
+            ServiceDist::Fixed => "fixed",
+            ServiceDist::Exp => "exp",
+        }
+    }
+}
+
+impl std::str::FromStr for ServiceDist {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<ServiceDist, String> {
+        encbench_core::choice::parse(s)
+    }
 }
 
 impl Default for ServeConfig {

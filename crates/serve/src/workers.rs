@@ -25,7 +25,7 @@ struct Worker {
 }
 
 /// How requests wait for a worker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Queue {
     /// Each worker has its own queue, requests dealt out round-robin (multi-model-server's
     /// front process): with Poisson arrivals each worker sees Erlang-distributed gaps.
@@ -34,6 +34,25 @@ pub enum Queue {
     /// One queue for all workers, served by whichever comes free first (a Triton instance
     /// group, a `TorchServe` job queue): with exponential service an M/M/c queue.
     Shared,
+}
+
+impl encbench_core::choice::Choice for Queue {
+    const ALL: &'static [Queue] = &[Queue::PerWorker, Queue::Shared];
+
+    fn name(self) -> &'static str {
+        match self {
+            Queue::PerWorker => "per-worker",
+            Queue::Shared => "shared",
+        }
+    }
+}
+
+impl std::str::FromStr for Queue {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Queue, String> {
+        encbench_core::choice::parse(s)
+    }
 }
 
 pub struct Workers {

@@ -4,6 +4,7 @@
 
 use super::Plan;
 use crate::cli::RunArgs;
+use encbench_core::choice::Choice;
 use encbench_core::export::tune::{TuneConfiguration, TuneParam, TuneSection, TuneStatus};
 use encbench_core::export::{Export, SCHEMA_VERSION, rfc3339};
 use encbench_core::results::RunReport;

@@ -71,19 +71,29 @@ pub struct Export {
 }
 
 /// How `compare` takes turns between its targets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CompareOrder {
     Interleaved,
     Sequential,
 }
 
-impl CompareOrder {
-    pub fn name(self) -> &'static str {
+impl crate::choice::Choice for CompareOrder {
+    const ALL: &'static [CompareOrder] = &[CompareOrder::Interleaved, CompareOrder::Sequential];
+
+    fn name(self) -> &'static str {
         match self {
             CompareOrder::Interleaved => "interleaved",
             CompareOrder::Sequential => "sequential",
         }
+    }
+}
+
+impl std::str::FromStr for CompareOrder {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<CompareOrder, String> {
+        crate::choice::parse(s)
     }
 }
 

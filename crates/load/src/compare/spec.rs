@@ -3,7 +3,6 @@
 
 use super::Settings;
 use crate::setup::{Address, FormatSettings, TargetSettings};
-use clap::ValueEnum;
 use encbench_core::input::Shape;
 use encbench_wire::client::sagemaker::SageMakerConfig;
 use encbench_wire::payload::{Api, PayloadFormat, RerankOptions};
@@ -96,14 +95,14 @@ pub fn parse_target(s: &str) -> Result<TargetSpec, String> {
             "url" => t.url = Some(value),
             "endpoint" => t.endpoint = Some(value),
             "engine" => {
-                t.engine = Some(PayloadFormat::from_str(&value, true).map_err(|_| {
+                t.engine = Some(value.parse::<PayloadFormat>().map_err(|_| {
                     format!(
                         "unknown engine '{value}' (hf, triton, vllm, openai, tei, infinity, jina)"
                     )
                 })?);
             }
             "api" => {
-                t.api = Some(Api::from_str(&value, true).map_err(|_| {
+                t.api = Some(value.parse::<Api>().map_err(|_| {
                     format!("unknown api '{value}' (embed, classify, rerank, score, pooling)")
                 })?);
             }

@@ -4,6 +4,7 @@
 //! reserves; `--grpc-connections` only means something there.
 
 use super::{FormatSettings, SetupError, TargetSettings, usage};
+use encbench_core::choice::Choice;
 use encbench_wire::client::grpc::{GrpcClient, GrpcTarget, is_grpc};
 use encbench_wire::client::headers::ExtraHeaders;
 use encbench_wire::grpc::messages::SERVICE;

@@ -13,6 +13,7 @@ pub use task::DOCS_PER_QUERY;
 
 use crate::accuracy::AccuracySetup;
 use body_limit::{BodyLimit, Sizes, check_body_limit};
+use encbench_core::choice::Choice;
 use encbench_core::export::{Detected, TargetConfig};
 use encbench_core::input::{
     Input, Rankings, Shape, Task, load_samples, load_texts, shipped_rerank, shipped_samples,

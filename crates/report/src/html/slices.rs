@@ -4,6 +4,7 @@
 
 use super::chart::{Axis, Chart, Level, Mark, Scale, Series, Style};
 use super::figures::{line, percentile_curve};
+use encbench_core::choice::Choice;
 use encbench_core::export::Export;
 use encbench_core::percentile::Percentile;
 use encbench_core::results::PhaseResult;

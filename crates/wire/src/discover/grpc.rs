@@ -8,6 +8,7 @@ use super::{Ask, Found, Refused, refused};
 use crate::client::ErrorKind;
 use crate::client::grpc::GrpcClient;
 use crate::payload::PayloadFormat;
+use encbench_core::choice::Choice;
 use encbench_core::export::Detected;
 
 /// What the server says of itself and its models; `unreachable` when it does not answer,

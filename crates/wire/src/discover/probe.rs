@@ -4,6 +4,7 @@
 use super::{Ask, Found, Refused, refused};
 use crate::client::{body, tls};
 use crate::payload::{Api, PayloadFormat};
+use encbench_core::choice::Choice;
 use encbench_core::export::Detected;
 use serde_json::Value;
 

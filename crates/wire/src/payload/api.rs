@@ -2,14 +2,15 @@
 //! task goes to and which body shape it takes. The shapes are the servers' own, as their
 //! sources and API documents give them (docs/api-families.md names each source).
 
+use encbench_core::choice::Choice;
+
 /// The API families `--engine` selects: each a server's documented payload format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PayloadFormat {
     /// Hugging Face inference toolkit payloads (the SageMaker container contract).
     Hf,
     /// KServe v2 tensors (Triton, KServe's Python server), tokenized on the client.
-    #[value(alias = "kserve")]
     Triton,
     /// vLLM's pooling routes: /classify, /v1/embeddings, /score, /rerank, /pooling.
     Vllm,
@@ -20,16 +21,14 @@ pub enum PayloadFormat {
     /// Infinity (infinity-emb): /embeddings, /classify, /rerank.
     Infinity,
     /// The Jina and Cohere rerank API: /v1/rerank.
-    #[value(alias = "cohere")]
     Jina,
 }
 
 /// What a request asks of the model (`--api`): the route of families that have several.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Api {
     /// A vector per input (an embedder).
-    #[value(alias = "embeddings")]
     Embed,
     /// A class per input (a classifier, NLI pairs among them).
     Classify,
@@ -41,8 +40,16 @@ pub enum Api {
     Pooling,
 }
 
-impl Api {
-    pub fn name(self) -> &'static str {
+impl Choice for Api {
+    const ALL: &'static [Api] = &[
+        Api::Embed,
+        Api::Classify,
+        Api::Rerank,
+        Api::Score,
+        Api::Pooling,
+    ];
+
+    fn name(self) -> &'static str {
         match self {
             Api::Embed => "embed",
             Api::Classify => "classify",
@@ -52,6 +59,23 @@ impl Api {
         }
     }
 
+    fn aliases(self) -> &'static [&'static str] {
+        match self {
+            Api::Embed => &["embeddings"],
+            _ => &[],
+        }
+    }
+}
+
+impl std::str::FromStr for Api {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Api, String> {
+        encbench_core::choice::parse(s)
+    }
+}
+
+impl Api {
     /// Whether a request is one query with documents, answered by a score per document.
     pub fn ranks(self) -> bool {
         matches!(self, Api::Rerank | Api::Score)
@@ -143,8 +167,18 @@ pub struct Route {
     pub shape: Shape,
 }
 
-impl PayloadFormat {
-    pub fn name(self) -> &'static str {
+impl Choice for PayloadFormat {
+    const ALL: &'static [PayloadFormat] = &[
+        PayloadFormat::Hf,
+        PayloadFormat::Triton,
+        PayloadFormat::Vllm,
+        PayloadFormat::Openai,
+        PayloadFormat::Tei,
+        PayloadFormat::Infinity,
+        PayloadFormat::Jina,
+    ];
+
+    fn name(self) -> &'static str {
         match self {
             PayloadFormat::Hf => "hf",
             PayloadFormat::Triton => "triton",
@@ -156,6 +190,24 @@ impl PayloadFormat {
         }
     }
 
+    fn aliases(self) -> &'static [&'static str] {
+        match self {
+            PayloadFormat::Triton => &["kserve"],
+            PayloadFormat::Jina => &["cohere"],
+            _ => &[],
+        }
+    }
+}
+
+impl std::str::FromStr for PayloadFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<PayloadFormat, String> {
+        encbench_core::choice::parse(s)
+    }
+}
+
+impl PayloadFormat {
     /// The tasks this family has a route of its own for; hf and KServe v2 take every task at
     /// one route (what the model answers is read from the reply).
     pub fn apis(self) -> &'static [Api] {
@@ -248,9 +300,8 @@ mod tests {
 
     #[test]
     fn every_task_a_family_lists_has_a_route_and_no_other() {
-        use clap::ValueEnum;
-        for f in PayloadFormat::value_variants() {
-            for api in Api::value_variants() {
+        for f in PayloadFormat::ALL {
+            for api in Api::ALL {
                 assert_eq!(
                     f.route(*api).is_some(),
                     f.apis().contains(api),
@@ -271,14 +322,8 @@ mod tests {
                 .unwrap_err()
                 .contains("drop --api")
         );
-        assert_eq!(
-            PayloadFormat::from_str("kserve", true),
-            Ok(PayloadFormat::Triton)
-        );
-        assert_eq!(
-            PayloadFormat::from_str("cohere", true),
-            Ok(PayloadFormat::Jina)
-        );
-        assert_eq!(Api::from_str("embeddings", true), Ok(Api::Embed));
+        assert_eq!("kserve".parse(), Ok(PayloadFormat::Triton));
+        assert_eq!("Cohere".parse(), Ok(PayloadFormat::Jina));
+        assert_eq!("embeddings".parse(), Ok(Api::Embed));
     }
 }

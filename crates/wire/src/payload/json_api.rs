@@ -6,6 +6,7 @@ use super::items::{Form, Items, PairForm};
 use super::replies;
 use super::{Answers, Format, Pooling, Prepared, Reply, check_verdict_count};
 use bytes::Bytes;
+use encbench_core::choice::Choice;
 use encbench_core::input::Input;
 use serde_json::{Value, json};
 use std::sync::Mutex;

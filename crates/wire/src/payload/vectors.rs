@@ -30,7 +30,7 @@ impl Answers {
 }
 
 /// How a vector per token becomes one per input (`--pooling`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Pooling {
     /// The mean over the input's real tokens (the attention mask): sentence-transformers'
@@ -41,6 +41,26 @@ pub enum Pooling {
     Cls,
     /// No pooling: a reply of vectors per token is refused.
     None,
+}
+
+impl encbench_core::choice::Choice for Pooling {
+    const ALL: &'static [Pooling] = &[Pooling::Mean, Pooling::Cls, Pooling::None];
+
+    fn name(self) -> &'static str {
+        match self {
+            Pooling::Mean => "mean",
+            Pooling::Cls => "cls",
+            Pooling::None => "none",
+        }
+    }
+}
+
+impl std::str::FromStr for Pooling {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Pooling, String> {
+        encbench_core::choice::parse(s)
+    }
 }
 
 impl Pooling {
