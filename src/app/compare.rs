@@ -82,7 +82,7 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
     };
     let entries = prepare(&s, &specs).await?;
     for (t, e) in specs.iter().zip(&entries) {
-        if let Err(err) = e.prepared.target.check_ready().await {
+        if let Err(err) = e.prepared.target.check_ready(&super::say_waiting).await {
             return Err(usage(&format!("{} {}", t.flag, t.name), err));
         }
     }

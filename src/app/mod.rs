@@ -143,6 +143,12 @@ pub(super) fn write_report(
     Ok(())
 }
 
+/// A server up and not ready yet, said on stderr: a run and a comparison wait for it before
+/// their screen opens, a tune without one while it goes.
+fn say_waiting(w: &encbench_wire::client::Waiting) {
+    encbench_core::failure::say(format_args!("{w}"));
+}
+
 fn check_export_path(flag: &str, path: &Path) -> Result<(), AppError> {
     if is_stdout(path) {
         return Ok(());

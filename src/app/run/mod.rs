@@ -49,7 +49,7 @@ pub(super) async fn main(mut a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), 
         replay::config(&a, plan, &mut run_config);
     }
     let config = serde_json::to_value(run_config).expect("a run's config serializes");
-    if let Err(e) = p.target.check_ready().await {
+    if let Err(e) = p.target.check_ready(&super::say_waiting).await {
         // The cause before its consequence: the error, then where the export of it went.
         let why = e.to_string();
         let err = usage(p.flag, &why);

@@ -18,6 +18,7 @@ use encbench_core::tune::Assignment;
 use encbench_load::engine::Interim;
 use encbench_load::tune::{Row, TuneView, server};
 use encbench_report::{ReportFormat, render};
+use encbench_wire::client::Waiting;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -76,8 +77,15 @@ pub(super) async fn main(t: TuneArgs, stdout: &mut Stdout<'_>) -> Result<(), App
     let (stop_tx, stop_rx) = watch::channel(false);
     let slot = Slot::default();
     let abort = |v: &TuneView| abort(&plan, &first, v, &slot);
-    let work = drive::run(&plan, view_tx, stop_rx, slot.clone());
     let live = !first.headless && stdout.is_terminal;
+    // On the screen a server not ready yet is its row's state ("starting"): said only
+    // without one.
+    let waiting = move |w: &Waiting| {
+        if !live {
+            super::say_waiting(w);
+        }
+    };
+    let work = drive::run(&plan, view_tx, stop_rx, slot.clone(), &waiting);
     let ended = if live {
         encbench_core::failure::hush(true);
         let ran =
