@@ -17,12 +17,12 @@ use std::time::Duration;
 async fn stop() {
     let mut signals = crate::signals::signals();
     signals.recv().await;
-    encbench_core::failure::say(format_args!(
+    crate::stderr::say(format_args!(
         "\nstopping: writing the attempts so far (again to exit at once)"
     ));
     tokio::spawn(async move {
         signals.recv().await;
-        encbench_core::failure::say(format_args!("interrupted twice: exiting without waiting"));
+        crate::stderr::say(format_args!("interrupted twice: exiting without waiting"));
         std::process::exit(ABORT_EXIT_CODE)
     });
 }
@@ -40,14 +40,14 @@ impl Shown {
             Progress::IdleLeft(left) => {
                 let line = format!("idle wait: {} s left", left.as_secs_f64().ceil());
                 if self.tty {
-                    encbench_core::failure::say_raw(format_args!("\r{line}\x1b[K"));
+                    crate::stderr::say_raw(format_args!("\r{line}\x1b[K"));
                 } else if self.first || left.as_secs().is_multiple_of(10) {
                     // The first line at once: up to ten silent seconds look like a hang.
-                    encbench_core::failure::say(format_args!("{line}"));
+                    crate::stderr::say(format_args!("{line}"));
                 }
                 self.first = false;
             }
-            Progress::IdleOver if self.tty => encbench_core::failure::say(format_args!("")),
+            Progress::IdleOver if self.tty => crate::stderr::say(format_args!("")),
             Progress::IdleOver => {}
             Progress::Failed {
                 attempt,
@@ -58,7 +58,7 @@ impl Shown {
                     .words()
                     .map(|s| format!(" ({s})"))
                     .unwrap_or_default();
-                encbench_core::failure::say(format_args!(
+                crate::stderr::say(format_args!(
                     "attempt {attempt}: {} after {:.1} s{said}",
                     failure.kind.key(),
                     after.as_secs_f64()
