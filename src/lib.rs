@@ -6,6 +6,7 @@
 //! encbench (this)   app, cli: from the command line to a finished run (main.rs calls app)
 //!                   tui, headless: front-ends driving one engine by commands
 //!                   signals: SIGINT/SIGTERM: stop, and a second one means now
+//!                   stderr: the one way lines reach stderr (the layers below report)
 //! encbench-load     the engine, targets prepared, compare, cold start
 //! encbench-serve    the reference endpoint: a simulated encoder with a known service model
 //! encbench-report   exports to tables (terminal, Markdown, CSV) and HTML charts; merging
@@ -26,6 +27,7 @@ pub mod cli;
 pub mod fixtures;
 pub mod headless;
 pub mod signals;
+pub mod stderr;
 pub mod tui;
 
 pub use encbench_core::{

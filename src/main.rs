@@ -4,12 +4,12 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    encbench::failure::install_hook();
+    install_panic_hook();
     let cli = match cli::parse(std::env::args_os()) {
         Ok(cli) => cli,
         Err((0, text)) => return exit(app::out(&mut std::io::stdout(), &text)),
         Err((code, line)) => {
-            encbench::failure::say(format_args!("{line}"));
+            encbench::stderr::say(format_args!("{line}"));
             return ExitCode::from(code);
         }
     };
@@ -20,7 +20,7 @@ fn main() -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            encbench::failure::say(format_args!("error: cannot start the async runtime: {e}"));
+            encbench::stderr::say(format_args!("error: cannot start the async runtime: {e}"));
             return ExitCode::from(1);
         }
     };
@@ -41,12 +41,31 @@ fn main() -> ExitCode {
     }))
 }
 
+/// Replaces the default hook (a multi-line message and backtrace, printed over the live
+/// screen where nobody can read it) with a record of the first panic: the run's export and
+/// its one line on stderr say it once the terminal is restored.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".into());
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        encbench::failure::record(format!("{}{at}", what.replace('\n', " ")));
+    }));
+}
+
 fn exit(result: Result<(), app::AppError>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             if !e.is_quiet() {
-                encbench::failure::say(format_args!("{}", e.line()));
+                encbench::stderr::say(format_args!("{}", e.line()));
             }
             ExitCode::from(e.exit_code())
         }

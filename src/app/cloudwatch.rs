@@ -22,9 +22,9 @@ async fn countdown(wait: Duration) {
             left.as_secs_f64().ceil()
         );
         if tty {
-            encbench_core::failure::say_raw(format_args!("\r{line}\x1b[K"));
+            crate::stderr::say_raw(format_args!("\r{line}\x1b[K"));
         } else {
-            encbench_core::failure::say(format_args!("{line}"));
+            crate::stderr::say(format_args!("{line}"));
         }
     };
     // A log gets a line every 30 s, a terminal the countdown each second.
@@ -44,7 +44,7 @@ async fn countdown(wait: Duration) {
         () = crate::signals::wait_for_signal() => {}
     }
     if tty {
-        encbench_core::failure::say_raw(format_args!("\r\x1b[K"));
+        crate::stderr::say_raw(format_args!("\r\x1b[K"));
     }
 }
 
@@ -60,7 +60,7 @@ pub(super) async fn read_after(
     match CloudWatch::new(cfg).await.read(start, end).await {
         Ok(f) => Some(f),
         Err(why) => {
-            encbench_core::failure::say(format_args!(
+            crate::stderr::say(format_args!(
                 "note: CloudWatch: GetMetricData failed ({why}): SageMaker's figures are absent; reading them needs cloudwatch:GetMetricData"
             ));
             None

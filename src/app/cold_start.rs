@@ -4,11 +4,12 @@ use super::{AppError, Stdout, check_export_path, sagemaker_config, usage, write_
 use crate::cli::ColdStartArgs;
 use crate::signals::ABORT_EXIT_CODE;
 use encbench_core::input::Shape;
-use encbench_load::cold_start::{self, ColdStartExport, ColdStartProbe};
+use encbench_load::cold_start::{self, ColdStartExport, ColdStartProbe, Progress};
 use encbench_report::{Loaded, ReportFormat, render_loaded};
 use encbench_wire::client::Target;
 use encbench_wire::client::sagemaker::SageMakerTarget;
 use encbench_wire::payload::{Format, HfFormat};
+use std::io::IsTerminal;
 use std::time::Duration;
 
 /// The first SIGINT/SIGTERM; a second one while the attempts so far are being written
@@ -16,14 +17,55 @@ use std::time::Duration;
 async fn stop() {
     let mut signals = crate::signals::signals();
     signals.recv().await;
-    encbench_core::failure::say(format_args!(
+    crate::stderr::say(format_args!(
         "\nstopping: writing the attempts so far (again to exit at once)"
     ));
     tokio::spawn(async move {
         signals.recv().await;
-        encbench_core::failure::say(format_args!("interrupted twice: exiting without waiting"));
+        crate::stderr::say(format_args!("interrupted twice: exiting without waiting"));
         std::process::exit(ABORT_EXIT_CODE)
     });
+}
+
+/// The probe's progress on stderr: the idle wait counted down in place on a terminal, and
+/// for a log a line every ten seconds; each failed attempt a line.
+struct Shown {
+    tty: bool,
+    first: bool,
+}
+
+impl Shown {
+    fn show(&mut self, p: Progress<'_>) {
+        match p {
+            Progress::IdleLeft(left) => {
+                let line = format!("idle wait: {} s left", left.as_secs_f64().ceil());
+                if self.tty {
+                    crate::stderr::say_raw(format_args!("\r{line}\x1b[K"));
+                } else if self.first || left.as_secs().is_multiple_of(10) {
+                    // The first line at once: up to ten silent seconds look like a hang.
+                    crate::stderr::say(format_args!("{line}"));
+                }
+                self.first = false;
+            }
+            Progress::IdleOver if self.tty => crate::stderr::say(format_args!("")),
+            Progress::IdleOver => {}
+            Progress::Failed {
+                attempt,
+                failure,
+                after,
+            } => {
+                let said = failure
+                    .words()
+                    .map(|s| format!(" ({s})"))
+                    .unwrap_or_default();
+                crate::stderr::say(format_args!(
+                    "attempt {attempt}: {} after {:.1} s{said}",
+                    failure.kind.key(),
+                    after.as_secs_f64()
+                ));
+            }
+        }
+    }
 }
 
 pub(super) async fn main(a: ColdStartArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
@@ -57,7 +99,11 @@ pub(super) async fn main(a: ColdStartArgs, stdout: &mut Stdout<'_>) -> Result<()
         give_up: Duration::from_secs_f64(a.give_up),
         steady_n: a.n,
     };
-    let result = cold_start::run(&target, body, &probe, stop()).await;
+    let mut shown = Shown {
+        tty: std::io::stderr().is_terminal(),
+        first: true,
+    };
+    let result = cold_start::run(&target, body, &probe, stop(), |p| shown.show(p)).await;
     let mut export = ColdStartExport::new(&target.describe(), &probe, &result);
     let first_attempt = result.started_at.as_deref().and_then(|t| {
         time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()

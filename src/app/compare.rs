@@ -82,7 +82,7 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
     };
     let entries = prepare(&s, &specs).await?;
     for (t, e) in specs.iter().zip(&entries) {
-        if let Err(err) = e.prepared.target.check_ready().await {
+        if let Err(err) = e.prepared.target.check_ready(&super::say_waiting).await {
             return Err(usage(&format!("{} {}", t.flag, t.name), err));
         }
     }
@@ -139,7 +139,7 @@ async fn prepare(s: &Settings, specs: &[spec::TargetSpec]) -> Result<Vec<Entry>,
             .await
             .map_err(named)?;
         if let Some(found) = &prepared.found {
-            encbench_core::failure::say(format_args!("{}: {}", t.name, found.line()));
+            crate::stderr::say(format_args!("{}: {}", t.name, found.line()));
         }
         let metrics = t.metrics_url.as_deref().map(|u| {
             encbench_wire::client::metrics::Scraper::new(u, t.model.as_deref(), vec![])
@@ -160,7 +160,7 @@ fn write_interim(a: &CompareArgs, interim: &Export) {
     if a.report.is_some()
         && let Err(e) = super::write_report(a.report.as_deref(), "compare", interim)
     {
-        encbench_core::failure::say(format_args!("{}", e.line()));
+        crate::stderr::say(format_args!("{}", e.line()));
     }
     let Some(path) = &a.export else {
         return;
@@ -172,16 +172,16 @@ fn write_interim(a: &CompareArgs, interim: &Export) {
             writer: &mut out,
         };
         if let Err(e) = super::json_to_stdout("--export", interim, &mut stdout) {
-            encbench_core::failure::say(format_args!("{}", e.line()));
+            crate::stderr::say(format_args!("{}", e.line()));
         }
         return;
     }
     match write_atomic(path, interim) {
-        Ok(()) => encbench_core::failure::say(format_args!(
+        Ok(()) => crate::stderr::say(format_args!(
             "interrupted twice: results so far written to {}",
             path.display()
         )),
-        Err(e) => encbench_core::failure::say(format_args!(
+        Err(e) => crate::stderr::say(format_args!(
             "error: --export {}: cannot write: {e}",
             path.display()
         )),

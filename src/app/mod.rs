@@ -102,7 +102,7 @@ impl Stdout<'_> {
     /// (`export_to`, `-o -`), so that stdout holds the JSON alone.
     fn tables(&mut self, export_to: Option<&Path>, text: &str) -> Result<(), AppError> {
         if export_to.is_some_and(is_stdout) {
-            encbench_core::failure::say_raw(format_args!("{text}"));
+            crate::stderr::say_raw(format_args!("{text}"));
             return Ok(());
         }
         self.print(text)
@@ -139,8 +139,14 @@ pub(super) fn write_report(
     let page = encbench_report::html::render(&[(name.to_string(), export.clone())]);
     encbench_core::export::write_text_atomic(path, &page)
         .map_err(|e| AppError::Failed(format!("--report {}: cannot write: {e}", path.display())))?;
-    encbench_core::failure::say(format_args!("report written to {}", path.display()));
+    crate::stderr::say(format_args!("report written to {}", path.display()));
     Ok(())
+}
+
+/// A server up and not ready yet, said on stderr: a run and a comparison wait for it before
+/// their screen opens, a tune without one while it goes.
+fn say_waiting(w: &encbench_wire::client::Waiting) {
+    crate::stderr::say(format_args!("{w}"));
 }
 
 fn check_export_path(flag: &str, path: &Path) -> Result<(), AppError> {
@@ -166,9 +172,7 @@ fn write_all(w: &mut dyn Write, text: &str) -> std::io::Result<()> {
 /// A reader gone is not a failure: `| head` closed the pipe, or the terminal stdout was (the
 /// live screen's, its tmux session killed) went away with whoever would have read the tables.
 fn stdout_error(e: &std::io::Error, terminal: bool) -> AppError {
-    if e.kind() == std::io::ErrorKind::BrokenPipe
-        || (terminal && encbench_core::failure::terminal_gone(e))
-    {
+    if e.kind() == std::io::ErrorKind::BrokenPipe || (terminal && crate::stderr::terminal_gone(e)) {
         AppError::StdoutClosed
     } else {
         AppError::Failed(format!("cannot write to stdout: {e}"))
@@ -318,11 +322,11 @@ fn verdict(export: &encbench_core::export::Export) -> Result<(), AppError> {
         && warning.is_some()
         && lost.is_none();
     if let Some(w) = warning.as_ref().filter(|_| !nothing) {
-        encbench_core::failure::say(format_args!("{w}"));
+        crate::stderr::say(format_args!("{w}"));
     }
     let breached: Vec<_> = export.fail_on.iter().filter(|o| o.breached).collect();
     for o in &breached {
-        encbench_core::failure::say(format_args!("{}", o.summary));
+        crate::stderr::say(format_args!("{}", o.summary));
     }
     if let Some(span) = lost {
         return Err(AppError::EndpointLost(format!(
@@ -369,6 +373,6 @@ fn write_export<T: serde::Serialize>(
     }
     encbench_core::export::write_atomic(path, export)
         .map_err(|e| AppError::Failed(format!("{flag} {}: cannot write: {e}", path.display())))?;
-    encbench_core::failure::say(format_args!("results written to {}", path.display()));
+    crate::stderr::say(format_args!("results written to {}", path.display()));
     Ok(())
 }

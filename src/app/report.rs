@@ -71,7 +71,7 @@ pub(super) fn main(a: ReportArgs, stdout: &mut Stdout<'_>) -> Result<(), AppErro
         (name(&out), out.display().to_string())
     };
     stdout.tables(Some(&out), &render(&[(shown, merged)], a.format))?;
-    encbench_core::failure::say(format_args!("merged {} exports into {to}", exports.len()));
+    crate::stderr::say(format_args!("merged {} exports into {to}", exports.len()));
     Ok(())
 }
 
@@ -104,7 +104,7 @@ fn page(a: &ReportArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
             write_text_atomic(out, &html).map_err(|e| {
                 AppError::Failed(format!("-o {}: cannot write: {e}", out.display()))
             })?;
-            encbench_core::failure::say(format_args!("report written to {}", out.display()));
+            crate::stderr::say(format_args!("report written to {}", out.display()));
             Ok(())
         }
         _ => stdout.print(&html),

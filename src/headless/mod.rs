@@ -32,19 +32,19 @@ impl Out {
     fn progress(self, fields: &[progress::Field]) -> bool {
         let line = progress::fit(fields, self.width());
         if self.tty {
-            let said = encbench_core::failure::try_say_raw(format_args!("\r{line}\x1b[K"));
-            return !said.is_err_and(|e| encbench_core::failure::terminal_gone(&e));
+            let said = crate::stderr::try_say_raw(format_args!("\r{line}\x1b[K"));
+            return !said.is_err_and(|e| crate::stderr::terminal_gone(&e));
         }
-        encbench_core::failure::say(format_args!("{line}"));
+        crate::stderr::say(format_args!("{line}"));
         true
     }
 
     /// A line that stays, above the progress line on a terminal.
     fn line(self, text: &str) {
         if self.tty {
-            encbench_core::failure::say_raw(format_args!("\r\x1b[K"));
+            crate::stderr::say_raw(format_args!("\r\x1b[K"));
         }
-        encbench_core::failure::say(format_args!("{text}"));
+        crate::stderr::say(format_args!("{text}"));
     }
 }
 
@@ -203,7 +203,7 @@ pub async fn run(engine: Engine, abort: Abort, rerank: bool) -> RunReport {
     let interim = engine.interim();
     let signals = tokio::spawn(async move {
         stop_asked(&hangup).await;
-        encbench_core::failure::say(format_args!(
+        crate::stderr::say(format_args!(
             "\nstopping: waiting briefly for requests in flight, then writing results (again to exit at once)"
         ));
         let _ = commands.send(Command::Stop);
@@ -228,7 +228,7 @@ pub async fn run(engine: Engine, abort: Abort, rerank: bool) -> RunReport {
     // see what was measured.
     let _ = out.progress(&progress::done(&report));
     if out.tty {
-        encbench_core::failure::say(format_args!(""));
+        crate::stderr::say(format_args!(""));
     }
     report
 }

@@ -28,14 +28,14 @@ pub async fn run<V, E>(
         for k in 1u32.. {
             iv.tick().await;
             for line in say(&progress_view.borrow_and_update(), k % PROGRESS_EVERY == 0) {
-                encbench_core::failure::say(format_args!("{line}"));
+                crate::stderr::say(format_args!("{line}"));
             }
         }
     };
     let mut signals = crate::signals::signals();
     let interrupts = async {
         signals.recv().await;
-        encbench_core::failure::say(format_args!(
+        crate::stderr::say(format_args!(
             "\nstopping: {stopping}, results so far are kept (again to exit at once)"
         ));
         let _ = stop.send(true);

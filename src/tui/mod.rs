@@ -194,7 +194,7 @@ impl Screen {
             return;
         };
         if let Err(e) = self.frame_log.write(&path) {
-            encbench_core::failure::say(format_args!(
+            crate::stderr::say(format_args!(
                 "{FRAME_LOG_ENV} {}: cannot write: {e}",
                 path.display()
             ));

@@ -400,9 +400,10 @@ impl Target for Answers {
         "fuzz".into()
     }
 
-    fn check_ready(
-        &self,
-    ) -> encbench::client::BoxFuture<'_, Result<String, encbench::client::TargetError>> {
+    fn check_ready<'a>(
+        &'a self,
+        _: &'a encbench::client::OnWaiting,
+    ) -> encbench::client::BoxFuture<'a, Result<String, encbench::client::TargetError>> {
         Box::pin(async { Ok(String::new()) })
     }
 

@@ -263,109 +263,14 @@ pub fn interval_percent(ci: Interval) -> String {
     }
 }
 
-/// The quantile p of Student's t with `df` degrees of freedom (normal past 1e6), by
-/// bisection on its distribution function.
+/// The quantile p of Student's t with `df` degrees of freedom, from `statrs`; df too large
+/// for its incomplete beta (a million and more: the tables' normal) is the normal's.
 pub fn t_quantile(p: f64, df: f64) -> f64 {
-    if p == 0.5 {
-        return 0.0;
+    use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+    if df >= 1e6 || !df.is_finite() {
+        return Normal::standard().inverse_cdf(p);
     }
-    if p < 0.5 {
-        return -t_quantile(1.0 - p, df);
-    }
-    let (mut lo, mut hi) = (0.0f64, 1.0f64);
-    while t_cdf(hi, df) < p {
-        hi *= 2.0;
-        if hi > 1e12 {
-            return f64::INFINITY;
-        }
-    }
-    for _ in 0..100 {
-        let mid = f64::midpoint(lo, hi);
-        if t_cdf(mid, df) < p {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    f64::midpoint(lo, hi)
-}
-
-/// P(T ≤ t) for t ≥ 0: 1 − `I_x(df/2, 1/2)`/2 with x = df/(df + t²).
-fn t_cdf(t: f64, df: f64) -> f64 {
-    let x = df / (df + t * t);
-    1.0 - 0.5 * incomplete_beta(x, df / 2.0, 0.5)
-}
-
-/// The regularized incomplete beta function `I_x(a, b)`, by its continued fraction (Lentz),
-/// on the side where it converges fast.
-fn incomplete_beta(x: f64, a: f64, b: f64) -> f64 {
-    if x <= 0.0 {
-        return 0.0;
-    }
-    if x >= 1.0 {
-        return 1.0;
-    }
-    let front =
-        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
-    if x < (a + 1.0) / (a + b + 2.0) {
-        front * beta_fraction(x, a, b) / a
-    } else {
-        1.0 - front * beta_fraction(1.0 - x, b, a) / b
-    }
-}
-
-fn beta_fraction(x: f64, a: f64, b: f64) -> f64 {
-    const TINY: f64 = 1e-300;
-    let mut c = 1.0;
-    let mut d = 1.0 - (a + b) * x / (a + 1.0);
-    d = 1.0 / if d.abs() < TINY { TINY } else { d };
-    let mut h = d;
-    for m in 1..300 {
-        let m = f64::from(m);
-        let m2 = 2.0 * m;
-        for aa in [
-            m * (b - m) * x / ((a + m2 - 1.0) * (a + m2)),
-            -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0)),
-        ] {
-            d = 1.0 + aa * d;
-            d = 1.0 / if d.abs() < TINY { TINY } else { d };
-            c = 1.0 + aa / c;
-            if c.abs() < TINY {
-                c = TINY;
-            }
-            h *= d * c;
-        }
-        if (d * c - 1.0).abs() < 1e-15 {
-            break;
-        }
-    }
-    h
-}
-
-/// ln Γ(x) for x > 0 (Lanczos, g = 7, nine terms: 15 digits).
-fn ln_gamma(x: f64) -> f64 {
-    const G: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        let pi = std::f64::consts::PI;
-        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
-    }
-    let x = x - 1.0;
-    let t = x + 7.5;
-    let sum = G[1..]
-        .iter()
-        .enumerate()
-        .fold(G[0], |s, (i, g)| s + g / (x + i as f64 + 1.0));
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
+    StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |t| t.inverse_cdf(p))
 }
 
 #[cfg(test)]

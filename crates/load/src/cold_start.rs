@@ -6,12 +6,28 @@
 use encbench_core::export::rfc3339;
 pub use encbench_core::results::cold_start::{ColdStartExport, ColdStartProbe, ColdStartResult};
 use encbench_core::stats::{ABANDONED, LatencySummary, phase_histogram};
-use encbench_wire::client::Target;
+use encbench_wire::client::{Failure, Target};
 use encbench_wire::payload::Prepared;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::time::{Duration, Instant, SystemTime};
+
+/// What the probe tells while it goes, for the front-end to show: a long idle wait or a
+/// long run of failures must not look like a hang.
+#[derive(Clone, Copy)]
+pub enum Progress<'a> {
+    /// The idle wait before the first attempt, this much of it left: told about once a
+    /// second.
+    IdleLeft(Duration),
+    /// The idle wait is over.
+    IdleOver,
+    /// An attempt failed, `after` the first attempt went.
+    Failed {
+        attempt: u64,
+        failure: &'a Failure,
+        after: Duration,
+    },
+}
 
 /// What the probe has seen so far, kept when it is stopped part way.
 struct Seen {
@@ -33,8 +49,14 @@ enum Stage {
     Steady,
 }
 
-async fn probe(target: &dyn Target, body: &Prepared, p: &ColdStartProbe, seen: &mut Seen) {
-    countdown(p.idle_wait).await;
+async fn probe(
+    target: &dyn Target,
+    body: &Prepared,
+    p: &ColdStartProbe,
+    seen: &mut Seen,
+    progress: &mut impl FnMut(Progress<'_>),
+) {
+    countdown(p.idle_wait, progress).await;
     seen.started_at = Some(rfc3339(SystemTime::now()));
     let t0 = Instant::now();
     while t0.elapsed() < p.give_up {
@@ -50,16 +72,11 @@ async fn probe(target: &dyn Target, body: &Prepared, p: &ColdStartProbe, seen: &
             }
             Err(failure) => {
                 *seen.failures.entry(failure.kind.key()).or_default() += 1;
-                let said = failure
-                    .words()
-                    .map(|s| format!(" ({s})"))
-                    .unwrap_or_default();
-                encbench_core::failure::say(format_args!(
-                    "attempt {}: {} after {:.1} s{said}",
-                    seen.attempts,
-                    failure.kind.key(),
-                    t0.elapsed().as_secs_f64()
-                ));
+                progress(Progress::Failed {
+                    attempt: seen.attempts,
+                    failure: &failure,
+                    after: t0.elapsed(),
+                });
                 let left = p.give_up.saturating_sub(t0.elapsed());
                 tokio::time::sleep(p.retry_interval.min(left)).await;
             }
@@ -91,6 +108,7 @@ pub async fn run(
     body: Prepared,
     p: &ColdStartProbe,
     stop: impl Future<Output = ()>,
+    mut progress: impl FnMut(Progress<'_>),
 ) -> ColdStartResult {
     let mut seen = Seen {
         started_at: None,
@@ -106,7 +124,7 @@ pub async fn run(
         // Stop first: a signal that came with the last answer still stops the steady phase.
         biased;
         () = stop => true,
-        () = probe(target, &body, p, &mut seen) => false,
+        () = probe(target, &body, p, &mut seen, &mut progress) => false,
     };
     match seen.in_flight {
         Some(Stage::Attempt) => *seen.failures.entry(ABANDONED.into()).or_default() += 1,
@@ -131,30 +149,19 @@ pub async fn run(
     }
 }
 
-/// A visible countdown on stderr, so a long idle wait does not look like a hang.
-async fn countdown(wait: Duration) {
+/// The idle wait, told as it goes.
+async fn countdown(wait: Duration, progress: &mut impl FnMut(Progress<'_>)) {
     if wait.is_zero() {
         return;
     }
     let end = Instant::now() + wait;
-    let tty = std::io::stderr().is_terminal();
-    let mut first = true;
     loop {
         let left = end.saturating_duration_since(Instant::now());
         if left.is_zero() {
             break;
         }
-        let line = format!("idle wait: {} s left", left.as_secs_f64().ceil());
-        if tty {
-            encbench_core::failure::say_raw(format_args!("\r{line}\x1b[K"));
-        } else if first || left.as_secs().is_multiple_of(10) {
-            // The first line at once: up to ten silent seconds look like a hang.
-            encbench_core::failure::say(format_args!("{line}"));
-        }
-        first = false;
+        progress(Progress::IdleLeft(left));
         tokio::time::sleep(left.min(Duration::from_secs(1))).await;
     }
-    if tty {
-        encbench_core::failure::say(format_args!(""));
-    }
+    progress(Progress::IdleOver);
 }

@@ -199,14 +199,19 @@ impl Table {
     }
 
     fn separated(&self) -> String {
-        let field = |s: &str| {
-            if s.contains([',', '"', '\n', '\r']) {
-                format!("\"{}\"", s.replace('"', "\"\""))
-            } else {
-                s.to_string()
-            }
+        // RFC 4180 quoting (a field with a comma, quote or line break quoted, its quotes
+        // doubled), lines ending in \n as the other formats do.
+        let line = |cells: &[String]| {
+            let mut w = csv::WriterBuilder::new()
+                .terminator(csv::Terminator::Any(b'\n'))
+                .from_writer(Vec::new());
+            w.write_record(cells).expect("writing to memory");
+            let bytes = w.into_inner().expect("writing to memory");
+            String::from_utf8(bytes)
+                .expect("fields are UTF-8")
+                .trim_end_matches('\n')
+                .to_string()
         };
-        let line = |cells: &[String]| cells.iter().map(|c| field(c)).collect::<Vec<_>>().join(",");
         // An empty table has no cells to say which columns are percentiles: its header is
         // the one given.
         let mut headers = Vec::new();

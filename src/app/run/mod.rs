@@ -42,18 +42,18 @@ pub(super) async fn main(mut a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), 
         .extend(replay_note.iter().map(|n| format!("note: {n}")));
     // Before the screen opens, so it stays in the scrollback: what the server was taken for.
     if let Some(found) = &p.found {
-        encbench_core::failure::say(format_args!("{}", found.line()));
+        crate::stderr::say(format_args!("{}", found.line()));
     }
     let mut run_config = settings::run_config(&a, &p, &hosts);
     if let Some(plan) = &replaying {
         replay::config(&a, plan, &mut run_config);
     }
     let config = serde_json::to_value(run_config).expect("a run's config serializes");
-    if let Err(e) = p.target.check_ready().await {
+    if let Err(e) = p.target.check_ready(&super::say_waiting).await {
         // The cause before its consequence: the error, then where the export of it went.
         let why = e.to_string();
         let err = usage(p.flag, &why);
-        encbench_core::failure::say(format_args!("{}", err.line()));
+        crate::stderr::say(format_args!("{}", err.line()));
         not_ready(&a, &why, config.clone(), stdout)?;
         return Err(AppError::Said(Box::new(err)));
     }
@@ -63,7 +63,7 @@ pub(super) async fn main(mut a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), 
     if !live {
         let engine = &p.target_config.engine;
         for note in a.notes.iter().chain(&crate::cli::engine_notes(&a, engine)) {
-            encbench_core::failure::say(format_args!("{note}"));
+            crate::stderr::say(format_args!("{note}"));
         }
     }
     let info = Info {
@@ -241,17 +241,15 @@ fn abort_export(a: &RunArgs, config: &Value, records: Option<Arc<Records>>) -> A
     let records_path = a.records.clone();
     Box::new(move |report| {
         if let Err(e) = records::close_to(records_path.as_deref(), records.as_deref()) {
-            encbench_core::failure::say(format_args!("{}", e.line()));
+            crate::stderr::say(format_args!("{}", e.line()));
         }
         if let Err(e) =
             super::write_report(page.as_deref(), &name, &Export::new(report, config.clone()))
         {
-            encbench_core::failure::say(format_args!("{}", e.line()));
+            crate::stderr::say(format_args!("{}", e.line()));
         }
         let Some(path) = &path else {
-            return encbench_core::failure::say(format_args!(
-                "interrupted twice: exiting without waiting"
-            ));
+            return crate::stderr::say(format_args!("interrupted twice: exiting without waiting"));
         };
         let mut out = std::io::stdout();
         let mut stdout = Stdout {
@@ -265,11 +263,9 @@ fn abort_export(a: &RunArgs, config: &Value, records: Option<Arc<Records>>) -> A
             &mut stdout,
         ) {
             Ok(()) => {
-                encbench_core::failure::say(format_args!(
-                    "interrupted twice: exiting without waiting"
-                ));
+                crate::stderr::say(format_args!("interrupted twice: exiting without waiting"));
             }
-            Err(e) => encbench_core::failure::say(format_args!("{}", e.line())),
+            Err(e) => crate::stderr::say(format_args!("{}", e.line())),
         }
     })
 }

@@ -85,7 +85,7 @@ pub(super) fn close_to(path: Option<&Path>, records: Option<&Records>) -> Result
     };
     match records.close() {
         Ok(Some(n)) if !is_stdout(path) => {
-            encbench_core::failure::say(format_args!(
+            crate::stderr::say(format_args!(
                 "records of {} written to {}",
                 encbench_core::text::count(n, "request"),
                 path.display()

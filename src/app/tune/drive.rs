@@ -13,6 +13,7 @@ use encbench_load::engine::{Command, Engine, Hosts};
 use encbench_load::setup::{self, Address, PreparedTarget};
 use encbench_load::tune::server::{self, LocalServer, Spec};
 use encbench_load::tune::{Row, RowState, TuneView};
+use encbench_wire::client::OnWaiting;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -33,6 +34,7 @@ pub(super) async fn run(
     view: watch::Sender<TuneView>,
     mut stop: watch::Receiver<bool>,
     slot: Slot,
+    waiting: &OnWaiting,
 ) -> Ended {
     let clock = std::time::Instant::now();
     let mut error = None;
@@ -50,6 +52,7 @@ pub(super) async fn run(
                     view: &view,
                     stop: &mut stop,
                     slot: &slot,
+                    waiting,
                 };
                 let (row, internal) = Box::pin(one.run()).await;
                 error = error.or(internal);
@@ -93,6 +96,8 @@ struct One<'a> {
     view: &'a watch::Sender<TuneView>,
     stop: &'a mut watch::Receiver<bool>,
     slot: &'a Slot,
+    /// Told when a server is up and not ready yet.
+    waiting: &'a OnWaiting,
 }
 
 impl One<'_> {
@@ -228,7 +233,7 @@ impl One<'_> {
     ) -> Result<(PreparedTarget, Value), NotReady> {
         let stop = &mut *self.stop;
         tokio::select! {
-            r = prepared(a, url) => r.map_err(NotReady::Failed),
+            r = prepared(a, url, self.waiting) => r.map_err(NotReady::Failed),
             status = srv.exited() => Err(NotReady::Failed(format!(
                 "its server {} {:.1} s after it started, before it was ready",
                 server::ended(status),
@@ -370,7 +375,11 @@ async fn answering(url: &str) -> Option<String> {
 
 /// The target of `a` at `url` prepared and ready, with its run's config: once something
 /// listens there (until `--ready-timeout`), discovery and the ready route as a run's.
-async fn prepared(a: &RunArgs, url: &str) -> Result<(PreparedTarget, Value), String> {
+async fn prepared(
+    a: &RunArgs,
+    url: &str,
+    waiting: &OnWaiting,
+) -> Result<(PreparedTarget, Value), String> {
     let timeout = Duration::from_secs_f64(a.ready_timeout);
     let started = tokio::time::Instant::now();
     while answering(url).await.is_none() {
@@ -389,7 +398,10 @@ async fn prepared(a: &RunArgs, url: &str) -> Result<(PreparedTarget, Value), Str
         .map_err(|e| AppError::from(e).to_string())?;
     let config = serde_json::to_value(crate::app::run::run_config(a, &p, &Hosts::default()))
         .expect("a run's config serializes");
-    p.target.check_ready().await.map_err(|e| e.to_string())?;
+    p.target
+        .check_ready(waiting)
+        .await
+        .map_err(|e| e.to_string())?;
     Ok((p, config))
 }
 

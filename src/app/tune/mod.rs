@@ -18,6 +18,7 @@ use encbench_core::tune::Assignment;
 use encbench_load::engine::Interim;
 use encbench_load::tune::{Row, TuneView, server};
 use encbench_report::{ReportFormat, render};
+use encbench_wire::client::Waiting;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -76,17 +77,22 @@ pub(super) async fn main(t: TuneArgs, stdout: &mut Stdout<'_>) -> Result<(), App
     let (stop_tx, stop_rx) = watch::channel(false);
     let slot = Slot::default();
     let abort = |v: &TuneView| abort(&plan, &first, v, &slot);
-    let work = drive::run(&plan, view_tx, stop_rx, slot.clone());
     let live = !first.headless && stdout.is_terminal;
+    // On the screen a server not ready yet is its row's state ("starting"): said only
+    // without one.
+    let waiting = move |w: &Waiting| {
+        if !live {
+            super::say_waiting(w);
+        }
+    };
+    let work = drive::run(&plan, view_tx, stop_rx, slot.clone(), &waiting);
     let ended = if live {
-        encbench_core::failure::hush(true);
-        let ran =
-            crate::tui::views::run(view_rx, stop_tx, work, &abort, crate::tui::tune::draw).await;
-        encbench_core::failure::hush(false);
-        ran.map_err(|e| AppError::Failed(format!("cannot drive the terminal: {e}")))?
+        crate::tui::views::run(view_rx, stop_tx, work, &abort, crate::tui::tune::draw)
+            .await
+            .map_err(|e| AppError::Failed(format!("cannot drive the terminal: {e}")))?
     } else {
         for note in &first.notes {
-            encbench_core::failure::say(format_args!("{note}"));
+            crate::stderr::say(format_args!("{note}"));
         }
         let mut said = say::Said::new(&plan, rerank(&first));
         let stopping = "the configuration under way ends and its server is stopped";
@@ -164,7 +170,6 @@ fn remember_secrets() {
 
 /// A second interrupt: the server under way killed, and what was measured written.
 fn abort(plan: &Plan, first: &RunArgs, v: &TuneView, slot: &Slot) {
-    encbench_core::failure::hush(false);
     if let Some(group) = v.server {
         server::kill_now(group);
     }
@@ -182,7 +187,7 @@ fn abort(plan: &Plan, first: &RunArgs, v: &TuneView, slot: &Slot) {
     let why = "interrupted twice: the configuration under way was not waited for";
     let e = export::build(plan, v, Some(why.into()), interim.as_ref());
     if let Err(err) = super::write_report(first.report.as_deref(), "tune", &e) {
-        encbench_core::failure::say(format_args!("{}", err.line()));
+        crate::stderr::say(format_args!("{}", err.line()));
     }
     let Some(path) = &first.export else {
         return;
@@ -193,7 +198,7 @@ fn abort(plan: &Plan, first: &RunArgs, v: &TuneView, slot: &Slot) {
         writer: &mut out,
     };
     if let Err(err) = write_export("--export", path, &e, &mut stdout) {
-        encbench_core::failure::say(format_args!("{}", err.line()));
+        crate::stderr::say(format_args!("{}", err.line()));
     }
 }
 

@@ -5,7 +5,7 @@ use super::*;
 use encbench_core::arrival::Pace;
 use encbench_core::input::{Input, Shape};
 use encbench_core::plan::{RunPlan, StopAt};
-use encbench_wire::client::{BoxFuture, Failure, Target, TargetError};
+use encbench_wire::client::{BoxFuture, Failure, OnWaiting, Target, TargetError};
 use encbench_wire::payload::{HfFormat, Prepared, Reply};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -18,7 +18,7 @@ impl Target for PanicsEveryThird {
         "panics".into()
     }
 
-    fn check_ready(&self) -> BoxFuture<'_, Result<String, TargetError>> {
+    fn check_ready<'a>(&'a self, _: &'a OnWaiting) -> BoxFuture<'a, Result<String, TargetError>> {
         Box::pin(async { Ok(String::new()) })
     }
 

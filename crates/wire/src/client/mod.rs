@@ -11,6 +11,7 @@ mod h1;
 pub mod headers;
 pub mod metrics;
 pub mod prometheus;
+pub mod ready;
 pub mod sagemaker;
 mod sdk_guard;
 pub mod tls;
@@ -20,6 +21,7 @@ use encbench_core::reach::ConnectFailure;
 use encbench_core::server_metrics::stats::ServerStats;
 
 use crate::payload::{Prepared, Reply};
+pub use ready::{OnWaiting, Waiting};
 use std::future::Future;
 use std::pin::Pin;
 
@@ -177,8 +179,13 @@ pub trait Target: Send + Sync {
     /// Human-readable name for headers and exports (never credentials).
     fn describe(&self) -> String;
 
-    /// Health check before the run; returns what the endpoint said about itself.
-    fn check_ready(&self) -> BoxFuture<'_, Result<String, TargetError>>;
+    /// Health check before the run; returns what the endpoint said about itself. A server
+    /// that is up and not ready yet is waited for, and `waiting` told so once: the caller
+    /// decides whether and where that shows.
+    fn check_ready<'a>(
+        &'a self,
+        waiting: &'a OnWaiting,
+    ) -> BoxFuture<'a, Result<String, TargetError>>;
 
     /// One request, already prepared in the engine's wire format.
     fn invoke<'a>(&'a self, req: &'a Prepared) -> BoxFuture<'a, Result<Reply, Failure>>;

@@ -6,7 +6,7 @@
 //! and `--timeout` (botocore's 10-connection pool and 60 s read timeout distort both).
 
 use super::sdk_guard::CapReplies;
-use super::{BoxFuture, ErrorKind, Failure, Target, TargetError};
+use super::{BoxFuture, ErrorKind, Failure, OnWaiting, Target, TargetError};
 use crate::payload::{BodyKind, Prepared, Reply};
 use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;
@@ -286,7 +286,7 @@ impl Target for SageMakerTarget {
 
     /// One real invocation: an authentication or connection failure ends the run before it
     /// starts; any other answer means the endpoint is there (its errors will be counted).
-    fn check_ready(&self) -> BoxFuture<'_, Result<String, TargetError>> {
+    fn check_ready<'a>(&'a self, _: &'a OnWaiting) -> BoxFuture<'a, Result<String, TargetError>> {
         Box::pin(async move {
             self.check_config().await?;
             let target = self.name();

@@ -3,6 +3,7 @@
 
 use super::h1::H1Pool;
 use super::headers::ExtraHeaders;
+use super::ready::{self, Look, OnWaiting};
 use super::{BoxFuture, ErrorKind, Failure, Target, TargetError, shown_url};
 use crate::payload::{BodyKind, Format, Prepared, Reply};
 use encbench_core::server_metrics::headers::{self, ServerTime};
@@ -128,11 +129,11 @@ impl UrlTarget {
         self
     }
 
-    /// One readiness probe, within `wait`: `Ok(body)` when ready, `Err(Ok(reason))` when up
-    /// but not ready (`None`: no answer within `wait`), `Err(Err(reason))` when unreachable. Only the status and the start of
-    /// the body are read: a readiness answer says what it has to say in its first bytes.
-    async fn probe(&self, wait: Duration) -> Result<String, Result<Option<String>, String>> {
-        let no_answer = || Err(Ok(None));
+    /// One readiness probe, within `wait`: `Err(reason)` when unreachable. Only the status
+    /// and the start of the body are read: a readiness answer says what it has to say in
+    /// its first bytes.
+    async fn probe(&self, wait: Duration) -> Result<Look, String> {
+        let no_answer = || Ok(Look::Silent);
         let url = self.ready_url.as_deref().unwrap_or(&self.base);
         let answer = async {
             let resp = self.get(url).send().await?;
@@ -144,34 +145,33 @@ impl UrlTarget {
         let (status, body) = match tokio::time::timeout(wait, answer).await {
             Err(_) => return no_answer(),
             Ok(Err(e)) if e.is_timeout() => return no_answer(),
-            Ok(Err(e)) => return Err(Err(short_reason(&e))),
+            Ok(Err(e)) => return Err(short_reason(&e)),
             Ok(Ok(answer)) => answer,
         };
         let body = String::from_utf8_lossy(&body);
         // An API with no readiness route: whatever answers is up.
         if self.ready_url.is_none() {
-            return Ok(String::new());
+            return Ok(Look::Ready(String::new()));
         }
         let path = encbench_core::scrub::text(url.trim_start_matches(&self.base));
         // Refused is not "not ready yet": waiting would not change the answer.
         if matches!(status.as_u16(), 401 | 403) {
-            return Err(Err(format!(
+            return Err(format!(
                 "GET {path} answered {status}: the server wants credentials (--header, --bearer-token-env)"
-            )));
+            ));
         }
         if !status.is_success() {
-            return Err(Ok(Some(format!("GET {path} answered {status}"))));
+            return Ok(Look::NotYet(format!("GET {path} answered {status}")));
         }
         // multi-model-server answers 200 {"status": "Unhealthy"} while no worker is up.
         let said = serde_json::from_str::<serde_json::Value>(&body)
             .ok()
             .and_then(|v| v.get("status").and_then(|s| s.as_str()).map(str::to_owned));
         match said {
-            Some(s) if s.to_ascii_lowercase().starts_with("unhealthy") => Err(Ok(Some(format!(
-                "GET {path} says \"{}\"",
-                encbench_core::scrub::text(&s)
-            )))),
-            _ => Ok(encbench_core::scrub::text(&body)),
+            Some(s) if s.to_ascii_lowercase().starts_with("unhealthy") => Ok(Look::NotYet(
+                format!("GET {path} says \"{}\"", encbench_core::scrub::text(&s)),
+            )),
+            _ => Ok(Look::Ready(encbench_core::scrub::text(&body))),
         }
     }
 }
@@ -418,51 +418,23 @@ impl Target for UrlTarget {
 
     /// Waits (up to the ready timeout) while the server says it is not ready; an
     /// unreachable server is an error at once.
-    fn check_ready(&self) -> BoxFuture<'_, Result<String, TargetError>> {
-        Box::pin(async move {
-            let deadline = tokio::time::Instant::now() + self.ready_timeout;
-            let each = self.ready_timeout.min(Duration::from_secs(5));
-            let mut told = false;
-            let mut last: Option<String> = None;
-            loop {
-                // No probe outlasts the ready timeout, whatever the server sends.
-                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-                let wait = left.min(each);
-                let reason = match self.probe(wait).await {
-                    Ok(body) => return Ok(body),
-                    Err(Err(reason)) => {
-                        return Err(TargetError::Unreachable {
-                            target: self.shown.clone(),
-                            reason,
-                        });
-                    }
-                    Err(Ok(Some(said))) => said,
-                    Err(Ok(None)) => match &last {
-                        // A try the deadline cut short says only that the time ran out ("no
-                        // answer within 0.0 s"): the try before it says why.
-                        Some(before) if wait < each => before.clone(),
-                        _ => format!("no answer within {:.1} s", wait.as_secs_f64()),
-                    },
-                };
-                last = Some(reason.clone());
-                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-                let pause = Duration::from_millis(250);
-                if left <= pause {
-                    return Err(TargetError::Unhealthy {
+    fn check_ready<'a>(
+        &'a self,
+        waiting: &'a OnWaiting,
+    ) -> BoxFuture<'a, Result<String, TargetError>> {
+        Box::pin(ready::wait(
+            &self.shown,
+            self.ready_timeout,
+            waiting,
+            move |wait| async move {
+                self.probe(wait)
+                    .await
+                    .map_err(|reason| TargetError::Unreachable {
                         target: self.shown.clone(),
-                        reason: format!("{reason} after {} s", self.ready_timeout.as_secs_f64()),
-                    });
-                }
-                if !told {
-                    encbench_core::failure::say(format_args!(
-                        "waiting for {} to become ready ({reason})",
-                        self.shown
-                    ));
-                    told = true;
-                }
-                tokio::time::sleep(pause).await;
-            }
-        })
+                        reason,
+                    })
+            },
+        ))
     }
 
     fn route(&self) -> Option<String> {

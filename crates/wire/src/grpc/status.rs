@@ -1,7 +1,6 @@
 //! How a call ends: the status codes of gRPC, `grpc-message`'s percent-encoding, and the
 //! `grpc-timeout` header that carries a call's deadline.
 
-use std::fmt::Write as _;
 use std::time::Duration;
 
 /// A gRPC status code (the numbers are the protocol's).
@@ -76,35 +75,17 @@ impl Code {
 
 /// `grpc-message` is percent-encoded UTF-8; a malformed escape is kept as it came.
 pub fn decode_message(value: &[u8]) -> String {
-    let mut out = Vec::with_capacity(value.len());
-    let mut i = 0;
-    while i < value.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (value[i], value.get(i + 1), value.get(i + 2)) {
-            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
-                out.push((hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0)) as u8);
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode(value)
+        .decode_utf8_lossy()
+        .into_owned()
 }
+
+/// The bytes `grpc-message` escapes: all but printable ASCII, and `%` itself.
+const ESCAPED: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS.add(b'%');
 
 /// `message` as `grpc-message` carries it: printable ASCII but `%` as is, the rest escaped.
 pub fn encode_message(message: &str) -> String {
-    let mut out = String::with_capacity(message.len());
-    for b in message.bytes() {
-        if (0x20..=0x7e).contains(&b) && b != b'%' {
-            out.push(b as char);
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
+    percent_encoding::utf8_percent_encode(message, ESCAPED).to_string()
 }
 
 /// A deadline as `grpc-timeout` carries it: at most eight digits and a unit, the finest

@@ -14,6 +14,7 @@ mod conn;
 
 use super::body::MAX_REPLY_BYTES;
 use super::headers::ExtraHeaders;
+use super::ready::{self, Look, OnWaiting};
 use super::{BoxFuture, ErrorKind, Failure, Target, TargetError};
 use crate::grpc::messages::{
     ModelMetadataRequest, ModelMetadataResponse, ModelReadyRequest, ModelReadyResponse,
@@ -326,39 +327,27 @@ impl Target for GrpcTarget {
 
     /// Waits (up to the ready timeout) while the server is not live or the model not
     /// ready; an unreachable server or an unknown model is an error at once.
-    fn check_ready(&self) -> BoxFuture<'_, Result<String, TargetError>> {
-        Box::pin(async move {
-            let deadline = tokio::time::Instant::now() + self.ready_timeout;
-            let each = self.ready_timeout.min(Duration::from_secs(5));
-            let mut told = false;
-            loop {
-                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-                let wait = left.min(each).max(Duration::from_millis(1));
+    fn check_ready<'a>(
+        &'a self,
+        waiting: &'a OnWaiting,
+    ) -> BoxFuture<'a, Result<String, TargetError>> {
+        Box::pin(ready::wait(
+            &self.client.shown,
+            self.ready_timeout,
+            waiting,
+            move |wait| async move {
+                // A deadline of zero is one no call could meet.
+                let wait = wait.max(Duration::from_millis(1));
                 let reason = match self.client.live(wait).await? {
                     false => "ServerLive says it is not live".to_string(),
                     true if self.model_ready(wait).await? => {
-                        return Ok(format!("ModelReady {}: ready", self.model));
+                        return Ok(Look::Ready(format!("ModelReady {}: ready", self.model)));
                     }
                     true => format!("ModelReady says '{}' is not ready", self.model),
                 };
-                let reason = encbench_core::scrub::text(&reason);
-                let pause = Duration::from_millis(250);
-                if deadline.saturating_duration_since(tokio::time::Instant::now()) <= pause {
-                    return Err(TargetError::Unhealthy {
-                        target: self.client.shown.clone(),
-                        reason: format!("{reason} after {} s", self.ready_timeout.as_secs_f64()),
-                    });
-                }
-                if !told {
-                    encbench_core::failure::say(format_args!(
-                        "waiting for {} to become ready ({reason})",
-                        self.client.shown
-                    ));
-                    told = true;
-                }
-                tokio::time::sleep(pause).await;
-            }
-        })
+                Ok(Look::NotYet(encbench_core::scrub::text(&reason)))
+            },
+        ))
     }
 
     fn invoke<'a>(&'a self, req: &'a Prepared) -> BoxFuture<'a, Result<Reply, Failure>> {
