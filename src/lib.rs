@@ -7,10 +7,10 @@
 //!                   tui, headless: front-ends driving one engine by commands
 //!                   signals: SIGINT/SIGTERM: stop, and a second one means now
 //!                   stderr: the one way lines reach stderr (the layers below report)
-//! encbench-load     the engine, targets prepared, compare, cold start
+//! encbench-load     the engine, targets prepared, the accuracy check, compare, cold start
 //! encbench-serve    the reference endpoint: a simulated encoder with a known service model
 //! encbench-report   exports to tables (terminal, Markdown, CSV) and HTML charts; merging
-//! encbench-wire     payload formats, tokenizing, clients (URL, SageMaker), the accuracy check
+//! encbench-wire     payload formats, tokenizing, clients (URL, SageMaker), the timer
 //! encbench-core     records and arithmetic: plans, arrivals, stats, SLOs, results, capacity,
 //!                   thresholds, the export, verdicts, prices, text
 //! ```
