@@ -5,11 +5,11 @@
 //!
 //! Run: `cargo bench --bench frame_render` (numbers go into BENCHMARKS.md).
 
-use encbench::engine::{LiveStats, Snapshot};
 use encbench::fixtures::{self, Live};
-use encbench::stats::{Completion, LatencySummary, PhaseRecorder, Timeline, view_histogram};
 use encbench::tui::screen;
 use encbench::tui::state::App;
+use encbench_core::stats::{Completion, LatencySummary, PhaseRecorder, Timeline, view_histogram};
+use encbench_load::engine::{LiveStats, Snapshot};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::sync::Arc;

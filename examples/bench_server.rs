@@ -43,7 +43,7 @@ async fn invocations(State(s): State<Arc<Server>>, body: Bytes) -> impl IntoResp
     }
     if !s.delay.is_zero() {
         // The project's timerfd sleep: tokio's own timer would round 1 ms up to about 2.
-        encbench::timing::sleep(s.delay).await;
+        encbench_wire::timing::sleep(s.delay).await;
     }
     s.count.fetch_add(1, Ordering::Relaxed);
     ([(header::CONTENT_TYPE, "application/json")], REPLY)
@@ -52,7 +52,7 @@ async fn invocations(State(s): State<Arc<Server>>, body: Bytes) -> impl IntoResp
 async fn infer(State(s): State<Arc<Server>>, body: Bytes) -> impl IntoResponse {
     let rows = batch_rows(&body);
     if !s.delay.is_zero() {
-        encbench::timing::sleep(s.delay).await;
+        encbench_wire::timing::sleep(s.delay).await;
     }
     s.count.fetch_add(1, Ordering::Relaxed);
     let data = vec!["4.0,0.0,0.0"; rows].join(",");
@@ -116,7 +116,7 @@ fn main() -> std::io::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
         .enable_all()
-        .on_thread_start(encbench::timing::tighten_timer_slack)
+        .on_thread_start(encbench_wire::timing::tighten_timer_slack)
         .build()?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;

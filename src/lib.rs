@@ -15,9 +15,9 @@
 //!                   thresholds, the export, verdicts, prices, text
 //! ```
 //!
-//! The layers' modules are re-exported here under the names they have always had
-//! (`encbench::engine`, `encbench::report`, …), for the integration tests and benchmarks.
-//! `fixtures` (tests and benchmarks only) holds fixed values for the screen tests.
+//! Nothing of the layers is re-exported here: a test, benchmark or example names the crate
+//! whose code it uses (`encbench_load::engine`, `encbench_report`). `fixtures` (tests and
+//! benchmarks only) holds fixed values for the screen tests.
 
 pub mod app;
 pub mod cli;
@@ -29,13 +29,3 @@ pub mod headless;
 pub mod signals;
 pub mod stderr;
 pub mod tui;
-
-pub use encbench_core::{
-    arrival, assets, capacity, choice, export, failure, input, interval, lengths, percentile, plan,
-    pricing, ramp, replay, results, scrub, server_metrics, shard, slices, slo, stats, text,
-    thresholds, verdicts,
-};
-pub use encbench_load::{accuracy, cold_start, compare, engine, setup};
-pub use encbench_report as report;
-pub use encbench_serve as serve;
-pub use encbench_wire::{client, exact_text, grpc, payload, timing, tokenize};

@@ -15,7 +15,7 @@ fn main() -> ExitCode {
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .on_thread_start(encbench::timing::tighten_timer_slack)
+        .on_thread_start(encbench_wire::timing::tighten_timer_slack)
         .build()
     {
         Ok(rt) => rt,
@@ -36,7 +36,7 @@ fn main() -> ExitCode {
     }));
     exit(ran.unwrap_or_else(|_| {
         Err(app::AppError::Failed(
-            encbench::failure::describe(None).unwrap_or_else(|| "internal failure".into()),
+            encbench_core::failure::describe(None).unwrap_or_else(|| "internal failure".into()),
         ))
     }))
 }
@@ -56,7 +56,7 @@ fn install_panic_hook() {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        encbench::failure::record(format!("{}{at}", what.replace('\n', " ")));
+        encbench_core::failure::record(format!("{}{at}", what.replace('\n', " ")));
     }));
 }
 

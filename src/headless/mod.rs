@@ -1,5 +1,5 @@
 //! The headless front-end: drives the engine to its end with progress on stderr. The tables
-//! that follow are the report's (`crate::report`), rendered from the run's export.
+//! that follow are the report's (`encbench_report`), rendered from the run's export.
 
 pub(crate) mod progress;
 pub mod views;

@@ -120,7 +120,7 @@ fn bad_input_gets_one_line_naming_the_flag_and_exit_code_2() {
     std::fs::create_dir_all(&short_model).unwrap();
     std::fs::write(
         short_model.join("tokenizer.json"),
-        encbench::assets::TOKENIZER_JSON,
+        encbench_core::assets::TOKENIZER_JSON,
     )
     .unwrap();
     std::fs::write(

@@ -33,7 +33,7 @@ fn search(s: &Serve, extra: &[&str]) -> Value {
 /// Erlang C's answer for M/M/c, workers of service rate `mu`: the highest λ with P(sojourn >
 /// t) ≤ 1 %.
 fn mmc_capacity(mu: f64, c: usize, t: f64) -> f64 {
-    encbench::capacity::theory::mmc_capacity(mu, c, 0.99, t)
+    encbench_core::capacity::theory::mmc_capacity(mu, c, 0.99, t)
 }
 
 /// A search at default flags, as the user ran it: `--find-capacity --slo OBJ
@@ -180,7 +180,7 @@ fn known_answers_at_default_flags_for_five_seeds() {
             "md1" => (
                 1,
                 "fixed",
-                scale * encbench::capacity::theory::md1_capacity(0.01, 0.99, 0.1),
+                scale * encbench_core::capacity::theory::md1_capacity(0.01, 0.99, 0.1),
             ),
             other => panic!("ENCBENCH_KA_MODELS: {other} is none of mm1, mm4, md1"),
         };

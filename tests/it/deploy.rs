@@ -4,7 +4,7 @@
 //! they fit the binary.
 
 use encbench::cli;
-use encbench::shard::Shard;
+use encbench_core::shard::Shard;
 use serde_json::Value;
 use std::collections::BTreeMap;
 

@@ -1,17 +1,17 @@
 //! The engine driven through its command channel, as the TUI will drive it: every live change
 //! takes effect at once and lands in the timeline. Real HTTP against the in-process endpoint.
 
-use encbench::accuracy::AccuracySetup;
-use encbench::arrival::Pace;
-use encbench::client::url::UrlTarget;
-use encbench::engine::{Command, Engine, EngineSetup, RunState, Snapshot};
-use encbench::input::Shape;
-use encbench::input::shipped_samples;
-use encbench::payload::{HfFormat, LabelMap};
-use encbench::plan::{PhaseKind, RunPlan, StopAt, SweepKind};
-use encbench::serve::{self, ServeConfig, model::ServiceModel};
-use encbench::stats::TimelineEntry;
-use encbench::tokenize::TokenCounter;
+use encbench_core::arrival::Pace;
+use encbench_core::input::Shape;
+use encbench_core::input::shipped_samples;
+use encbench_core::plan::{PhaseKind, RunPlan, StopAt, SweepKind};
+use encbench_core::stats::TimelineEntry;
+use encbench_load::accuracy::AccuracySetup;
+use encbench_load::engine::{Command, Engine, EngineSetup, RunState, Snapshot};
+use encbench_serve::{RunningServer, ServeConfig, model::ServiceModel};
+use encbench_wire::client::url::UrlTarget;
+use encbench_wire::payload::{HfFormat, LabelMap};
+use encbench_wire::tokenize::TokenCounter;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -42,8 +42,8 @@ fn events(s: &Snapshot) -> Vec<String> {
 }
 
 /// The reference endpoint with 4 workers, each request taking `base_ms`.
-async fn four_workers(base_ms: f64) -> serve::RunningServer {
-    serve::start(
+async fn four_workers(base_ms: f64) -> RunningServer {
+    encbench_serve::start(
         ServeConfig {
             workers: 4,
             service: ServiceModel {
@@ -75,7 +75,7 @@ fn live_setup(url: &str, pace: Pace) -> EngineSetup {
         )),
         texts: shipped_samples()
             .iter()
-            .map(encbench::input::NliSample::input)
+            .map(encbench_core::input::NliSample::input)
             .collect(),
         format: Arc::new(HfFormat::new(shape)),
         warmup_timeout: Duration::from_secs(5),
@@ -113,7 +113,7 @@ fn live_setup(url: &str, pace: Pace) -> EngineSetup {
         window_s: 10,
         tick: Duration::from_millis(50),
         client_threads: 2,
-        slo: encbench::slo::Slo::default(),
+        slo: encbench_core::slo::Slo::default(),
         search: None,
         metrics: None,
         ramp: None,
@@ -318,8 +318,8 @@ async fn live_keys_held_down_are_clamped_to_the_supported_ranges() {
         engine.send(Command::ScaleBurstiness(0.5));
     }
     let s = wait_for(&engine, "rate at its floor", |s| {
-        s.pace.rate_per_s == Some(encbench::arrival::MIN_RATE)
-            && s.pace.burstiness == encbench::arrival::MIN_BURSTINESS
+        s.pace.rate_per_s == Some(encbench_core::arrival::MIN_RATE)
+            && s.pace.burstiness == encbench_core::arrival::MIN_BURSTINESS
     })
     .await;
     let ev = events(&s);
@@ -333,7 +333,7 @@ async fn live_keys_held_down_are_clamped_to_the_supported_ranges() {
         engine.send(Command::ScaleRate(2.0));
     }
     wait_for(&engine, "rate at its ceiling", |s| {
-        s.pace.rate_per_s == Some(encbench::arrival::MAX_RATE)
+        s.pace.rate_per_s == Some(encbench_core::arrival::MAX_RATE)
     })
     .await;
     engine.send(Command::Stop);
@@ -385,8 +385,8 @@ async fn an_ignored_sweep_does_not_cut_the_throughput_interval() {
 /// the operator sets holds from then on, at every pace.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cap_nobody_gave_follows_the_pace_and_one_set_holds() {
-    use encbench::engine::SearchSetup;
-    use encbench::plan::{OPEN_LOOP_CAP, ProbeRule, SEARCH_CEILING_CAP};
+    use encbench_core::plan::{OPEN_LOOP_CAP, ProbeRule, SEARCH_CEILING_CAP};
+    use encbench_load::engine::SearchSetup;
     let _turn = crate::common::load();
     let server = four_workers(2.0).await;
     let mut setup = live_setup(
@@ -398,7 +398,7 @@ async fn a_cap_nobody_gave_follows_the_pace_and_one_set_holds() {
     );
     (setup.plan.concurrency, setup.plan.concurrency_given) = (1, false);
     setup.accuracy = None;
-    setup.slo = encbench::slo::Slo {
+    setup.slo = encbench_core::slo::Slo {
         objectives: vec!["p99=1s".parse().unwrap()],
     };
     setup.search = Some(SearchSetup {

@@ -403,8 +403,8 @@ fn schema_rejects_broken_exports() {
 /// must be filled in here to compile), is described by the schema and valid under it.
 #[test]
 fn every_field_of_a_runs_config_is_described_and_valid() {
-    use encbench::export::{RunConfig, TargetConfig};
-    use encbench::shard::Shard;
+    use encbench_core::export::{RunConfig, TargetConfig};
+    use encbench_core::shard::Shard;
     let some = |s: &str| Some(s.to_string());
     let config = RunConfig {
         target: TargetConfig {
@@ -415,7 +415,7 @@ fn every_field_of_a_runs_config_is_described_and_valid() {
             top_n: Some(10),
             return_documents: Some(false),
             model: some("BAAI/bge-reranker-base"),
-            detected: Some(encbench::export::Detected {
+            detected: Some(encbench_core::export::Detected {
                 engine: "tei".into(),
                 server: "TEI 1.9.3".into(),
                 model: some("BAAI/bge-reranker-base"),
@@ -439,7 +439,7 @@ fn every_field_of_a_runs_config_is_described_and_valid() {
         n: 100,
         warmup: 3,
         duration_s: Some(60.0),
-        task: encbench::input::Task::Rerank,
+        task: encbench_core::input::Task::Rerank,
         batch_size: 8,
         sweep_batch: true,
         batch_sizes: vec![1, 8],
@@ -454,10 +454,10 @@ fn every_field_of_a_runs_config_is_described_and_valid() {
         max_len: 512,
         pretokenize: true,
         natural_tokens_per_input: 17.3,
-        input_tokens: Some(encbench::lengths::LengthMix {
+        input_tokens: Some(encbench_core::lengths::LengthMix {
             mean: 128.0,
             stddev: 32.0,
-            shape: encbench::lengths::LengthShape::Lognormal,
+            shape: encbench_core::lengths::LengthShape::Lognormal,
         }),
         texts: some("texts.jsonl"),
         tokenizer: some("tokenizer.json"),
@@ -489,13 +489,13 @@ fn every_field_of_a_runs_config_is_described_and_valid() {
         fail_on: vec!["p99>200ms".into()],
         shard: Some(Shard { index: 1, count: 4 }),
         start_at: some("2026-12-03T12:00:00Z"),
-        ramp: Some(encbench::ramp::Ramp {
+        ramp: Some(encbench_core::ramp::Ramp {
             from: 20.0,
             to: 400.0,
-            shape: encbench::ramp::RampShape::Exp,
+            shape: encbench_core::ramp::RampShape::Exp,
         }),
         slice_s: Some(2.0),
-        replay: Some(encbench::export::ReplayConfig {
+        replay: Some(encbench_core::export::ReplayConfig {
             file: "capture.jsonl".into(),
             format: "data-capture".into(),
             speed: 2.0,
@@ -505,7 +505,7 @@ fn every_field_of_a_runs_config_is_described_and_valid() {
             recorded_s: 20.0,
             duration_s: 10.0,
             spread_within_seconds: true,
-            batch_sizes: encbench::export::ReplayBatches {
+            batch_sizes: encbench_core::export::ReplayBatches {
                 min: 1,
                 max: 4,
                 mean: 1.75,

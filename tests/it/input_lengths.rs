@@ -5,10 +5,10 @@
 use crate::common::{
     Serve, counters, f, run, run_env, run_export, schema_violations, stdout, tmp_path,
 };
-use encbench::exact_text::DRAWN_INPUTS;
-use encbench::input::shipped_samples;
-use encbench::lengths::{BatchTokens, InputTokens, LengthMix, LengthRecorder};
-use encbench::tokenize::TokenCounter;
+use encbench_core::input::shipped_samples;
+use encbench_core::lengths::{BatchTokens, InputTokens, LengthMix, LengthRecorder};
+use encbench_wire::exact_text::DRAWN_INPUTS;
+use encbench_wire::tokenize::TokenCounter;
 use serde_json::Value;
 use std::sync::Arc;
 

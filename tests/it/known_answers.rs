@@ -2,7 +2,7 @@
 //! HTTP against the reference endpoint on 127.0.0.1.
 
 use crate::common::{Serve, args, f, run_export, stdout, timed};
-use encbench::arrival::{Arrivals, phase_seed};
+use encbench_core::arrival::{Arrivals, phase_seed};
 
 fn phase(export: &serde_json::Value, i: usize) -> &serde_json::Value {
     &export["phases"][i]

@@ -6,19 +6,19 @@
 //! CI runs a short pass; `ENCBENCH_FUZZ_CASES=100000 cargo test --release --test
 //! it parsers_fuzz` is the long one (docs/testing.md).
 
-use encbench::client::Target;
-use encbench::input::Shape;
-use encbench::input::{Input, parse_samples, parse_texts};
-use encbench::payload::hf::hf_labels;
-use encbench::payload::items::Items;
-use encbench::payload::json_api::ApiFormat;
-use encbench::payload::kserve::{
+use encbench_core::input::Shape;
+use encbench_core::input::{Input, parse_samples, parse_texts};
+use encbench_core::server_metrics::stats::ServerStats;
+use encbench_wire::client::Target;
+use encbench_wire::payload::hf::hf_labels;
+use encbench_wire::payload::items::Items;
+use encbench_wire::payload::json_api::ApiFormat;
+use encbench_wire::payload::kserve::{
     Declared, GivenNames, KServeFormat, OutputName, TensorNames, Wire, output_f32,
 };
-use encbench::payload::{Format, HfFormat, Reply};
-use encbench::payload::{PayloadFormat, Pooling};
-use encbench::server_metrics::stats::ServerStats;
-use encbench::tokenize::TokenCounter;
+use encbench_wire::payload::{Format, HfFormat, Reply};
+use encbench_wire::payload::{PayloadFormat, Pooling};
+use encbench_wire::tokenize::TokenCounter;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -103,7 +103,7 @@ fn formats() -> &'static Vec<Box<dyn Format>> {
                 pad_to_max: false,
                 wire,
                 text_input: None,
-                pooling: encbench::payload::Pooling::Mean,
+                pooling: encbench_wire::payload::Pooling::Mean,
             })
         };
         vec![
@@ -123,7 +123,7 @@ fn formats() -> &'static Vec<Box<dyn Format>> {
 
 /// Every route of every JSON API family.
 fn json_apis(tok: &TokenCounter) -> Vec<Box<dyn Format>> {
-    use encbench::choice::Choice;
+    use encbench_core::choice::Choice;
     let mut out: Vec<Box<dyn Format>> = vec![];
     for family in PayloadFormat::ALL {
         for api in family.apis() {
@@ -222,8 +222,8 @@ garbage ∞ ☃ 1 2 3 4
 
 #[test]
 fn a_prometheus_fixture_with_every_kind_of_line_parses_or_skips_each() {
-    use encbench::server_metrics::prometheus::Family;
-    let e = encbench::client::prometheus::parse(PROMETHEUS_FIXTURE, Some("encoder"));
+    use encbench_core::server_metrics::prometheus::Family;
+    let e = encbench_wire::client::prometheus::parse(PROMETHEUS_FIXTURE, Some("encoder"));
     // The other model's series are left out; the second TYPE of a name changes nothing.
     assert_eq!(e.total("nv_inference_count"), Some(40.0));
     assert_eq!(e.total("nv_inference_exec_count"), Some(10.0));
@@ -261,7 +261,7 @@ proptest! {
         cut in 0..PROMETHEUS_FIXTURE.len(),
         noise in "[a-z_{}=\",\\\\ #\n0-9.+-]{0,80}",
     ) {
-        use encbench::client::prometheus::parse;
+        use encbench_wire::client::prometheus::parse;
         let _ = parse(&text, None);
         let cut = (0..=cut).rev().find(|&i| PROMETHEUS_FIXTURE.is_char_boundary(i)).unwrap_or(0);
         let spliced = format!("{}{noise}{}", &PROMETHEUS_FIXTURE[..cut], &PROMETHEUS_FIXTURE[cut..]);
@@ -269,9 +269,9 @@ proptest! {
         let after = parse(&spliced, Some("encoder"));
         let at = std::time::Instant::now();
         let names: Vec<String> = after.families.keys().cloned().collect();
-        let _ = encbench::server_metrics::diff(
-            &encbench::server_metrics::Reading { at, exposition: before },
-            &encbench::server_metrics::Reading { at, exposition: after },
+        let _ = encbench_core::server_metrics::diff(
+            &encbench_core::server_metrics::Reading { at, exposition: before },
+            &encbench_core::server_metrics::Reading { at, exposition: after },
             &names,
         );
     }
@@ -351,7 +351,7 @@ proptest! {
 
         let format = HfFormat::new(Shape { pad_to_max: false, max_len: 512 });
         let req = format.prepare(&[&Input::Text("x".into())]);
-        let local = encbench::client::url::UrlTarget::new(
+        let local = encbench_wire::client::url::UrlTarget::new(
             url, &format, 1, std::time::Duration::from_secs(5),
         );
         let result = rt.block_on(local.invoke(&req));
@@ -367,7 +367,7 @@ proptest! {
                 .send(),
         );
         if let Err(e) = e {
-            let (kind, message) = encbench::client::sagemaker::classify(&e);
+            let (kind, message) = encbench_wire::client::sagemaker::classify(&e);
             prop_assert!(!kind.key().is_empty());
             prop_assert!(!message.contains("fuzz-secret"));
         }
@@ -402,15 +402,16 @@ impl Target for Answers {
 
     fn check_ready<'a>(
         &'a self,
-        _: &'a encbench::client::OnWaiting,
-    ) -> encbench::client::BoxFuture<'a, Result<String, encbench::client::TargetError>> {
+        _: &'a encbench_wire::client::OnWaiting,
+    ) -> encbench_wire::client::BoxFuture<'a, Result<String, encbench_wire::client::TargetError>>
+    {
         Box::pin(async { Ok(String::new()) })
     }
 
     fn invoke<'a>(
         &'a self,
-        _: &'a encbench::payload::Prepared,
-    ) -> encbench::client::BoxFuture<'a, Result<Reply, encbench::client::Failure>> {
+        _: &'a encbench_wire::payload::Prepared,
+    ) -> encbench_wire::client::BoxFuture<'a, Result<Reply, encbench_wire::client::Failure>> {
         let reply = Reply::new(self.0.clone(), None);
         Box::pin(async move { Ok(reply) })
     }
@@ -427,20 +428,20 @@ proptest! {
     fn the_accuracy_check_never_panics_on_any_reply(body in body()) {
         let _turn = crate::common::load();
         let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-        let setup = encbench::accuracy::AccuracySetup {
-            samples: encbench::input::shipped_samples(),
-            labels: encbench::payload::LabelMap::default(),
+        let setup = encbench_load::accuracy::AccuracySetup {
+            samples: encbench_core::input::shipped_samples(),
+            labels: encbench_wire::payload::LabelMap::default(),
             // A reply of vectors takes the check down the retrieval path.
-            retrieval: encbench::input::shipped_retrieval(),
-            rerank: encbench::input::shipped_rerank(),
+            retrieval: encbench_core::input::shipped_retrieval(),
+            rerank: encbench_core::input::shipped_rerank(),
             load_input: None,
         };
         let target = Answers(body.into());
         for f in formats() {
-            let r = rt.block_on(encbench::accuracy::check(&target, f.as_ref(), &setup));
+            let r = rt.block_on(encbench_load::accuracy::check(&target, f.as_ref(), &setup));
             let asked = match r.output {
-                Some(encbench::verdicts::Output::Vectors { .. }) => setup.retrieval.len(),
-                Some(encbench::verdicts::Output::Rankings) => setup.rerank.len(),
+                Some(encbench_core::verdicts::Output::Vectors { .. }) => setup.retrieval.len(),
+                Some(encbench_core::verdicts::Output::Rankings) => setup.rerank.len(),
                 _ => setup.samples.len(),
             };
             prop_assert_eq!(r.total, asked);
@@ -459,14 +460,14 @@ fn a_one_dimensional_vector_reply_is_checked_as_retrieval() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let setup = encbench::accuracy::AccuracySetup {
-        samples: encbench::input::shipped_samples(),
-        labels: encbench::payload::LabelMap::default(),
-        retrieval: encbench::input::shipped_retrieval(),
+    let setup = encbench_load::accuracy::AccuracySetup {
+        samples: encbench_core::input::shipped_samples(),
+        labels: encbench_wire::payload::LabelMap::default(),
+        retrieval: encbench_core::input::shipped_retrieval(),
         rerank: vec![],
         load_input: None,
     };
-    let r = rt.block_on(encbench::accuracy::check(
+    let r = rt.block_on(encbench_load::accuracy::check(
         &Answers(bytes::Bytes::from_static(b"[[0]]")),
         &HfFormat::new(Shape {
             pad_to_max: false,
@@ -476,7 +477,7 @@ fn a_one_dimensional_vector_reply_is_checked_as_retrieval() {
     ));
     assert_eq!(
         r.output,
-        Some(encbench::verdicts::Output::Vectors { dim: 1 })
+        Some(encbench_core::verdicts::Output::Vectors { dim: 1 })
     );
     assert_ne!(setup.retrieval.len(), setup.samples.len());
     assert_eq!(r.total, setup.retrieval.len());

@@ -498,12 +498,12 @@ fn real_triton_pad_to_max_b8_in_json_and_binary() {
 
 #[test]
 fn real_triton_outputs_prove_the_client_tensors_and_dynamic_batching() {
-    use encbench::client::Target;
-    use encbench::client::url::UrlTarget;
-    use encbench::input::Input;
-    use encbench::payload::Format;
-    use encbench::payload::kserve::{KServeFormat, TensorNames, Wire, output_f32};
-    use encbench::tokenize::TokenCounter;
+    use encbench_core::input::Input;
+    use encbench_wire::client::Target;
+    use encbench_wire::client::url::UrlTarget;
+    use encbench_wire::payload::Format;
+    use encbench_wire::payload::kserve::{KServeFormat, TensorNames, Wire, output_f32};
+    use encbench_wire::tokenize::TokenCounter;
     use std::sync::Arc;
 
     let _one = one_at_a_time();
@@ -518,7 +518,7 @@ fn real_triton_outputs_prove_the_client_tensors_and_dynamic_batching() {
             pad_to_max: true,
             wire: if binary { Wire::Binary } else { Wire::Json },
             text_input: None,
-            pooling: encbench::payload::Pooling::Mean,
+            pooling: encbench_wire::payload::Pooling::Mean,
         });
         let target = Arc::new(UrlTarget::new(
             &t.url(),
@@ -526,11 +526,11 @@ fn real_triton_outputs_prove_the_client_tensors_and_dynamic_batching() {
             64,
             std::time::Duration::from_secs(30),
         ));
-        let samples = encbench::input::shipped_samples();
+        let samples = encbench_core::input::shipped_samples();
         let inputs: Vec<Input> = samples
             .iter()
-            .map(encbench::input::NliSample::input)
-            .chain(samples.iter().map(encbench::input::NliSample::input))
+            .map(encbench_core::input::NliSample::input)
+            .chain(samples.iter().map(encbench_core::input::NliSample::input))
             .collect();
         let refs: Vec<&Input> = inputs.iter().collect();
         let expected = counter.encoder(512).unwrap().encode(&refs, true);
@@ -653,7 +653,7 @@ fn real_triton_metrics_agree_with_its_statistics() {
 fn moto_cloudwatch(url: &str) -> aws_sdk_cloudwatch::Client {
     use aws_sdk_cloudwatch::config::{BehaviorVersion, Credentials, Region};
     let http = aws_smithy_http_client::Builder::new()
-        .tls_provider(encbench::client::tls::sdk_provider())
+        .tls_provider(encbench_wire::client::tls::sdk_provider())
         .build_https();
     let conf = aws_sdk_cloudwatch::Config::builder()
         .behavior_version(BehaviorVersion::latest())

@@ -30,7 +30,7 @@ fn compare(args: &[&str]) -> (String, Value) {
 /// The shipped tokenizer with lower-casing turned off: a deployment whose client tokenizes
 /// differently from the server it is compared with.
 fn cased_tokenizer() -> std::path::PathBuf {
-    let mut t: Value = serde_json::from_slice(encbench::assets::TOKENIZER_JSON).unwrap();
+    let mut t: Value = serde_json::from_slice(encbench_core::assets::TOKENIZER_JSON).unwrap();
     t["normalizer"]["lowercase"] = json!(false);
     let path = tmp_path("cased-tokenizer.json");
     std::fs::write(&path, serde_json::to_vec(&t).unwrap()).unwrap();

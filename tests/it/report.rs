@@ -231,7 +231,7 @@ fn merging_two_hosts_adds_counts_and_gives_the_combined_percentiles() {
             decode(&pb["histogram_hdr_b64"]),
         ]);
         for (q, key) in [(0.5, "p50"), (0.99, "p99")] {
-            let (lo, hi) = encbench::interval::ranks(all.len() as u64, q);
+            let (lo, hi) = encbench_core::interval::ranks(all.len() as u64, q);
             let at = |rank: u64| all[rank as usize - 1] as f64 / 1000.0;
             let ci = &pm["latency_ms"]["ci95"][key];
             let near = |got: f64, want: f64| (got - want).abs() <= want * 2e-3 + 0.002;

@@ -514,7 +514,7 @@ fn the_demo_plays_a_reranker_for_a_rerank_task() {
     assert_eq!(e["phases"][0]["batch_size"], 8);
     // Two of the shipped queries: the demo's targets serve at their instances' speed.
     let two = tmp_path("two-rerank.jsonl");
-    let shipped = encbench::assets::RERANK_SAMPLES;
+    let shipped = encbench_core::assets::RERANK_SAMPLES;
     std::fs::write(&two, shipped.lines().take(2).collect::<Vec<_>>().join("\n")).unwrap();
     let out = run_env(
         &[

@@ -54,7 +54,7 @@ fn the_index_comes_from_the_indexed_job_and_bad_shards_and_starts_are_refused() 
     refused(&["--shard", "1/4", "-c", "4", "-n", "3"], &[], "--requests");
     refused(&["--start-at", "2026-13-01T00:00:00Z"], &[], "--start-at");
     refused(&["--start-at", "noon"], &[], "--start-at");
-    let past = encbench::export::rfc3339(SystemTime::now() - Duration::from_secs(30));
+    let past = encbench_core::export::rfc3339(SystemTime::now() - Duration::from_secs(30));
     refused(&["--start-at", &past], &[], "--start-at");
     let out = common::run_env(&["--url", &s.url, "--shard", "1/4", "-c", "4"], &[]);
     assert_eq!(out.status.code(), Some(2));

@@ -78,7 +78,7 @@ fn strings(a: &[&str]) -> Vec<String> {
 
 /// A common start `secs` from now, as --start-at takes it.
 fn start_at(secs: u64) -> String {
-    encbench::export::rfc3339(SystemTime::now() + Duration::from_secs(secs))
+    encbench_core::export::rfc3339(SystemTime::now() + Duration::from_secs(secs))
 }
 
 /// (count, cv) of the gaps between arrivals the endpoint saw.

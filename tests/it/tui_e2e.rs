@@ -84,7 +84,7 @@ fn operator_session_through_keys() {
 
     let text = std::fs::read_to_string(&export).expect("export written on quit");
     let e: Value = serde_json::from_str(&text).unwrap();
-    let schema: Value = serde_json::from_str(encbench::assets::EXPORT_SCHEMA).unwrap();
+    let schema: Value = serde_json::from_str(encbench_core::assets::EXPORT_SCHEMA).unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
     let errors: Vec<String> = validator
         .iter_errors(&e)

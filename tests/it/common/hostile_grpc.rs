@@ -65,7 +65,7 @@ impl Hostile {
     }
 
     pub fn start() -> Hostile {
-        use encbench::grpc::messages as pb;
+        use encbench_wire::grpc::messages as pb;
         let sent = Arc::new(AtomicU64::new(0));
         let calls = Arc::new(AtomicU64::new(0));
         let (url_tx, url_rx) = std::sync::mpsc::channel();
@@ -79,7 +79,7 @@ impl Hostile {
                     "ServerLive" => reply(
                         vec![
                             framed(&|| {
-                                encbench::grpc::frame(&pb::ServerLiveResponse { live: true })
+                                encbench_wire::grpc::frame(&pb::ServerLiveResponse { live: true })
                             }),
                             ok_trailers(),
                         ],
@@ -88,7 +88,7 @@ impl Hostile {
                     "ModelReady" => reply(
                         vec![
                             framed(&|| {
-                                encbench::grpc::frame(&pb::ModelReadyResponse { ready: true })
+                                encbench_wire::grpc::frame(&pb::ModelReadyResponse { ready: true })
                             }),
                             ok_trailers(),
                         ],
@@ -110,7 +110,7 @@ impl Hostile {
                             )],
                             ..pb::ModelInferResponse::default()
                         };
-                        let good = Frame::data(encbench::grpc::frame(&logits));
+                        let good = Frame::data(encbench_wire::grpc::frame(&logits));
                         match calls.fetch_add(1, Ordering::Relaxed) % 3 {
                             0 => reply(vec![good, ok_trailers()], None),
                             // A message of 1 GiB, declared.

@@ -80,7 +80,7 @@ pub fn load() -> Load {
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .on_thread_start(encbench::timing::tighten_timer_slack)
+        .on_thread_start(encbench_wire::timing::tighten_timer_slack)
         .build()
         .unwrap()
 }
@@ -132,7 +132,7 @@ impl Serve {
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
             runtime().block_on(async move {
-                let server = encbench::serve::start(cfg, tokenizer)
+                let server = encbench_serve::start(cfg, tokenizer)
                     .await
                     .expect("start the reference endpoint");
                 url_tx.send(server.url()).unwrap();
@@ -337,7 +337,7 @@ fn get(url: &str, timeout: Option<std::time::Duration>) -> reqwest::Result<Strin
         .enable_all()
         .build()
         .unwrap();
-    let mut client = encbench::client::tls::reqwest_builder();
+    let mut client = encbench_wire::client::tls::reqwest_builder();
     if let Some(t) = timeout {
         client = client.timeout(t);
     }
@@ -351,7 +351,9 @@ pub fn post_json(url: &str, body: &Value) {
         .enable_all()
         .build()
         .unwrap();
-    let client = encbench::client::tls::reqwest_builder().build().unwrap();
+    let client = encbench_wire::client::tls::reqwest_builder()
+        .build()
+        .unwrap();
     let status = rt
         .block_on(async { client.post(url).json(body).send().await.map(|r| r.status()) })
         .unwrap_or_else(|e| panic!("POST {url}: {e}"));
@@ -377,7 +379,7 @@ pub fn counters(s: &Serve) -> Value {
 
 /// Schema violations of an export, as "path: message" lines (empty when valid).
 pub fn schema_violations(export: &Value) -> Vec<String> {
-    let schema: Value = serde_json::from_str(encbench::assets::EXPORT_SCHEMA).unwrap();
+    let schema: Value = serde_json::from_str(encbench_core::assets::EXPORT_SCHEMA).unwrap();
     let validator = jsonschema::options()
         .should_validate_formats(true)
         .build(&schema)

@@ -10,7 +10,7 @@ mod stalls;
 
 use crate::common::{self, Serve, f, run_export, tmp_path};
 use base64::Engine as _;
-use encbench::replay::{ReplayPlan, Speed, parse};
+use encbench_core::replay::{ReplayPlan, Speed, parse};
 use serde_json::{Value, json};
 
 pub(super) const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
@@ -178,7 +178,7 @@ fn a_data_capture_file_replays_its_bodies_at_the_recorded_seconds() {
     let mut sent: Vec<Vec<u8>> = seen.iter().map(|a| a.2.clone()).collect();
     let mut recorded: Vec<Vec<u8>> = (trace.records.iter())
         .map(|r| match &r.body {
-            encbench::replay::Body::Captured(c) => c.data.to_vec(),
+            encbench_core::replay::Body::Captured(c) => c.data.to_vec(),
             other => panic!("captured: {other:?}"),
         })
         .collect();
