@@ -16,7 +16,6 @@ mod compare;
 mod deploy;
 mod docs_commands;
 mod endpoint_lost;
-mod engine_commands;
 mod export_schema;
 mod families;
 mod faults;

@@ -7,11 +7,9 @@ use encbench::app::{self, Stdout};
 use encbench::cli;
 use encbench::cli::Sub;
 use serde_json::Value;
-use std::cell::Cell;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 pub mod args;
 pub mod hostile;
@@ -22,59 +20,11 @@ pub use args::{Args, args};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_encbench-tui");
 
-/// Timed known-answer tests run alone: two cores shared with other tests' load would
-/// measure that load. Every run and every reference endpoint holds a shared turn
-/// (`Load`); a timed test holds the whole machine (`timed`).
-static MACHINE: RwLock<()> = RwLock::new(());
-
-thread_local! {
-    /// Whether this test thread holds the machine: its own runs take no shared turn.
-    static ALONE: Cell<bool> = const { Cell::new(false) };
-    /// Shared turns this test thread holds: only the first locks (a second read lock could
-    /// wait behind a timed test that waits for the first).
-    static TURNS: Cell<u32> = const { Cell::new(0) };
-}
-
-/// The machine to this test alone, until the guard is dropped.
-pub struct Timed(#[allow(dead_code)] RwLockWriteGuard<'static, ()>);
-
-impl Drop for Timed {
-    fn drop(&mut self) {
-        ALONE.with(|a| a.set(false));
-    }
-}
-
-pub fn timed() -> Timed {
-    let guard = MACHINE
-        .write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    ALONE.with(|a| a.set(true));
-    Timed(guard)
-}
-
-/// A shared turn on the machine: none while a timed test runs (unless this is it).
-pub struct Load(#[allow(dead_code)] Option<RwLockReadGuard<'static, ()>>);
-
-impl Drop for Load {
-    fn drop(&mut self) {
-        TURNS.with(|t| t.set(t.get() - 1));
-    }
-}
-
-pub fn load() -> Load {
-    let first = TURNS.with(|t| {
-        t.set(t.get() + 1);
-        t.get() == 1
-    });
-    if !first || ALONE.with(Cell::get) {
-        return Load(None);
-    }
-    Load(Some(
-        MACHINE
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner),
-    ))
-}
+// Turns on the machine are taken by the engine's tests too (crates/load/tests): written
+// once, in the lowest layer whose tests take them.
+#[path = "../../../crates/load/tests/common/mod.rs"]
+mod turns;
+pub use turns::{Load, Timed, load, timed};
 
 /// A runtime as the binary's `main` builds it.
 pub fn runtime() -> tokio::runtime::Runtime {

@@ -1,6 +1,13 @@
 //! The engine driven through its command channel, as the TUI will drive it: every live change
 //! takes effect at once and lands in the timeline. Real HTTP against the in-process endpoint.
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test reads top to bottom as the session it drives; the limit holds for the code"
+)]
+
+mod common;
+
 use encbench_core::arrival::Pace;
 use encbench_core::input::Shape;
 use encbench_core::input::shipped_samples;
