@@ -30,7 +30,6 @@ mod layers;
 mod live_segments;
 mod newcomer_errors;
 mod newcomer_small;
-mod parsers_fuzz;
 mod peers;
 mod real_model;
 mod records;

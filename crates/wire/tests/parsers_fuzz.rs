@@ -2,145 +2,31 @@
 //! one panicking reply would end a run with all its results. Pure parsers get arbitrary bytes
 //! and arbitrary JSON; the error paths of the two clients (reqwest for --url, the AWS SDK for
 //! --endpoint) get arbitrary statuses, error-type headers and bodies from a local server.
+//! The accuracy check, the parsers' caller in load, has its own in
+//! `crates/load/tests/accuracy_fuzz.rs`.
 //!
-//! CI runs a short pass; `ENCBENCH_FUZZ_CASES=100000 cargo test --release --test
-//! it parsers_fuzz` is the long one (docs/testing.md).
+//! CI runs a short pass; `ENCBENCH_FUZZ_CASES=100000 cargo test --release -p encbench-wire
+//! --test parsers_fuzz` is the long one (docs/testing.md).
+
+mod fuzz;
 
 use encbench_core::input::Shape;
 use encbench_core::input::{Input, parse_samples, parse_texts};
 use encbench_core::server_metrics::stats::ServerStats;
 use encbench_wire::client::Target;
 use encbench_wire::payload::hf::hf_labels;
-use encbench_wire::payload::items::Items;
-use encbench_wire::payload::json_api::ApiFormat;
-use encbench_wire::payload::kserve::{
-    Declared, GivenNames, KServeFormat, OutputName, TensorNames, Wire, output_f32,
-};
+use encbench_wire::payload::kserve::{Declared, GivenNames, TensorNames, output_f32};
 use encbench_wire::payload::{Format, HfFormat, Reply};
-use encbench_wire::payload::{PayloadFormat, Pooling};
-use encbench_wire::tokenize::TokenCounter;
+use fuzz::{body, cases, formats, json_value};
 use proptest::prelude::*;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::sync::{Arc, Mutex, OnceLock};
-
-fn cases(default: u32) -> ProptestConfig {
-    let n = std::env::var("ENCBENCH_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default);
-    ProptestConfig {
-        cases: n,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
-
-/// Arbitrary JSON, biased towards the names the parsers look for.
-fn json_value() -> impl Strategy<Value = Value> {
-    let key = prop_oneof![
-        Just("label".to_string()),
-        Just("score".to_string()),
-        Just("outputs".to_string()),
-        Just("data".to_string()),
-        Just("shape".to_string()),
-        Just("name".to_string()),
-        Just("parameters".to_string()),
-        Just("binary_data_size".to_string()),
-        Just("probs".to_string()),
-        Just("model_stats".to_string()),
-        Just("inference_stats".to_string()),
-        Just("__type".to_string()),
-        "[a-z_]{0,8}",
-    ];
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::from),
-        any::<i64>().prop_map(Value::from),
-        any::<f64>().prop_map(|f| json!(f)),
-        ".{0,12}".prop_map(Value::from),
-        Just(json!("logits")),
-    ];
-    leaf.prop_recursive(4, 48, 6, move |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
-            prop::collection::btree_map(key.clone(), inner, 0..6)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
-}
-
-/// Bytes that are arbitrary, or JSON, or JSON cut short.
-fn body() -> impl Strategy<Value = Vec<u8>> {
-    prop_oneof![
-        prop::collection::vec(any::<u8>(), 0..256),
-        json_value().prop_map(|v| serde_json::to_vec(&v).unwrap()),
-        (json_value(), any::<prop::sample::Index>()).prop_map(|(v, i)| {
-            let b = serde_json::to_vec(&v).unwrap();
-            let cut = i.index(b.len() + 1);
-            b[..cut].to_vec()
-        }),
-    ]
-}
-
-fn formats() -> &'static Vec<Box<dyn Format>> {
-    static F: OnceLock<Vec<Box<dyn Format>>> = OnceLock::new();
-    F.get_or_init(|| {
-        let tok = TokenCounter::shipped();
-        // The binary one reads whatever output its first reply has, as against a server
-        // that declares none; the gRPC one reads protobuf replies.
-        let kserve = |wire| -> Box<dyn Format> {
-            Box::new(KServeFormat {
-                model: "m".into(),
-                names: TensorNames {
-                    output: if wire == Wire::Binary {
-                        OutputName::FirstReply(OnceLock::new())
-                    } else {
-                        OutputName::Named("logits".into())
-                    },
-                    ..TensorNames::default()
-                },
-                encoder: tok.encoder(512).unwrap(),
-                pad_to_max: false,
-                wire,
-                text_input: None,
-                pooling: encbench_wire::payload::Pooling::Mean,
-            })
-        };
-        vec![
-            Box::new(HfFormat::new(Shape {
-                pad_to_max: false,
-                max_len: 512,
-            })),
-            kserve(Wire::Json),
-            kserve(Wire::Binary),
-            kserve(Wire::Grpc),
-        ]
-        .into_iter()
-        .chain(json_apis(&tok))
-        .collect()
-    })
-}
-
-/// Every route of every JSON API family.
-fn json_apis(tok: &TokenCounter) -> Vec<Box<dyn Format>> {
-    use encbench_core::choice::Choice;
-    let mut out: Vec<Box<dyn Format>> = vec![];
-    for family in PayloadFormat::ALL {
-        for api in family.apis() {
-            let items = Items::new(tok.encoder(512).unwrap(), false);
-            let f = ApiFormat::new(*family, *api, Some("m".into()), items, Pooling::Mean).unwrap();
-            out.push(Box::new(f));
-        }
-    }
-    out
-}
 
 proptest! {
     #![proptest_config(cases(256))]
 
     #[test]
     fn response_parsers_never_panic(body in body(), json_len in prop::option::of(0usize..300)) {
-        let _turn = crate::common::load();
         let reply = Reply::new(body.clone(), json_len);
         for f in formats() {
             for inputs in [0, 1, 3] {
@@ -154,7 +40,6 @@ proptest! {
 
     #[test]
     fn a_valid_check_means_the_reply_holds_a_verdict_per_input(body in body(), inputs in 1usize..4) {
-        let _turn = crate::common::load();
         let reply = Reply::new(body.clone(), None);
         // Every format, every family's every route: a check that passes means an answer per
         // input (a label, a vector, or a score per document of a ranking).
@@ -172,7 +57,6 @@ proptest! {
 
     #[test]
     fn server_stats_and_input_files_never_panic(v in json_value(), text in ".{0,200}") {
-        let _turn = crate::common::load();
         let _ = ServerStats::parse(&v);
         let declared = [Declared::from_metadata(&v), Declared::from_config(&v)];
         let _ = TensorNames::resolve(&GivenNames::default(), &declared);
@@ -345,7 +229,6 @@ proptest! {
         body in error_body(),
     ) {
         static SERVER: OnceLock<(tokio::runtime::Runtime, String, Canned)> = OnceLock::new();
-        let _turn = crate::common::load();
         let (rt, url, canned) = SERVER.get_or_init(canned_server);
         *canned.lock().unwrap() = (status, kind, body);
 
@@ -390,101 +273,4 @@ fn sdk_client(url: &str) -> aws_sdk_sagemakerruntime::Client {
         .retry_config(aws_sdk_sagemakerruntime::config::retry::RetryConfig::disabled())
         .build();
     aws_sdk_sagemakerruntime::Client::from_conf(conf)
-}
-
-/// A target that answers every request with one fixed 2xx body.
-struct Answers(bytes::Bytes);
-
-impl Target for Answers {
-    fn describe(&self) -> String {
-        "fuzz".into()
-    }
-
-    fn check_ready<'a>(
-        &'a self,
-        _: &'a encbench_wire::client::OnWaiting,
-    ) -> encbench_wire::client::BoxFuture<'a, Result<String, encbench_wire::client::TargetError>>
-    {
-        Box::pin(async { Ok(String::new()) })
-    }
-
-    fn invoke<'a>(
-        &'a self,
-        _: &'a encbench_wire::payload::Prepared,
-    ) -> encbench_wire::client::BoxFuture<'a, Result<Reply, encbench_wire::client::Failure>> {
-        let reply = Reply::new(self.0.clone(), None);
-        Box::pin(async move { Ok(reply) })
-    }
-}
-
-proptest! {
-    #![proptest_config(cases(64))]
-
-    /// The callers of the parsers too: the accuracy check reads whatever the deployment
-    /// answers, every sample of the kind the first answer shows (NLI for labels or an
-    /// error, retrieval for vectors) gets a verdict or an error, and a pass is only ever a
-    /// verdict equal to the expected one.
-    #[test]
-    fn the_accuracy_check_never_panics_on_any_reply(body in body()) {
-        let _turn = crate::common::load();
-        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-        let setup = encbench_load::accuracy::AccuracySetup {
-            samples: encbench_core::input::shipped_samples(),
-            labels: encbench_wire::payload::LabelMap::default(),
-            // A reply of vectors takes the check down the retrieval path.
-            retrieval: encbench_core::input::shipped_retrieval(),
-            rerank: encbench_core::input::shipped_rerank(),
-            load_input: None,
-        };
-        let target = Answers(body.into());
-        for f in formats() {
-            let r = rt.block_on(encbench_load::accuracy::check(&target, f.as_ref(), &setup));
-            let asked = match r.output {
-                Some(encbench_core::verdicts::Output::Vectors { .. }) => setup.retrieval.len(),
-                Some(encbench_core::verdicts::Output::Rankings) => setup.rerank.len(),
-                _ => setup.samples.len(),
-            };
-            prop_assert_eq!(r.total, asked);
-            for v in &r.samples {
-                prop_assert_eq!(v.ok, v.predicted.as_deref() == Some(v.expected.as_str()));
-                prop_assert!(v.predicted.is_some() || v.error.is_some());
-            }
-        }
-    }
-}
-
-/// The reply the property once failed on (CI, stop 30): `[[0]]` reads as a 1-d vector, so
-/// the check is a retrieval check, counted over the retrieval samples, each with a verdict.
-#[test]
-fn a_one_dimensional_vector_reply_is_checked_as_retrieval() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    let setup = encbench_load::accuracy::AccuracySetup {
-        samples: encbench_core::input::shipped_samples(),
-        labels: encbench_wire::payload::LabelMap::default(),
-        retrieval: encbench_core::input::shipped_retrieval(),
-        rerank: vec![],
-        load_input: None,
-    };
-    let r = rt.block_on(encbench_load::accuracy::check(
-        &Answers(bytes::Bytes::from_static(b"[[0]]")),
-        &HfFormat::new(Shape {
-            pad_to_max: false,
-            max_len: 512,
-        }),
-        &setup,
-    ));
-    assert_eq!(
-        r.output,
-        Some(encbench_core::verdicts::Output::Vectors { dim: 1 })
-    );
-    assert_ne!(setup.retrieval.len(), setup.samples.len());
-    assert_eq!(r.total, setup.retrieval.len());
-    assert_eq!(r.samples.len(), setup.retrieval.len());
-    assert!(
-        r.samples
-            .iter()
-            .all(|v| v.predicted.is_some() || v.error.is_some())
-    );
 }
