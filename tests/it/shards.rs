@@ -138,7 +138,6 @@ const RATE: f64 = 800.0;
 
 #[test]
 fn four_shards_offer_the_burstiness_asked_for_and_four_independent_hosts_do_not() {
-    let _alone = common::timed();
     // Burstiness 0.25: Gamma gaps with a coefficient of variation of 1/√0.25 = 2.
     let want_cv = 2.0;
 
