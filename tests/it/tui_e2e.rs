@@ -168,6 +168,9 @@ fn capacity_search_from_the_live_screen() {
     // copy's. With one copy this test took 42 s alone (answers 112 and 93 req/s); with
     // four, 8-12 s (94, 115 and 126 req/s per copy).
     const K: u32 = 4;
+    // Alone: an SLO of three service times is within a loaded machine's stalls (the live
+    // phase's p99 read 51 ms at 20 req/s at a load average of 10, and no rate met it).
+    let _t = common::timed();
     let server = Serve::fixed(10, 2, &["--queue", "shared", "--replicas", &K.to_string()]);
     let export = tmp_path("tui-capacity.json");
     let command = format!(
