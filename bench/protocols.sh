@@ -7,6 +7,9 @@
 # cores (2026-12-05); Triton's cells are as many again and more (not timed).
 #   bench/protocols.sh                  both servers
 #   SERVERS=reference bench/protocols.sh    the reference endpoint alone
+#   SERVERS=reference bench/protocols.sh --protocols gRPC gRPC/tonic --reps 5 --out bench/out/tonic
+#                                       the hand-made gRPC client against tonic's (BENCHMARKS.md,
+#                                       "gRPC: tonic against the hand-made client")
 # Extra arguments go to bench/protocols.py (e.g. --reps 5, --pretokenize).
 # Writes bench/out/protocols.{md,json}.
 set -euo pipefail
