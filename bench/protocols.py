@@ -6,9 +6,9 @@ concurrency 1 and 16 and open loop at a fixed rate; per cell the client's CPU pe
 median of --reps runs. The protocols take turns within each repetition, and the order turns
 too, so drift on a shared machine falls on all of them alike.
 
-`--protocols gRPC gRPC/tonic` puts the hand-made gRPC client against tonic's in the same
-binary (ENCBENCH_GRPC_CLIENT=tonic, a benchmark switch; BENCHMARKS.md, "gRPC: tonic against
-the hand-made client"), the ratio column then against the first protocol named.
+`--protocols` runs some of them, the ratio column then against the first protocol named
+unless HTTP/binary is among them. (Commit 59a186b also had "gRPC/tonic", tonic's client in the
+same binary: BENCHMARKS.md, "gRPC: tonic against the hand-made client".)
 
 Standard library only. bench/protocols.sh builds the binary and starts the servers.
 """
@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-PROTOCOLS = ["HTTP/JSON", "HTTP/binary", "gRPC", "gRPC/tonic"]
+PROTOCOLS = ["HTTP/JSON", "HTTP/binary", "gRPC"]
 
 
 def protocol_args(name, http, grpc):
@@ -29,16 +29,7 @@ def protocol_args(name, http, grpc):
         "HTTP/JSON": ["--url", http],
         "HTTP/binary": ["--url", http, "--binary"],
         "gRPC": ["--url", grpc],
-        "gRPC/tonic": ["--url", grpc],
     }[name]
-
-
-def protocol_env(name):
-    env = dict(os.environ)
-    env.pop("ENCBENCH_GRPC_CLIENT", None)
-    if name == "gRPC/tonic":
-        env["ENCBENCH_GRPC_CLIENT"] = "tonic"
-    return env
 
 
 def one_run(a, server, protocol, batch, load):
@@ -52,8 +43,7 @@ def one_run(a, server, protocol, batch, load):
         cmd += protocol_args(protocol, server["http"], server["grpc"]) + load
         if a.pretokenize:
             cmd.append("--pretokenize")
-        done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                              env=protocol_env(protocol))
+        done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if done.returncode != 0:
             sys.exit(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr}")
         with open(path) as f:
@@ -123,7 +113,7 @@ def main():
     ap.add_argument("--rates", type=float, nargs=2, default=[300, 100],
                     help="open-loop req/s at batch 1 and at the larger batch")
     ap.add_argument("--pretokenize", action="store_true")
-    ap.add_argument("--protocols", nargs="+", choices=PROTOCOLS, default=PROTOCOLS[:3],
+    ap.add_argument("--protocols", nargs="+", choices=PROTOCOLS, default=PROTOCOLS,
                     help="which to run; the ratio is against HTTP/binary if run, else the first")
     ap.add_argument("--out", default="bench/out/protocols")
     a = ap.parse_args()

@@ -60,15 +60,6 @@ impl Connections {
         }
     }
 
-    pub fn endpoint(&self) -> &Endpoint {
-        &self.endpoint
-    }
-
-    /// Connections per client thread.
-    pub fn per_thread(&self) -> usize {
-        self.slots[0].conns.len()
-    }
-
     /// A sender on one of this thread's connections, round robin; opened where it is not.
     /// Requests that find a connection being opened wait for it rather than open their own:
     /// sixteen requests at a run's start share one connection, as a gRPC channel's do.
@@ -173,7 +164,7 @@ where
 }
 
 /// Marks a connection closed when its task ends, or is dropped with its runtime.
-pub(crate) struct Closes(pub Arc<AtomicBool>);
+struct Closes(Arc<AtomicBool>);
 
 impl Drop for Closes {
     fn drop(&mut self) {

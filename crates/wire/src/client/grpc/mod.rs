@@ -11,7 +11,6 @@
 
 mod call;
 mod conn;
-mod via_tonic;
 
 use super::body::MAX_REPLY_BYTES;
 use super::headers::ExtraHeaders;
@@ -264,14 +263,11 @@ pub struct GrpcTarget {
     infer_headers: HeaderMap,
     timeout: Duration,
     ready_timeout: Duration,
-    /// `ModelInfer` through tonic instead: a benchmark switch (`via_tonic`).
-    tonic: Option<via_tonic::TonicInfer>,
 }
 
 impl GrpcTarget {
     pub fn new(client: GrpcClient, model: &str, timeout: Duration) -> GrpcTarget {
         GrpcTarget {
-            tonic: via_tonic::TonicInfer::when_selected(&client),
             infer: client.uri("ModelInfer"),
             infer_headers: client.headers_for(timeout),
             client,
@@ -369,11 +365,6 @@ impl Target for GrpcTarget {
         Box::pin(async move {
             if req.body.len() > super::url::MAX_BODY_BYTES {
                 return Err(ErrorKind::TooLarge.into());
-            }
-            if let Some(t) = &self.tonic {
-                let timeout = req.timeout.unwrap_or(self.timeout);
-                let message = t.infer(&req.body, timeout).await.map_err(Ended::failure)?;
-                return Ok(Reply::new(message, None));
             }
             let (headers, timeout) = match req.timeout {
                 Some(t) => (self.client.headers_for(t), t),
