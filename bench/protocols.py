@@ -4,7 +4,11 @@ gRPC"): the same KServe v2 requests, batches of 1 and 8 padded to 512 tokens, cl
 concurrency 1 and 16 and open loop at a fixed rate; per cell the client's CPU per request
 (user and system, from each phase's client_cpu_ms_per_request), p50, p99 and req/s, the
 median of --reps runs. The protocols take turns within each repetition, and the order turns
-too, so drift on a shared machine falls on all three alike.
+too, so drift on a shared machine falls on all of them alike.
+
+`--protocols` runs some of them, the ratio column then against the first protocol named
+unless HTTP/binary is among them. (Commit 59a186b also had "gRPC/tonic", tonic's client in the
+same binary: BENCHMARKS.md, "gRPC: tonic against the hand-made client".)
 
 Standard library only. bench/protocols.sh builds the binary and starts the servers.
 """
@@ -63,9 +67,11 @@ def loads(a, batch):
 
 
 def cell(a, server, batch, label, load):
-    runs = {p: [] for p in PROTOCOLS}
+    protocols = a.protocols
+    runs = {p: [] for p in protocols}
     for rep in range(a.reps):
-        order = PROTOCOLS[rep % 3:] + PROTOCOLS[:rep % 3]
+        k = rep % len(protocols)
+        order = protocols[k:] + protocols[:k]
         for protocol in order:
             r = one_run(a, server, protocol, batch, load)
             runs[protocol].append(r)
@@ -74,15 +80,15 @@ def cell(a, server, batch, label, load):
                   file=sys.stderr)
     med = lambda k, p: statistics.median(r[k] for r in runs[p])
     return {p: {k: med(k, p) for k in ("user", "system", "cpu", "p50", "p99", "rps", "errors")}
-            | {"runs": runs[p]} for p in PROTOCOLS}
+            | {"runs": runs[p]} for p in protocols}
 
 
-def table(results):
-    lines = ["| server | batch | load | protocol | client CPU ms/req (user + sys) | vs HTTP/binary "
+def table(results, protocols, base_name):
+    lines = [f"| server | batch | load | protocol | client CPU ms/req (user + sys) | vs {base_name} "
              "| p50 ms | p99 ms | req/s |", "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
-        base = r["cells"]["HTTP/binary"]["cpu"]
-        for p in PROTOCOLS:
+        base = r["cells"][base_name]["cpu"]
+        for p in protocols:
             c = r["cells"][p]
             ratio = f"{c['cpu'] / base:.2f}×" if base > 0 else "-"
             lines.append(
@@ -107,6 +113,8 @@ def main():
     ap.add_argument("--rates", type=float, nargs=2, default=[300, 100],
                     help="open-loop req/s at batch 1 and at the larger batch")
     ap.add_argument("--pretokenize", action="store_true")
+    ap.add_argument("--protocols", nargs="+", choices=PROTOCOLS, default=PROTOCOLS,
+                    help="which to run; the ratio is against HTTP/binary if run, else the first")
     ap.add_argument("--out", default="bench/out/protocols")
     a = ap.parse_args()
     servers = []
@@ -122,7 +130,8 @@ def main():
     os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
     with open(a.out + ".json", "w") as f:
         json.dump({"args": vars(a), "results": results}, f, indent=1)
-    md = table(results)
+    base = "HTTP/binary" if "HTTP/binary" in a.protocols else a.protocols[0]
+    md = table(results, a.protocols, base)
     with open(a.out + ".md", "w") as f:
         f.write(md + "\n")
     print(md)

@@ -7,7 +7,9 @@
 # cores (2026-12-05); Triton's cells are as many again and more (not timed).
 #   bench/protocols.sh                  both servers
 #   SERVERS=reference bench/protocols.sh    the reference endpoint alone
-# Extra arguments go to bench/protocols.py (e.g. --reps 5, --pretokenize).
+# Extra arguments go to bench/protocols.py (e.g. --reps 5, --pretokenize, --protocols gRPC
+# HTTP/binary). tonic's gRPC client beside the hand-made one: commit 59a186b (BENCHMARKS.md,
+# "gRPC: tonic against the hand-made client").
 # Writes bench/out/protocols.{md,json}.
 set -euo pipefail
 cd "$(dirname "$0")/.."

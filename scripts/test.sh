@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # README's test command, and what .ci/run calls: installs what the tests need where this
-# machine allows it, then runs `cargo test --locked` (extra arguments go to it).
+# machine allows it, then runs the tests with cargo-nextest, or `cargo test --locked` where
+# nextest is not installed (extra arguments go to either: a filter, say).
 #
 #   scripts/test.sh [--no-apt] [ARGS FOR cargo test...]
 #
@@ -81,4 +82,18 @@ fi
 tail -3 "$peers_log"
 
 say "running the tests (at ${SECONDS} s)"
-exec cargo test --locked "$@"
+if cargo nextest --version >/dev/null 2>&1; then
+    # One pool for every crate's tests, four at a time, a hung test ended after 10 minutes
+    # (.config/nextest.toml). No doctests to miss: every code block in the docs is text.
+    # The tests that hold the machine alone (tests/it/alone.txt) run after the rest, one at
+    # a time: among the others each would wait for every running test to end first.
+    alone=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e 's/.*/test(=&)/' tests/it/alone.txt | paste -sd'|')
+    status=0
+    cargo nextest run --locked --no-tests=pass -E "not ($alone)" "$@" || status=$?
+    say "the tests that hold the machine alone, one at a time (at ${SECONDS} s)"
+    cargo nextest run --locked --no-tests=pass -j 1 -E "$alone" "$@" || status=$?
+    say "done (at ${SECONDS} s)"
+    exit "$status"
+fi
+say "cargo-nextest is not installed: running cargo test (slower: one test binary at a time)"
+exec cargo test --locked "$@" -- --test-threads 4

@@ -218,7 +218,6 @@ fn known_answers_at_default_flags_for_five_seeds() {
 /// a third probe).
 #[test]
 fn an_slo_below_the_service_time_has_no_rate_that_meets_it() {
-    let _t = timed();
     let s = Serve::fixed(10, 1, &["--replicas", "4"]);
     let started = std::time::Instant::now();
     let e = search(

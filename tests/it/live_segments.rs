@@ -32,7 +32,6 @@ fn live_rows(report: &str) -> Vec<(String, u64)> {
 
 #[test]
 fn each_live_change_opens_a_segment_that_export_tables_and_report_agree_on() {
-    let _t = common::timed();
     let server = Serve::start(&["--workers", "4"]);
     let export = tmp_path("segments.json");
     let command = format!(

@@ -9,6 +9,7 @@
 mod common;
 
 mod accuracy_and_input;
+mod alone;
 mod bounds;
 mod capacity;
 mod cli_conventions;

@@ -82,16 +82,27 @@ pub(crate) struct Peer {
     pub(crate) port: u16,
 }
 
-/// One peer test at a time.
-pub(crate) fn one_at_a_time() -> common::Timed {
-    common::timed()
+/// One peer test at a time: two JVMs and several Python workers starting at once on two
+/// cores time each other out. Beside tests of the reference endpoint they hold (their
+/// assertions are on what the servers answer, not on how fast), with a shared turn.
+pub(crate) struct PeerTurn {
+    _peer: std::fs::File,
+    _machine: common::Load,
+}
+
+pub(crate) fn one_at_a_time() -> PeerTurn {
+    let peer = common::lock_file("peers.lock");
+    peer.lock().expect("lock the peers");
+    PeerTurn {
+        _peer: peer,
+        _machine: common::load(),
+    }
 }
 
 impl Peer {
     pub(crate) fn start(script_name: &'static str, args: &[&str], env: &[(&str, &str)]) -> Peer {
         install(script_name.trim_end_matches(".sh"));
-        // Each peer test holds the lock for its whole life (see `timed`): two JVMs and
-        // several Python workers starting at once on two cores time each other out.
+        // Each peer test holds the peers' lock for its whole life (`one_at_a_time`).
         let port = free_port();
         let out = Command::new("bash")
             .arg(script(script_name))

@@ -184,9 +184,8 @@ fn bad_metrics_flags_are_one_line_naming_the_flag() {
 /// a second, before the phase ends), both lines whole.
 #[test]
 fn the_live_screen_shows_the_server_lines_whole_at_80x24() {
+    use crate::common::BIN;
     use crate::common::tmux::Tmux;
-    use crate::common::{BIN, timed};
-    let _t = timed();
     let s = Serve::one_ms(&[]);
     let command = format!(
         "{BIN} --url {url} --engine triton --model encoder --no-accuracy --batch-size 4 \

@@ -2,7 +2,7 @@
 //! finds it on the same server, with the run cut into time slices; and every flag of it
 //! mistyped.
 
-use crate::common::{Serve, f, run, run_env, run_export, schema_violations, stderr, stdout, timed};
+use crate::common::{Serve, f, run, run_env, run_export, schema_violations, stderr, stdout};
 
 /// A ramp 20..400 req/s over 30 s against 4 workers of 20 ms (M/D/4, 200 req/s at most):
 /// the slices' offered rates follow the ramp, the phase offers exactly what the ramp
@@ -15,7 +15,6 @@ use crate::common::{Serve, f, run, run_env, run_export, schema_violations, stder
 /// search's 183 on a quiet machine and 200 against 173 in CI (+16 %), inside the band.
 #[test]
 fn a_ramp_draws_the_knee_where_the_capacity_search_finds_it() {
-    let _alone = timed();
     let s = Serve::fixed(20, 4, &[]);
     let common = ["--engine", "hf", "--no-accuracy", "--slo", "p99=100ms"];
 

