@@ -359,7 +359,8 @@ pub struct HttpArgs {
     pub pooling: Pooling,
 }
 
-/// Service-level objectives and the capacity search (see `crate::slo`, `crate::capacity`).
+/// Service-level objectives and the capacity search (see `encbench_core::slo` and
+/// `encbench_core::capacity`).
 #[derive(Args, Debug, Clone, Default)]
 pub struct SloArgs {
     /// An objective every phase is judged against, on scheduled latency: p50, p90, p95, p99
