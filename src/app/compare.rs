@@ -190,7 +190,7 @@ fn write_interim(a: &CompareArgs, interim: &Export) {
 
 /// The export written, the report page, the tables printed, and the exit it earned.
 fn finish(a: &CompareArgs, mut export: Export, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
-    super::judge_thresholds(&mut export, &a.fail_on);
+    super::judge_thresholds(&mut export, &a.fail_on.thresholds);
     let failed = export.error.clone();
     let written = a
         .export

@@ -257,8 +257,10 @@ fn sagemaker_config(endpoint: &str, s: &SageMakerArgs) -> SageMakerConfig {
 
 /// `--fail-on` judged on the export's phases, recorded in it (config and outcome) before it
 /// is written. `slo` without `--slo` could never be breached: refused up front.
-fn judge_thresholds(export: &mut encbench_core::export::Export, fail_on: &crate::cli::FailOnArgs) {
-    let t = &fail_on.thresholds;
+fn judge_thresholds(
+    export: &mut encbench_core::export::Export,
+    t: &[encbench_core::thresholds::Threshold],
+) {
     export.config["fail_on"] =
         serde_json::json!(t.iter().map(ToString::to_string).collect::<Vec<_>>());
     export.fail_on = encbench_core::thresholds::judge(t, &export.phases);

@@ -242,22 +242,3 @@ fn notes(r: &mut RunArgs, m: &ArgMatches) -> Vec<String> {
         .collect();
     notes
 }
-
-/// The notes of flags that only some families use, once the run's family is known (given,
-/// or found at the URL).
-pub fn engine_notes(r: &RunArgs, engine: &str) -> Vec<String> {
-    let mut notes = Vec::new();
-    if r.pretokenize && (engine == "hf" || r.text_input.is_some()) {
-        notes.push(
-            "note: --pretokenize applies to token ids tokenized on the client (--engine triton without --text-input, vllm, or a server that takes ids); this run sends text".into(),
-        );
-    }
-    if engine != "triton" {
-        for flag in &r.triton_flags {
-            notes.push(format!(
-                "note: {flag} applies to --engine triton; it has no effect with --engine {engine}"
-            ));
-        }
-    }
-    notes
-}

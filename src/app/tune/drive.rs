@@ -10,7 +10,7 @@ use encbench_core::export::tune::{TuneConfiguration, TuneStatus, summary};
 use encbench_core::results::RunReport;
 use encbench_core::tune::Assignment;
 use encbench_load::engine::{Command, Engine, Hosts};
-use encbench_load::setup::{self, Address, PreparedTarget};
+use encbench_load::setup::{self, Address, PreparedTarget, TargetSettings};
 use encbench_load::tune::server::{self, LocalServer, Spec};
 use encbench_load::tune::{Row, RowState, TuneView};
 use encbench_wire::client::OnWaiting;
@@ -252,7 +252,7 @@ impl One<'_> {
         srv: &mut LocalServer,
     ) -> (RunReport, (TuneStatus, Option<String>)) {
         self.state(RowState::Measuring);
-        let setup = match crate::app::run::engine_setup(a, p, false) {
+        let setup = match crate::app::run::workload(a, false).engine(p) {
             Ok(s) => s,
             Err(e) => return (empty_report(), (TuneStatus::Failed, Some(e.to_string()))),
         };
@@ -392,12 +392,16 @@ async fn prepared(
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let settings = crate::app::run::target_settings(a, Address::Url(url.to_string()));
+    let settings = TargetSettings {
+        address: Address::Url(url.to_string()),
+        ..crate::app::run::target(a).settings
+    };
     let p = setup::prepare(&settings)
         .await
         .map_err(|e| AppError::from(e).to_string())?;
-    let config = serde_json::to_value(crate::app::run::run_config(a, &p, &Hosts::default()))
-        .expect("a run's config serializes");
+    let mut record = crate::app::run::record(a, &Hosts::default());
+    crate::app::run::resolve(&mut record, &p);
+    let config = serde_json::to_value(record).expect("a run's config serializes");
     p.target
         .check_ready(waiting)
         .await
