@@ -132,6 +132,11 @@ async fn start_demos(
 
 /// Every target prepared as a plain run would be; the first that cannot be is named.
 async fn prepare(s: &Settings, specs: &[spec::TargetSpec]) -> Result<Vec<Entry>, AppError> {
+    // Every target's flags weighed before the first is prepared.
+    for t in specs {
+        super::target::check(&spec::target_settings(s, t))
+            .map_err(|e| AppError::Usage(format!("{} {}: {e}", t.flag, t.name)))?;
+    }
     let mut entries = Vec::with_capacity(specs.len());
     for t in specs {
         let named = |e: SetupError| AppError::Usage(format!("{} {}: {e}", t.flag, t.name));

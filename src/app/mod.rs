@@ -9,6 +9,7 @@ mod hosts;
 mod report;
 mod run;
 mod serve;
+mod target;
 mod tune;
 
 pub use serve::config as serve_config;

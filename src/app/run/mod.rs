@@ -1,13 +1,14 @@
 //! A run: the target prepared and checked, the engine driven by the live screen or headless,
 //! the export written, and the tables printed from that export.
 
+mod flags;
 mod records;
 mod replay;
 mod settings;
 mod settle;
 
+pub(super) use flags::{check as check_flags, notes};
 pub(super) use settings::{demo_config, record, resolve, target, workload};
-pub(super) use settle::check_flags;
 
 use super::{AppError, Stdout, is_stdout, usage, write_export};
 use crate::cli::RunArgs;
@@ -30,6 +31,7 @@ use std::time::SystemTime;
 pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
     let RunSpec {
         target,
+        demo,
         hosts,
         replay,
         workload,
@@ -37,7 +39,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         mut front,
         outputs,
     } = settle::settle(a, stdout.is_terminal)?;
-    let (p, _demo_server) = target.start().await?;
+    let (p, _demo_server) = settings::start_demo(target, demo).await?;
     let p = setup::prepare(&p).await?;
     let replaying = (replay.map(|r| replay::plan(r, p.seed, &p.tokenizer))).transpose()?;
     // Said before the load and kept in the export: lengths the trace asked for and did not get.

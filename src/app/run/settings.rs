@@ -20,31 +20,25 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The target's settings, and the reference endpoint a `--demo` run starts first.
-pub(in crate::app) struct TargetSpec {
-    /// A demo's address is its endpoint's, filled in once started (`start`).
-    pub settings: TargetSettings,
-    pub demo: Option<ServeConfig>,
-}
-
-impl TargetSpec {
-    /// The settings with the address to send to: `--demo`'s reference endpoint started
-    /// here, kept alive by the caller for as long as the run uses it.
-    pub async fn start(self) -> Result<(TargetSettings, Option<RunningServer>), AppError> {
-        let Some(config) = self.demo else {
-            return Ok((self.settings, None));
-        };
-        let server = serve::start(config, TokenCounter::shipped())
-            .await
-            .map_err(|e| {
-                AppError::Failed(format!("--demo: cannot start the reference endpoint: {e}"))
-            })?;
-        let settings = TargetSettings {
-            address: Address::Demo(server.url()),
-            ..self.settings
-        };
-        Ok((settings, Some(server)))
-    }
+/// The settings with the address to send to: `demo`'s reference endpoint started here,
+/// kept alive by the caller for as long as the run uses it.
+pub(in crate::app) async fn start_demo(
+    target: TargetSettings,
+    demo: Option<ServeConfig>,
+) -> Result<(TargetSettings, Option<RunningServer>), AppError> {
+    let Some(config) = demo else {
+        return Ok((target, None));
+    };
+    let server = serve::start(config, TokenCounter::shipped())
+        .await
+        .map_err(|e| {
+            AppError::Failed(format!("--demo: cannot start the reference endpoint: {e}"))
+        })?;
+    let target = TargetSettings {
+        address: Address::Demo(server.url()),
+        ..target
+    };
+    Ok((target, Some(server)))
 }
 
 /// Where the run sends its requests; `None` for `--demo`, whose endpoint is not started yet.
@@ -57,11 +51,15 @@ fn address(a: &RunArgs) -> Option<Address> {
     }
 }
 
-pub(in crate::app) fn target(a: &RunArgs) -> TargetSpec {
-    let address = address(a);
-    TargetSpec {
-        demo: address.is_none().then(|| demo_config(a.task)),
-        settings: target_settings(a, address.unwrap_or(Address::Demo(String::new()))),
+/// The target's settings, and the reference endpoint a `--demo` run starts first: its
+/// address is filled in once started (`start_demo`).
+pub(in crate::app) fn target(a: &RunArgs) -> (TargetSettings, Option<ServeConfig>) {
+    match address(a) {
+        Some(address) => (target_settings(a, address), None),
+        None => (
+            target_settings(a, Address::Demo(String::new())),
+            Some(demo_config(a.task)),
+        ),
     }
 }
 

@@ -3,19 +3,23 @@
 //! workload, the export's record and the front-end. Nothing after `settle` reads `RunArgs`:
 //! each step of the run takes its part of the `RunSpec`.
 
-use super::super::{AppError, check_export_path, sagemaker_config, usage};
-use super::{records, replay, settings};
+use super::super::{AppError, check_export_path, sagemaker_config};
+use super::{flags, records, replay, settings};
 use crate::cli::RunArgs;
 use encbench_core::export::RunConfig;
 use encbench_core::lengths::LengthMix;
 use encbench_core::thresholds::Threshold;
 use encbench_load::engine::Hosts;
+use encbench_load::setup::TargetSettings;
+use encbench_serve::ServeConfig;
 use encbench_wire::client::sagemaker::SageMakerConfig;
 use std::path::PathBuf;
 
 /// Everything a run is, decided before anything is sent.
 pub(in crate::app) struct RunSpec {
-    pub target: settings::TargetSpec,
+    pub target: TargetSettings,
+    /// `--demo`'s reference endpoint, to start before the target is prepared.
+    pub demo: Option<ServeConfig>,
     pub hosts: Hosts,
     pub replay: Option<replay::ReplaySpec>,
     pub workload: settings::Workload,
@@ -66,10 +70,13 @@ pub(in crate::app) fn settle(a: RunArgs, terminal: bool) -> Result<RunSpec, AppE
     // A shard is one of several hosts sending one schedule: no live keys change its part.
     let screen = !a.headless && terminal && hosts.shard.is_none();
     records::check(&a, screen)?;
+    let (target, demo) = settings::target(&a);
+    super::super::target::check(&target)?;
     // Nor a replay's: its times are the recording's.
     let live = screen && replay.is_none();
     Ok(RunSpec {
-        target: settings::target(&a),
+        target,
+        demo,
         workload: settings::workload(&a, live),
         record: settings::record(&a, &hosts),
         front: front(&a, live),
@@ -82,6 +89,7 @@ pub(in crate::app) fn settle(a: RunArgs, terminal: bool) -> Result<RunSpec, AppE
 /// What is refused before anything is sent: a run of an hour must not end with results that
 /// cannot be saved, nor with flags that could not work together.
 fn check(a: &RunArgs) -> Result<(), AppError> {
+    flags::check(a)?;
     if let Some(p) = &a.export {
         check_export_path("--export", p)?;
     }
@@ -89,26 +97,7 @@ fn check(a: &RunArgs) -> Result<(), AppError> {
         super::super::check_report_path(p)?;
     }
     super::super::check_fail_on(&a.fail_on, &a.slo)?;
-    super::super::only_tune_fails(&a.fail_on)?;
-    check_flags(a)
-}
-
-/// Flags that cannot work together, whatever the front-end (also each configuration of a
-/// tune's).
-pub(in crate::app) fn check_flags(a: &RunArgs) -> Result<(), AppError> {
-    if a.find_capacity && a.sweep_concurrency {
-        return Err(usage(
-            "--find-capacity",
-            "searches rates at one concurrency cap: drop --sweep-concurrency, or run the search at each --concurrency",
-        ));
-    }
-    if a.server.cloudwatch_wait.is_some() && a.endpoint.is_none() {
-        return Err(usage(
-            "--cloudwatch-wait",
-            "reads SageMaker's metrics of an --endpoint run: give --endpoint, or drop it",
-        ));
-    }
-    Ok(())
+    super::super::only_tune_fails(&a.fail_on)
 }
 
 fn front(a: &RunArgs, live: bool) -> FrontSpec {
@@ -120,10 +109,10 @@ fn front(a: &RunArgs, live: bool) -> FrontSpec {
         window_s: a.window,
         lengths: a.input_tokens,
         notes: FlagNotes {
-            said: a.notes.clone(),
+            said: flags::notes(a),
             pretokenize: a.pretokenize,
             text_input: a.text_input.is_some(),
-            triton_flags: a.triton_flags.clone(),
+            triton_flags: flags::triton_flags(a),
         },
     }
 }

@@ -394,7 +394,7 @@ async fn prepared(
     }
     let settings = TargetSettings {
         address: Address::Url(url.to_string()),
-        ..crate::app::run::target(a).settings
+        ..crate::app::run::target(a).0
     };
     let p = setup::prepare(&settings)
         .await

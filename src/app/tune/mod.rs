@@ -91,7 +91,7 @@ pub(super) async fn main(t: TuneArgs, stdout: &mut Stdout<'_>) -> Result<(), App
             .await
             .map_err(|e| AppError::Failed(format!("cannot drive the terminal: {e}")))?
     } else {
-        for note in &first.notes {
+        for note in &super::run::notes(&first) {
             crate::stderr::say(format_args!("{note}"));
         }
         let mut said = say::Said::new(&plan, rerank(&first));
@@ -141,6 +141,7 @@ fn check(t: &TuneArgs, grid: &[Assignment], first: &RunArgs) -> Result<(), AppEr
     for values in grid {
         let c = t.configuration(values, Some(1)).map_err(|e| line(&e))?;
         super::run::check_flags(&c.run)
+            .and_then(|()| super::target::check(&super::run::target(&c.run).0))
             .map_err(|e| AppError::Usage(format!("tune {values}: {e}")))?;
     }
     Ok(())
