@@ -4,7 +4,7 @@
 use super::{AppError, Stdout, check_export_path, is_stdout, usage, write_export};
 use crate::cli::CompareArgs;
 use encbench_core::export::{Export, write_atomic};
-use encbench_load::compare::{self, CompareView, Entry, RowState, Settings, spec};
+use encbench_load::compare::{self, CompareSpec, CompareView, Entry, RowState, spec};
 use encbench_load::setup::{self, SetupError};
 use encbench_report::{ReportFormat, render};
 use encbench_serve::{self as serve, ServeConfig, model::ServiceModel};
@@ -13,8 +13,8 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 /// The workload of every target, as `compare` takes it.
-fn settings(a: &CompareArgs) -> Settings {
-    Settings {
+fn compare_spec(a: &CompareArgs) -> CompareSpec {
+    CompareSpec {
         batch_sizes: a.batch_sizes.clone(),
         batch_concurrency: a.concurrency,
         repeat: a.repeat,
@@ -76,9 +76,9 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
         super::check_report_path(p)?;
     }
     // One seed for all: every target gets the same inputs in the same order.
-    let s = Settings {
+    let s = CompareSpec {
         seed: Some(a.seed.unwrap_or_else(rand::random)),
-        ..settings(&a)
+        ..compare_spec(&a)
     };
     let entries = prepare(&s, &specs).await?;
     for (t, e) in specs.iter().zip(&entries) {
@@ -131,7 +131,7 @@ async fn start_demos(
 }
 
 /// Every target prepared as a plain run would be; the first that cannot be is named.
-async fn prepare(s: &Settings, specs: &[spec::TargetSpec]) -> Result<Vec<Entry>, AppError> {
+async fn prepare(s: &CompareSpec, specs: &[spec::TargetSpec]) -> Result<Vec<Entry>, AppError> {
     // Every target's flags weighed before the first is prepared.
     for t in specs {
         super::target::check(&spec::target_settings(s, t))

@@ -12,7 +12,7 @@ use encbench_core::tune::Assignment;
 use encbench_load::engine::{Command, Engine, Hosts};
 use encbench_load::setup::{self, Address, PreparedTarget, TargetSettings};
 use encbench_load::tune::server::{self, LocalServer, Spec};
-use encbench_load::tune::{Row, RowState, TuneView};
+use encbench_load::tune::{ConfigurationState, Row, TuneView};
 use encbench_wire::client::OnWaiting;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -109,7 +109,7 @@ impl One<'_> {
         self.view.send_modify(f);
     }
 
-    fn state(&self, s: RowState) {
+    fn state(&self, s: ConfigurationState) {
         let i = self.index;
         self.set(|v| v.rows[i].state = s);
     }
@@ -118,7 +118,7 @@ impl One<'_> {
     async fn run(&mut self) -> (Row, Option<String>) {
         let i = self.index;
         self.set(|v| v.current = Some(i));
-        self.state(RowState::Starting);
+        self.state(ConfigurationState::Starting);
         let row = Row::waiting(self.label());
         let port = self.plan.args.picks_port().then(free_port).flatten();
         let mut record = self.record();
@@ -185,7 +185,7 @@ impl One<'_> {
                 record.reason = Some("stopped while its server started".into());
             }
         }
-        self.state(RowState::Stopping);
+        self.state(ConfigurationState::Stopping);
         let grace = Duration::from_secs_f64(self.plan.args.stop_grace);
         match srv.stop(grace).await {
             Ok(how) => record.server_exit = Some(how),
@@ -199,7 +199,7 @@ impl One<'_> {
         }
         self.tag(&mut row);
         record.capacity = summary(&row.capacity, &row.label);
-        row.state = RowState::Done(record.status);
+        row.state = ConfigurationState::Done(record.status);
         row.record = Some(record);
         (row, internal)
     }
@@ -251,7 +251,7 @@ impl One<'_> {
         p: PreparedTarget,
         srv: &mut LocalServer,
     ) -> (RunReport, (TuneStatus, Option<String>)) {
-        self.state(RowState::Measuring);
+        self.state(ConfigurationState::Measuring);
         let setup = match crate::app::run::workload(a, false).engine(p) {
             Ok(s) => s,
             Err(e) => return (empty_report(), (TuneStatus::Failed, Some(e.to_string()))),
@@ -321,7 +321,7 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
 fn failed(mut row: Row, mut record: TuneConfiguration, why: &str) -> Row {
     record.status = TuneStatus::Failed;
     record.reason = Some(encbench_core::scrub::text(why));
-    row.state = RowState::Done(TuneStatus::Failed);
+    row.state = ConfigurationState::Done(TuneStatus::Failed);
     row.record = Some(record);
     row
 }

@@ -12,7 +12,7 @@ use aws_credential_types::provider::SharedCredentialsProvider;
 use aws_smithy_http_client::Builder;
 
 /// The loaded configuration and its credential chain, wrapped to remember what it resolves.
-pub struct Loaded {
+pub struct LoadedSdk {
     pub sdk: SdkConfig,
     pub credentials: Option<SharedCredentialsProvider>,
 }
@@ -25,7 +25,7 @@ pub async fn load(
     retry: RetryConfig,
     timeouts: TimeoutConfig,
     override_url: bool,
-) -> Loaded {
+) -> LoadedSdk {
     let http = Builder::new()
         .pool_max_idle_per_host(pool.max(1))
         .tls_provider(super::tls::sdk_provider())
@@ -47,5 +47,5 @@ pub async fn load(
     let credentials = sdk
         .credentials_provider()
         .map(|chain| SharedCredentialsProvider::new(Remembered(chain)));
-    Loaded { sdk, credentials }
+    LoadedSdk { sdk, credentials }
 }
