@@ -1,4 +1,4 @@
-//! A target's flags weighed against each other, for a run and for each target of a
+//! A target's flags weighed against where its requests go, for a run and for each target of a
 //! comparison, while they settle: before any file is read or anything is sent.
 
 use super::{AppError, usage};
@@ -6,7 +6,7 @@ use encbench_load::setup::{Address, FormatSettings, TargetSettings};
 use encbench_wire::client::grpc::is_grpc;
 use encbench_wire::payload::PayloadFormat;
 
-pub(super) fn check(s: &TargetSettings) -> Result<(), AppError> {
+pub(super) fn check_fit(s: &TargetSettings) -> Result<(), AppError> {
     grpc(s)?;
     signed(s)
 }

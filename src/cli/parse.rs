@@ -54,10 +54,6 @@ where
         }
     }
     check_urls(&cli, url_flag)?;
-    if let Some(Sub::Tune(t)) = &cli.command {
-        t.validate()
-            .map_err(|line| (2, encbench_core::scrub::text(&line)))?;
-    }
     Ok(cli)
 }
 

@@ -6,7 +6,7 @@ use crate::cli::RunArgs;
 
 /// Flags that cannot work together, whatever the front-end (also each configuration of a
 /// tune's).
-pub(in crate::app) fn check(a: &RunArgs) -> Result<(), AppError> {
+pub(in crate::app) fn check_together(a: &RunArgs) -> Result<(), AppError> {
     overridden(a)?;
     ramp_and_slices(a)?;
     if a.find_capacity && a.sweep_concurrency {

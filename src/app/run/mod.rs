@@ -7,8 +7,9 @@ mod replay;
 mod settings;
 mod settle;
 
-pub(super) use flags::{check as check_flags, notes};
+pub(super) use flags::{check_together, notes};
 pub(super) use settings::{demo_config, record, resolve, target, workload};
+pub(super) use settle::OutputSpec;
 
 use super::{AppError, Stdout, is_stdout, usage, write_export};
 use crate::cli::RunArgs;
@@ -21,7 +22,7 @@ use encbench_load::engine::Engine;
 use encbench_load::setup::{self, PreparedTarget};
 use encbench_report::{ReportFormat, render};
 use serde_json::Value;
-use settle::{FrontSpec, OutputSpec, RunSpec};
+use settle::{FrontSpec, RunSpec};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::SystemTime;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 /// Refuses what could not work before anything is sent; `live` when the screen will own
 /// the terminal.
-pub(super) fn check(a: &RunArgs, live: bool) -> Result<(), AppError> {
+pub(super) fn check_path(a: &RunArgs, live: bool) -> Result<(), AppError> {
     let Some(path) = &a.records else {
         return Ok(());
     };

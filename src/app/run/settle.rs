@@ -3,14 +3,14 @@
 //! workload, the export's record and the front-end. Nothing after `settle` reads `RunArgs`:
 //! each step of the run takes its part of the `RunSpec`.
 
-use super::super::{AppError, check_export_path, sagemaker_config};
+use super::super::{AppError, check_export_path};
 use super::{flags, records, replay, settings};
 use crate::cli::RunArgs;
 use encbench_core::export::RunConfig;
 use encbench_core::lengths::LengthMix;
 use encbench_core::thresholds::Threshold;
 use encbench_load::engine::Hosts;
-use encbench_load::setup::TargetSettings;
+use encbench_load::setup::{Address, TargetSettings};
 use encbench_serve::ServeConfig;
 use encbench_wire::client::sagemaker::SageMakerConfig;
 use std::path::PathBuf;
@@ -64,23 +64,23 @@ pub(in crate::app) struct OutputSpec {
 /// The run the command line asks for, or the one line that says why it cannot be.
 /// `terminal`: stdout is one (the live screen needs it).
 pub(in crate::app) fn settle(a: RunArgs, terminal: bool) -> Result<RunSpec, AppError> {
-    check(&a)?;
+    check_before_sending(&a)?;
     let replay = replay::read(&a)?;
     let hosts = super::super::hosts::hosts(&a)?;
     // A shard is one of several hosts sending one schedule: no live keys change its part.
     let screen = !a.headless && terminal && hosts.shard.is_none();
-    records::check(&a, screen)?;
+    records::check_path(&a, screen)?;
     let (target, demo) = settings::target(&a);
-    super::super::target::check(&target)?;
+    super::super::target::check_fit(&target)?;
     // Nor a replay's: its times are the recording's.
     let live = screen && replay.is_none();
     Ok(RunSpec {
-        target,
         demo,
         workload: settings::workload(&a, live),
         record: settings::record(&a, &hosts),
         front: front(&a, live),
-        outputs: outputs(a),
+        outputs: outputs(a, &target.address),
+        target,
         hosts,
         replay,
     })
@@ -88,8 +88,8 @@ pub(in crate::app) fn settle(a: RunArgs, terminal: bool) -> Result<RunSpec, AppE
 
 /// What is refused before anything is sent: a run of an hour must not end with results that
 /// cannot be saved, nor with flags that could not work together.
-fn check(a: &RunArgs) -> Result<(), AppError> {
-    flags::check(a)?;
+fn check_before_sending(a: &RunArgs) -> Result<(), AppError> {
+    flags::check_together(a)?;
     if let Some(p) = &a.export {
         check_export_path("--export", p)?;
     }
@@ -117,11 +117,14 @@ fn front(a: &RunArgs, live: bool) -> FrontSpec {
     }
 }
 
-/// The last of the command line: what is left of it goes where the results go.
-fn outputs(a: RunArgs) -> OutputSpec {
-    let cloudwatch = (a.server.cloudwatch_wait)
-        .zip(a.endpoint.as_ref())
-        .map(|(wait, name)| (wait, sagemaker_config(name, &a.sagemaker)));
+/// The last of the command line: what is left of it goes where the results go. CloudWatch
+/// reads the metrics of the endpoint the run sends to (`check_together` refuses it without).
+fn outputs(a: RunArgs, address: &Address) -> OutputSpec {
+    let endpoint = match address {
+        Address::SageMaker(endpoint) => Some(endpoint.clone()),
+        _ => None,
+    };
+    let cloudwatch = a.server.cloudwatch_wait.zip(endpoint);
     OutputSpec {
         export: a.export,
         report: a.report,
