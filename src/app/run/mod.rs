@@ -18,9 +18,10 @@ use crate::tui::{self, state::Info};
 use encbench_core::export::records::Records;
 use encbench_core::export::{Export, write_atomic};
 use encbench_core::results::RunReport;
-use encbench_load::engine::Engine;
-use encbench_load::setup::{self, PreparedTarget};
+use encbench_load::engine::{Engine, Hosts};
+use encbench_load::setup::{self, PreparedTarget, TargetSettings};
 use encbench_report::{ReportFormat, render};
+use replay::{PreparedReplay, ReplaySpec};
 use serde_json::Value;
 use settle::{FrontSpec, RunSpec};
 use std::path::PathBuf;
@@ -40,16 +41,11 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         mut front,
         outputs,
     } = settle::settle(a, stdout.is_terminal)?;
-    let (p, _demo_server) = settings::start_demo(target, demo).await?;
-    let p = setup::prepare(&p).await?;
-    let replaying = (replay.map(|r| replay::plan(r, p.seed, &p.tokenizer))).transpose()?;
+    let (target, _demo_server) = settings::start_demo(target, demo).await?;
+    let (p, replaying) = prepare(&target, replay).await?;
     // Said before the load and kept in the export: lengths the trace asked for and did not get.
     let replay_note = replaying.as_ref().and_then(|r| r.note.clone());
     (front.notes.said).extend(replay_note.iter().map(|n| format!("note: {n}")));
-    // Before the screen opens, so it stays in the scrollback: what the server was taken for.
-    if let Some(found) = &p.found {
-        crate::stderr::say(format_args!("{}", found.line()));
-    }
     settings::resolve(&mut record, &p);
     if let Some(r) = &replaying {
         r.record(&mut record);
@@ -57,13 +53,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
     let config = serde_json::to_value(record).expect("a run's config serializes");
     ready(&p, &outputs, &config, stdout).await?;
     let info = info(&front, &p);
-    let mut setup = workload.engine(p)?;
-    if let Some(r) = &replaying {
-        r.shape(&mut setup);
-    }
-    let records = records::open(outputs.records.as_deref())?;
-    setup.records = records.as_ref().map(|r| r.sender());
-    let engine = Engine::start_among(hosts, setup);
+    let (engine, records) = start(workload, p, replaying.as_ref(), hosts, &outputs)?;
     let abort = abort_export(&outputs, &config, records.clone());
     let mut report = if front.live {
         live_screen(&outputs, front.fps, engine, info, &config, abort).await?
@@ -82,6 +72,38 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
     report.error = encbench_core::failure::describe(report.error);
     let finished = finish(&outputs, &report, config, stdout);
     closed.and(finished)
+}
+
+/// The target prepared, and the replay's plan once the target's seed and tokenizer are known.
+async fn prepare(
+    target: &TargetSettings,
+    replay: Option<ReplaySpec>,
+) -> Result<(PreparedTarget, Option<PreparedReplay>), AppError> {
+    let p = setup::prepare(target).await?;
+    let replaying = (replay.map(|r| replay::plan(r, p.seed, &p.tokenizer))).transpose()?;
+    // Before the screen opens, so it stays in the scrollback: what the server was taken for.
+    if let Some(found) = &p.found {
+        crate::stderr::say(format_args!("{}", found.line()));
+    }
+    Ok((p, replaying))
+}
+
+/// The engine started on the prepared target, as the replay shapes it, with the records'
+/// writer it sends a line of each request to.
+fn start(
+    workload: settings::Workload,
+    p: PreparedTarget,
+    replaying: Option<&PreparedReplay>,
+    hosts: Hosts,
+    outputs: &OutputSpec,
+) -> Result<(Engine, Option<Arc<Records>>), AppError> {
+    let mut setup = workload.engine(p)?;
+    if let Some(r) = replaying {
+        r.shape(&mut setup);
+    }
+    let records = records::open(outputs.records.as_deref())?;
+    setup.records = records.as_ref().map(|r| r.sender());
+    Ok((Engine::start_among(hosts, setup), records))
 }
 
 /// The target answers, or the run ends with the export of why not.
