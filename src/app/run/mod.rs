@@ -8,7 +8,7 @@ mod settings;
 mod settle;
 
 pub(super) use flags::{check_together, notes};
-pub(super) use settings::{demo_config, record, resolve, target, workload};
+pub(super) use settings::{Workload, demo_config, record, resolve, target, workload};
 pub(super) use settle::OutputSpec;
 
 use super::{AppError, Stdout, is_stdout, usage, write_export};

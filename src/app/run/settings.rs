@@ -218,6 +218,7 @@ pub(in crate::app) fn resolve(c: &mut RunConfig, p: &PreparedTarget) {
 
 /// What the engine is asked to run, whatever the target: the phases, the pace, the
 /// objectives, the server's metrics, and how the screen's snapshots are taken.
+#[derive(Clone)]
 pub(in crate::app) struct Workload {
     /// At the command line's batch size until the target is prepared (`engine`).
     pub plan: RunPlan,
