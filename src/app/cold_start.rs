@@ -1,13 +1,13 @@
 //! `cold-start`: first-request latency of a SageMaker endpoint after idleness.
 
-use super::{AppError, Stdout, check_export_path, sagemaker_config, usage, write_export};
+use super::{AppError, Stdout, check_export_path, sagemaker_settings, usage, write_export};
 use crate::cli::ColdStartArgs;
 use crate::signals::ABORT_EXIT_CODE;
 use encbench_core::input::Shape;
 use encbench_load::cold_start::{self, ColdStartExport, ColdStartProbe, Progress};
 use encbench_report::{Loaded, ReportFormat, render_loaded};
 use encbench_wire::client::Target;
-use encbench_wire::client::sagemaker::{SageMakerConfig, SageMakerTarget};
+use encbench_wire::client::sagemaker::{SageMakerSettings, SageMakerTarget};
 use encbench_wire::payload::{Format, HfFormat};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -72,7 +72,7 @@ impl Shown {
 /// A cold-start probe as its command line settles it: nothing after `settle` reads
 /// `ColdStartArgs`.
 struct ColdStartSpec {
-    endpoint: SageMakerConfig,
+    endpoint: SageMakerSettings,
     shape: Shape,
     timeout: Duration,
     probe: ColdStartProbe,
@@ -90,7 +90,7 @@ fn settle(a: ColdStartArgs) -> Result<ColdStartSpec, AppError> {
         check_export_path("--export", p)?;
     }
     Ok(ColdStartSpec {
-        endpoint: sagemaker_config(&a.endpoint, &a.sagemaker),
+        endpoint: sagemaker_settings(&a.endpoint, &a.sagemaker),
         shape: Shape {
             pad_to_max: a.pad_to_max,
             max_len: a.max_len,

@@ -17,7 +17,7 @@ pub use serve::config as serve_config;
 use crate::cli::{Cli, SageMakerArgs, Sub};
 use clap::CommandFactory;
 use encbench_load::setup::SetupError;
-use encbench_wire::client::sagemaker::SageMakerConfig;
+use encbench_wire::client::sagemaker::SageMakerSettings;
 use std::io::Write;
 use std::path::Path;
 
@@ -242,8 +242,8 @@ fn remember_url_passwords(cli: &Cli) {
     }
 }
 
-fn sagemaker_config(endpoint: &str, s: &SageMakerArgs) -> SageMakerConfig {
-    SageMakerConfig {
+fn sagemaker_settings(endpoint: &str, s: &SageMakerArgs) -> SageMakerSettings {
+    SageMakerSettings {
         endpoint: endpoint.to_string(),
         region: s.region.clone(),
         profile: s.profile.clone(),

@@ -2,7 +2,7 @@
 //! target's settings, the workload the engine runs, and the export's record. Read only while
 //! a run settles (and for each configuration of a tune).
 
-use super::super::{AppError, sagemaker_config};
+use super::super::{AppError, sagemaker_settings};
 use crate::cli::RunArgs;
 use encbench_core::arrival::Pace;
 use encbench_core::export::{RunConfig, TargetConfig, rfc3339};
@@ -45,7 +45,7 @@ pub(in crate::app) async fn start_demo(
 fn address(a: &RunArgs) -> Option<Address> {
     // `cli::parse` refuses a run that names none of the three, and clap two of them.
     match (&a.endpoint, &a.url) {
-        (Some(name), _) => Some(Address::SageMaker(sagemaker_config(name, &a.sagemaker))),
+        (Some(name), _) => Some(Address::SageMaker(sagemaker_settings(name, &a.sagemaker))),
         (None, Some(url)) => Some(Address::Url(url.clone())),
         (None, None) => None,
     }

@@ -12,7 +12,7 @@ use encbench_core::thresholds::Threshold;
 use encbench_load::engine::Hosts;
 use encbench_load::setup::{Address, TargetSettings};
 use encbench_serve::ServeConfig;
-use encbench_wire::client::sagemaker::SageMakerConfig;
+use encbench_wire::client::sagemaker::SageMakerSettings;
 use std::path::PathBuf;
 
 /// Everything a run is, decided before anything is sent.
@@ -58,7 +58,7 @@ pub(in crate::app) struct OutputSpec {
     pub records: Option<PathBuf>,
     pub fail_on: Vec<Threshold>,
     /// `--cloudwatch-wait` of an `--endpoint` run: how long, and which endpoint.
-    pub cloudwatch: Option<(f64, SageMakerConfig)>,
+    pub cloudwatch: Option<(f64, SageMakerSettings)>,
 }
 
 /// The run the command line asks for, or the one line that says why it cannot be.

@@ -5,7 +5,7 @@ use super::CompareSpec;
 use crate::setup::{Address, FormatSettings, TargetSettings};
 use clap::ValueEnum;
 use encbench_core::input::Shape;
-use encbench_wire::client::sagemaker::SageMakerConfig;
+use encbench_wire::client::sagemaker::SageMakerSettings;
 use encbench_wire::payload::{Api, PayloadFormat, RerankOptions};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -281,7 +281,7 @@ pub fn local(name: &str, url: String, instance: &str) -> TargetSpec {
 /// target's own address, routing, payload format and price.
 pub fn target_settings(a: &CompareSpec, t: &TargetSpec) -> TargetSettings {
     let address = match (&t.endpoint, &t.url) {
-        (Some(endpoint), _) => Address::SageMaker(SageMakerConfig {
+        (Some(endpoint), _) => Address::SageMaker(SageMakerSettings {
             endpoint: endpoint.clone(),
             region: a.region.clone(),
             profile: a.profile.clone(),

@@ -21,7 +21,7 @@ use encbench_core::lengths::LengthMix;
 use encbench_core::pricing::{instance_price, unpriced};
 use encbench_wire::accuracy::AccuracySetup;
 use encbench_wire::client::headers::ExtraHeaders;
-use encbench_wire::client::sagemaker::{MAX_BODY_BYTES, SageMakerConfig, SageMakerTarget};
+use encbench_wire::client::sagemaker::{MAX_BODY_BYTES, SageMakerSettings, SageMakerTarget};
 use encbench_wire::client::url::{self, Routes, UrlTarget};
 use encbench_wire::client::{Target, shown_url};
 use encbench_wire::discover::Found;
@@ -41,7 +41,7 @@ pub enum Address {
     /// The built-in reference endpoint, started on 127.0.0.1 for this run at this URL.
     Demo(String),
     /// A SageMaker endpoint through the AWS SDK.
-    SageMaker(SageMakerConfig),
+    SageMaker(SageMakerSettings),
 }
 
 /// The payload format and what it needs to know about the model.
@@ -473,7 +473,7 @@ fn target_config(
         Address::SageMaker(cfg) => Some(cfg),
         _ => None,
     };
-    let field = |f: fn(&SageMakerConfig) -> &Option<String>| sm.and_then(|c| f(c).clone());
+    let field = |f: fn(&SageMakerSettings) -> &Option<String>| sm.and_then(|c| f(c).clone());
     TargetConfig {
         url: sm.is_none().then(|| shown.to_string()),
         engine: r.family.name().to_string(),

@@ -3,7 +3,7 @@
 //! and profile of the flags, the endpoint override. The runtime client and CloudWatch share
 //! it, so both act as the same identity in the same region.
 
-use super::sagemaker::SageMakerConfig;
+use super::sagemaker::SageMakerSettings;
 use super::sdk_guard::Remembered;
 use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;
@@ -20,7 +20,7 @@ pub struct LoadedSdk {
 /// Loads the configuration with this client's connection pool, retries and timeouts;
 /// `--endpoint-url` applies unless `override_url` is false.
 pub async fn load(
-    cfg: &SageMakerConfig,
+    cfg: &SageMakerSettings,
     pool: usize,
     retry: RetryConfig,
     timeouts: TimeoutConfig,
