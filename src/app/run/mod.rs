@@ -1,5 +1,6 @@
-//! A run: the target prepared and checked, the engine driven by the live screen or headless,
-//! the export written, and the tables printed from that export.
+//! A run: its command line settled once (`settle`), the target prepared and checked, the
+//! engine driven by the live screen or headless, the export written, and the tables printed
+//! from that export.
 
 mod flags;
 mod records;
