@@ -6,7 +6,7 @@
 
 use encbench_core::results::RunReport;
 use encbench_wire::client::cloudwatch::CloudWatch;
-use encbench_wire::client::sagemaker::SageMakerConfig;
+use encbench_wire::client::sagemaker::SageMakerSettings;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
@@ -51,7 +51,7 @@ async fn countdown(wait: Duration) {
 /// `cold-start`: waits `wait_s`, then reads the figures from `start` to now; a failure is
 /// one note on stderr.
 pub(super) async fn read_after(
-    cfg: &SageMakerConfig,
+    cfg: &SageMakerSettings,
     wait_s: f64,
     start: std::time::SystemTime,
 ) -> Option<encbench_core::server_metrics::cloudwatch::CloudWatchFigures> {
@@ -69,7 +69,7 @@ pub(super) async fn read_after(
 }
 
 /// Waits `wait_s`, then adds each phase's CloudWatch figures to `report`.
-pub(super) async fn attach(report: &mut RunReport, cfg: &SageMakerConfig, wait_s: f64) {
+pub(super) async fn attach(report: &mut RunReport, cfg: &SageMakerSettings, wait_s: f64) {
     if report.phases.iter().all(|p| p.wall.is_none()) {
         return;
     }

@@ -1,10 +1,11 @@
 //! `compare`: prepare every target as a plain run would, check that all are ready before
 //! anything is measured, then drive the comparison from the live screen or headless.
 
+use super::run::OutputSpec;
 use super::{AppError, Stdout, check_export_path, is_stdout, usage, write_export};
 use crate::cli::CompareArgs;
 use encbench_core::export::{Export, write_atomic};
-use encbench_load::compare::{self, CompareView, Entry, RowState, Settings, spec};
+use encbench_load::compare::{self, CompareSpec, CompareView, Entry, RowState, spec};
 use encbench_load::setup::{self, SetupError};
 use encbench_report::{ReportFormat, render};
 use encbench_serve::{self as serve, ServeConfig, model::ServiceModel};
@@ -13,8 +14,8 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 /// The workload of every target, as `compare` takes it.
-fn settings(a: &CompareArgs) -> Settings {
-    Settings {
+fn compare_spec(a: &CompareArgs) -> CompareSpec {
+    CompareSpec {
         batch_sizes: a.batch_sizes.clone(),
         batch_concurrency: a.concurrency,
         repeat: a.repeat,
@@ -59,39 +60,40 @@ fn settings(a: &CompareArgs) -> Settings {
     }
 }
 
+/// A comparison as its command line settles it: nothing after `settle` reads `CompareArgs`.
+struct Comparison {
+    /// `--demo`'s reference endpoints to start first, each this one with its own service
+    /// model: the first targets.
+    demo: Option<ServeConfig>,
+    targets: Vec<spec::TargetSpec>,
+    workload: CompareSpec,
+    outputs: OutputSpec,
+    live: bool,
+}
+
 pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
-    let (demo, _demo_servers) = if a.demo {
-        start_demos(a.task).await?
-    } else {
-        (vec![], vec![])
+    let Comparison {
+        demo,
+        mut targets,
+        workload: s,
+        outputs,
+        live,
+    } = settle(a, stdout.is_terminal)?;
+    let _demo_servers = match demo {
+        Some(base) => start_demos(&base, &mut targets).await?,
+        None => vec![],
     };
-    super::check_fail_on(&a.fail_on, &a.slo)?;
-    super::only_tune_fails(&a.fail_on)?;
-    let specs = spec::targets(demo, &a.targets, [&a.mc, &a.ic, &a.lmi])
-        .map_err(|(flag, msg)| usage(&flag, msg))?;
-    if let Some(p) = &a.export {
-        check_export_path("--export", p)?;
-    }
-    if let Some(p) = &a.report {
-        super::check_report_path(p)?;
-    }
-    // One seed for all: every target gets the same inputs in the same order.
-    let s = Settings {
-        seed: Some(a.seed.unwrap_or_else(rand::random)),
-        ..settings(&a)
-    };
-    let entries = prepare(&s, &specs).await?;
-    for (t, e) in specs.iter().zip(&entries) {
+    let entries = prepare(&s, &targets).await?;
+    for (t, e) in targets.iter().zip(&entries) {
         if let Err(err) = e.prepared.target.check_ready(&super::say_waiting).await {
             return Err(usage(&format!("{} {}", t.flag, t.name), err));
         }
     }
-
-    let live = !a.headless && stdout.is_terminal;
     let (view_tx, view_rx) = watch::channel(compare::initial_view(&s, &entries));
     let (stop_tx, stop_rx) = watch::channel(false);
     // A second interrupt: write the phases finished so far; the front-end then exits at once.
-    let abort = |v: &CompareView| write_interim(&a, &compare::interim_export(&s, &entries, v));
+    let abort =
+        |v: &CompareView| write_interim(&outputs, &compare::interim_export(&s, &entries, v));
     let work = compare::run(&s, &entries, view_tx, stop_rx);
     let mut export = if live {
         crate::tui::compare::run(view_rx, stop_tx, work, &abort)
@@ -101,15 +103,55 @@ pub(super) async fn main(a: CompareArgs, stdout: &mut Stdout<'_>) -> Result<(), 
         headless(view_rx, stop_tx, work, &abort).await
     };
     export.error = encbench_core::failure::describe(export.error);
-    finish(&a, export, stdout)
+    finish(&outputs, export, stdout)
 }
 
-/// `--demo`: the three reference endpoints of the co-hosting schemes, and their targets.
+/// Every check before anything starts: the thresholds, the targets, where results go; and
+/// every target's flags weighed. `terminal`: stdout is one (the live screen needs it).
+fn settle(a: CompareArgs, terminal: bool) -> Result<Comparison, AppError> {
+    super::check_fail_on(&a.fail_on, &a.slo)?;
+    super::only_tune_fails(&a.fail_on)?;
+    // The demo's targets hold their place (and their names) until their endpoints start.
+    let demo: Vec<_> = (spec::DEMO.iter())
+        .filter(|_| a.demo)
+        .map(|&(name, _, _, instance)| spec::local(name, String::new(), instance))
+        .collect();
+    let targets = spec::targets(demo, &a.targets, [&a.mc, &a.ic, &a.lmi])
+        .map_err(|(flag, msg)| usage(&flag, msg))?;
+    if let Some(p) = &a.export {
+        check_export_path("--export", p)?;
+    }
+    if let Some(p) = &a.report {
+        super::check_report_path(p)?;
+    }
+    // One seed for all: every target gets the same inputs in the same order.
+    let workload = CompareSpec {
+        seed: Some(a.seed.unwrap_or_else(rand::random)),
+        ..compare_spec(&a)
+    };
+    Ok(Comparison {
+        demo: a.demo.then(|| super::run::demo_config(a.task)),
+        targets,
+        workload,
+        live: !a.headless && terminal,
+        outputs: OutputSpec {
+            export: a.export,
+            report: a.report,
+            records: None,
+            fail_on: a.fail_on.thresholds,
+            cloudwatch: None,
+        },
+    })
+}
+
+/// `--demo`: the three reference endpoints of the co-hosting schemes, started, their
+/// targets given their URLs.
 async fn start_demos(
-    task: Option<encbench_core::input::Task>,
-) -> Result<(Vec<spec::TargetSpec>, Vec<serve::RunningServer>), AppError> {
-    let (mut targets, mut servers) = (Vec::new(), Vec::new());
-    for (name, base_ms, per_token_ms, instance) in spec::DEMO {
+    base: &ServeConfig,
+    targets: &mut [spec::TargetSpec],
+) -> Result<Vec<serve::RunningServer>, AppError> {
+    let mut servers = Vec::new();
+    for ((_, base_ms, per_token_ms, _), target) in spec::DEMO.into_iter().zip(targets) {
         let cfg = ServeConfig {
             workers: 1,
             service: ServiceModel {
@@ -117,21 +159,26 @@ async fn start_demos(
                 per_token_ms,
                 saturation_tokens: 512,
             },
-            ..super::run::demo_config(task)
+            ..base.clone()
         };
         let server = serve::start(cfg, TokenCounter::shipped())
             .await
             .map_err(|e| {
                 AppError::Failed(format!("--demo: cannot start a reference endpoint: {e}"))
             })?;
-        targets.push(spec::local(name, server.url(), instance));
+        target.url = Some(server.url());
         servers.push(server);
     }
-    Ok((targets, servers))
+    Ok(servers)
 }
 
 /// Every target prepared as a plain run would be; the first that cannot be is named.
-async fn prepare(s: &Settings, specs: &[spec::TargetSpec]) -> Result<Vec<Entry>, AppError> {
+async fn prepare(s: &CompareSpec, specs: &[spec::TargetSpec]) -> Result<Vec<Entry>, AppError> {
+    // Every target's flags weighed before the first is prepared.
+    for t in specs {
+        super::target::check_fit(&spec::target_settings(s, t))
+            .map_err(|e| AppError::Usage(format!("{} {}: {e}", t.flag, t.name)))?;
+    }
     let mut entries = Vec::with_capacity(specs.len());
     for t in specs {
         let named = |e: SetupError| AppError::Usage(format!("{} {}: {e}", t.flag, t.name));
@@ -156,7 +203,7 @@ async fn prepare(s: &Settings, specs: &[spec::TargetSpec]) -> Result<Vec<Entry>,
 }
 
 /// What a second interrupt leaves: the report page and the export of the phases so far.
-fn write_interim(a: &CompareArgs, interim: &Export) {
+fn write_interim(a: &OutputSpec, interim: &Export) {
     if a.report.is_some()
         && let Err(e) = super::write_report(a.report.as_deref(), "compare", interim)
     {
@@ -189,7 +236,7 @@ fn write_interim(a: &CompareArgs, interim: &Export) {
 }
 
 /// The export written, the report page, the tables printed, and the exit it earned.
-fn finish(a: &CompareArgs, mut export: Export, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
+fn finish(a: &OutputSpec, mut export: Export, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
     super::judge_thresholds(&mut export, &a.fail_on);
     let failed = export.error.clone();
     let written = a

@@ -9,6 +9,7 @@ mod hosts;
 mod report;
 mod run;
 mod serve;
+mod target;
 mod tune;
 
 pub use serve::config as serve_config;
@@ -16,7 +17,7 @@ pub use serve::config as serve_config;
 use crate::cli::{Cli, SageMakerArgs, Sub};
 use clap::CommandFactory;
 use encbench_load::setup::SetupError;
-use encbench_wire::client::sagemaker::SageMakerConfig;
+use encbench_wire::client::sagemaker::SageMakerSettings;
 use std::io::Write;
 use std::path::Path;
 
@@ -243,8 +244,8 @@ fn remember_url_passwords(cli: &Cli) {
     }
 }
 
-fn sagemaker_config(endpoint: &str, s: &SageMakerArgs) -> SageMakerConfig {
-    SageMakerConfig {
+fn sagemaker_settings(endpoint: &str, s: &SageMakerArgs) -> SageMakerSettings {
+    SageMakerSettings {
         endpoint: endpoint.to_string(),
         region: s.region.clone(),
         profile: s.profile.clone(),
@@ -259,8 +260,10 @@ fn sagemaker_config(endpoint: &str, s: &SageMakerArgs) -> SageMakerConfig {
 
 /// `--fail-on` judged on the export's phases, recorded in it (config and outcome) before it
 /// is written. `slo` without `--slo` could never be breached: refused up front.
-fn judge_thresholds(export: &mut encbench_core::export::Export, fail_on: &crate::cli::FailOnArgs) {
-    let t = &fail_on.thresholds;
+fn judge_thresholds(
+    export: &mut encbench_core::export::Export,
+    t: &[encbench_core::thresholds::Threshold],
+) {
     export.config["fail_on"] =
         serde_json::json!(t.iter().map(ToString::to_string).collect::<Vec<_>>());
     export.fail_on = encbench_core::thresholds::judge(t, &export.phases);

@@ -9,7 +9,7 @@ use encbench_core::export::CompareOrder;
 use encbench_core::input::Task;
 use encbench_core::ramp::RampShape;
 use encbench_report::ReportFormat;
-use encbench_serve::{Family, ModelKind, Queue, ServiceDist};
+use encbench_serve::{ApiFamily, ModelKind, Queue, ServiceDist};
 use encbench_wire::payload::{Api, PayloadFormat, Pooling};
 use std::str::FromStr;
 
@@ -124,7 +124,7 @@ pub(super) fn queue() -> impl TypedValueParser<Value = Queue> {
     })
 }
 
-pub(super) fn family() -> impl TypedValueParser<Value = Family> {
+pub(super) fn family() -> impl TypedValueParser<Value = ApiFamily> {
     offered(|_| None)
 }
 

@@ -345,7 +345,7 @@ pub struct ServeArgs {
     /// hf, triton, kserve, vllm, openai, tei, infinity, jina. Without it every family's
     /// invocation routes answer, and only /ping of the discovery routes.
     #[arg(long, value_parser = choices::family(), value_name = "FAMILY", help_heading = "API families")]
-    pub only: Option<encbench_serve::Family>,
+    pub only: Option<encbench_serve::ApiFamily>,
     /// With --only: the kind of model the server serves (default: embedding for openai,
     /// tei and infinity, reranker for jina, classifier otherwise).
     #[arg(long, value_parser = choices::model_kind(), requires = "only", help_heading = "API families")]

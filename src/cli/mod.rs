@@ -14,7 +14,7 @@ mod values;
 
 pub use commands::{ColdStartArgs, CompareArgs, CompletionsArgs, ReportArgs, ServeArgs};
 pub use fail_on::FailOnArgs;
-pub use parse::{engine_notes, parse};
+pub use parse::parse;
 pub use run::{HttpArgs, RunArgs, SageMakerArgs, SloArgs};
 pub use server::ServerArgs;
 pub use tune::{Configuration, TuneArgs};

@@ -47,16 +47,13 @@ where
         if !r.demo && r.url.is_none() && r.endpoint.is_none() {
             return Err((2, HOW_TO_START.into()));
         }
-        overridden(r, &matches)?;
+        r.given = given(&matches);
         rerank_sizes(r, &matches);
-        ramp_and_slices(r, &matches)?;
-        r.notes = notes(r, &matches);
+        if let Some((from, _)) = r.ramp {
+            r.request_rate = super::values::Rate(Some(from));
+        }
     }
     check_urls(&cli, url_flag)?;
-    if let Some(Sub::Tune(t)) = &cli.command {
-        t.validate()
-            .map_err(|line| (2, encbench_core::scrub::text(&line)))?;
-    }
     Ok(cli)
 }
 
@@ -143,121 +140,11 @@ fn rerank_sizes(r: &mut RunArgs, m: &ArgMatches) {
     }
 }
 
-/// A flag given beside the sweep that replaces it is refused: the sweep would silently run
-/// without it. With both sweeps each flag still sets the other sweep's fixed setting.
-fn overridden(r: &RunArgs, m: &ArgMatches) -> Result<(), (u8, String)> {
-    let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
-    let refuse = |why: &str| Err((2, format!("error: {why}")));
-    if given("batch_size") && r.sweep_batch && !r.sweep_concurrency {
-        return refuse(
-            "--batch-size: --sweep-batch sends each of --batch-sizes instead, so it would be ignored; drop one (beside --sweep-concurrency too, it is that sweep's batch)",
-        );
-    }
-    if given("concurrency") && r.sweep_concurrency && !r.sweep_batch {
-        return refuse(
-            "--concurrency: --sweep-concurrency runs each of --concurrency-levels instead, so it would be ignored; drop one (beside --sweep-batch too, it is that sweep's cap)",
-        );
-    }
-    Ok(())
-}
-
-/// A ramp is an open loop that starts at its first rate, over a phase of a `--duration`;
-/// slices must be few enough to keep. clap's `requires` lets a ramp through beside a flag
-/// that conflicts with `--duration` (`-n`, `--replay`), where it would run a steady
-/// `FROM` req/s: refused here instead.
-fn ramp_and_slices(r: &mut RunArgs, m: &ArgMatches) -> Result<(), (u8, String)> {
-    if r.ramp.is_some() && r.duration.is_none() {
-        let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
-        let why = if r.replay.is_some() {
-            "--ramp with --replay: a replay sends at the recorded times, which a ramp cannot move; drop --ramp (--replay-speed sets a replay's pace)".to_string()
-        } else if given("n") {
-            format!(
-                "--ramp with -n {}: a ramp moves the rate over each phase's --duration and cannot shape a phase of a count; give --duration (-z 60s) instead of -n",
-                r.n
-            )
-        } else {
-            "--ramp moves the rate over each phase's --duration: give --duration (-z 60s)".into()
-        };
-        return Err((2, format!("error: {why}")));
-    }
-    if let Some((from, _)) = r.ramp {
-        r.request_rate = super::values::Rate(Some(from));
-    }
-    if let (Some(slice), Some(d)) = (r.slice, r.duration)
-        && d / slice > encbench_core::slices::MAX_SLICES as f64
-    {
-        return Err((
-            2,
-            format!(
-                "error: --slice {slice} s cuts --duration {d} s into more than {} slices; give a longer slice",
-                encbench_core::slices::MAX_SLICES
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// One line for each flag given on the command line that this run would not use, naming
-/// what uses it. Said only by a headless run: the live screen's keys use the sweep lists
-/// and change the rate, and a note before the screen opens would vanish under it.
-fn notes(r: &mut RunArgs, m: &ArgMatches) -> Vec<String> {
-    let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
-    let mut notes = Vec::new();
-    if given("batch_sizes") && !r.sweep_batch {
-        notes.push(format!(
-            "note: --batch-sizes is used by --sweep-batch (and the live screen's key b); this run sends batches of --batch-size {}",
-            r.batch_size
-        ));
-    }
-    if given("concurrency_levels") && !r.sweep_concurrency {
-        notes.push(format!(
-            "note: --concurrency-levels is used by --sweep-concurrency (and the live screen's key s); this run keeps --concurrency {}",
-            r.concurrency_cap()
-        ));
-    }
-    // The capacity search offers rates, at this burstiness.
-    if given("burstiness") && r.request_rate.0.is_none() && !r.find_capacity {
-        notes.push(
-            "note: --burstiness shapes open-loop arrivals; with --request-rate inf (closed loop) it has no effect".into(),
-        );
-    }
-    if given("until_stable") && !r.sweep_batch && !r.sweep_concurrency {
-        notes.push(
-            "note: --until-stable applies to sweep phases (--sweep-batch, --sweep-concurrency, the live screen's b and s); this run's phase stops at -n or --duration".into(),
-        );
-    }
-    let triton_only = [
-        ("binary", "--binary"),
-        ("text_input", "--text-input"),
-        ("input_ids_name", "--input-ids-name"),
-        ("attention_mask_name", "--attention-mask-name"),
-        ("token_type_ids_name", "--token-type-ids-name"),
-        ("output_name", "--output-name"),
-    ];
-    // Said once the family is known, which discovery may decide (`engine_notes`).
-    r.triton_flags = triton_only
-        .into_iter()
-        .filter(|(id, _)| given(id))
-        .map(|(_, flag)| flag.to_string())
-        .collect();
-    notes
-}
-
-/// The notes of flags that only some families use, once the run's family is known (given,
-/// or found at the URL).
-pub fn engine_notes(r: &RunArgs, engine: &str) -> Vec<String> {
-    let mut notes = Vec::new();
-    if r.pretokenize && (engine == "hf" || r.text_input.is_some()) {
-        notes.push(
-            "note: --pretokenize applies to token ids tokenized on the client (--engine triton without --text-input, vllm, or a server that takes ids); this run sends text".into(),
-        );
-    }
-    if engine != "triton" {
-        for flag in &r.triton_flags {
-            notes.push(format!(
-                "note: {flag} applies to --engine triton; it has no effect with --engine {engine}"
-            ));
-        }
-    }
-    notes
+/// The ids of the flags given on the command line, not left at their defaults: whether a
+/// flag was given decides what a run refuses and notes (`app::run::flags`).
+fn given(m: &ArgMatches) -> Vec<String> {
+    m.ids()
+        .filter(|id| m.value_source(id.as_str()) == Some(ValueSource::CommandLine))
+        .map(|id| id.as_str().to_string())
+        .collect()
 }

@@ -311,18 +311,20 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 10, value_parser = window_secs, help_heading = "Live screen")]
     pub window: usize,
 
-    /// Flags given that this run does not use, one "note:" line each (set by `app`).
+    /// The ids of the flags given on the command line (set by `parse`).
     #[arg(skip)]
-    pub notes: Vec<String>,
-    /// The triton engine's flags given, noted once the family is known.
-    #[arg(skip)]
-    pub triton_flags: Vec<String>,
+    pub given: Vec<String>,
     /// `--batch-size` or `--docs-per-query` was given (a reranker otherwise sends 8).
     #[arg(skip)]
     pub batch_size_given: bool,
 }
 
 impl RunArgs {
+    /// Whether the flag of this id was given on the command line.
+    pub fn given(&self, id: &str) -> bool {
+        self.given.iter().any(|g| g == id)
+    }
+
     /// `--ramp` with its shape.
     pub fn ramp(&self) -> Option<Ramp> {
         self.ramp.map(|(from, to)| Ramp {

@@ -236,7 +236,7 @@ impl TuneArgs {
     }
 
     /// Every configuration parsed (`{port}` a stand-in), and the flags shared by all
-    /// given alike: what `cli::parse` checks before anything runs.
+    /// given alike: checked while a tune settles, before anything runs.
     pub fn validate(&self) -> Result<(), String> {
         self.check()?;
         let mut first: Option<RunArgs> = None;

@@ -22,7 +22,7 @@ use crate::tui::screen::{MIN_HEIGHT, MIN_WIDTH};
 use encbench_core::export::tune::TuneStatus;
 use encbench_core::results::capacity::Capacity;
 use encbench_core::text::{elapsed, ms, sig3};
-use encbench_load::tune::{Row, RowState, TuneView};
+use encbench_load::tune::{ConfigurationState, Row, TuneView};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Color, Modifier, Style};
@@ -91,7 +91,7 @@ fn heading(v: &TuneView) -> Paragraph<'static> {
 /// What a row is doing: its state, or while it loads, the engine's.
 fn now(r: &Row) -> String {
     match (r.state, &r.snapshot) {
-        (RowState::Measuring, Some(s)) => s.state.label().to_string(),
+        (ConfigurationState::Measuring, Some(s)) => s.state.label().to_string(),
         (state, _) => state.label().to_string(),
     }
 }
@@ -135,14 +135,14 @@ fn row(r: &Row) -> TableRow<'static> {
     let live = r
         .snapshot
         .as_ref()
-        .filter(|_| r.state == RowState::Measuring)
+        .filter(|_| r.state == ConfigurationState::Measuring)
         .map(|s| &s.current);
     let fig = |x: Option<f64>, f: fn(f64) -> String| x.map_or("-".to_string(), f);
     let one = |x: f64| format!("{x:.1}");
     let answer = r.record.as_ref().and_then(|c| c.capacity.as_ref());
     let style = match r.state {
-        RowState::Done(TuneStatus::Failed) => Style::default().fg(Color::Red),
-        RowState::Done(TuneStatus::Incomplete) => Style::default().fg(Color::Yellow),
+        ConfigurationState::Done(TuneStatus::Failed) => Style::default().fg(Color::Red),
+        ConfigurationState::Done(TuneStatus::Incomplete) => Style::default().fg(Color::Yellow),
         _ => Style::default(),
     };
     TableRow::new(vec![
@@ -301,15 +301,15 @@ mod tests {
             cost_per_1m_usd: Some(9.87),
             searches: 1,
         });
-        v.rows[0].state = RowState::Done(TuneStatus::Measured);
+        v.rows[0].state = ConfigurationState::Done(TuneStatus::Measured);
         v.rows[0].record = Some(done);
-        v.rows[1].state = RowState::Done(TuneStatus::Failed);
+        v.rows[1].state = ConfigurationState::Done(TuneStatus::Failed);
         v.rows[1].record = Some(record(
             "workers=0",
             TuneStatus::Failed,
             Some("its server exited with status 2 0.1 s after it started, before it was ready"),
         ));
-        v.rows[2].state = RowState::Starting;
+        v.rows[2].state = ConfigurationState::Starting;
         v.current = Some(2);
         v.log = Some("t.logs/03-workers=2.log".into());
         let s = screen(&v);

@@ -8,7 +8,7 @@
 /// A family as `--only` names it: the client's API families, with KServe's own Python
 /// server apart from Triton (they answer discovery differently).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Family {
+pub enum ApiFamily {
     Hf,
     Triton,
     Kserve,
@@ -19,36 +19,36 @@ pub enum Family {
     Jina,
 }
 
-impl encbench_core::choice::Choice for Family {
-    const ALL: &'static [Family] = &[
-        Family::Hf,
-        Family::Triton,
-        Family::Kserve,
-        Family::Vllm,
-        Family::Openai,
-        Family::Tei,
-        Family::Infinity,
-        Family::Jina,
+impl encbench_core::choice::Choice for ApiFamily {
+    const ALL: &'static [ApiFamily] = &[
+        ApiFamily::Hf,
+        ApiFamily::Triton,
+        ApiFamily::Kserve,
+        ApiFamily::Vllm,
+        ApiFamily::Openai,
+        ApiFamily::Tei,
+        ApiFamily::Infinity,
+        ApiFamily::Jina,
     ];
 
     fn name(self) -> &'static str {
         match self {
-            Family::Hf => "hf",
-            Family::Triton => "triton",
-            Family::Kserve => "kserve",
-            Family::Vllm => "vllm",
-            Family::Openai => "openai",
-            Family::Tei => "tei",
-            Family::Infinity => "infinity",
-            Family::Jina => "jina",
+            ApiFamily::Hf => "hf",
+            ApiFamily::Triton => "triton",
+            ApiFamily::Kserve => "kserve",
+            ApiFamily::Vllm => "vllm",
+            ApiFamily::Openai => "openai",
+            ApiFamily::Tei => "tei",
+            ApiFamily::Infinity => "infinity",
+            ApiFamily::Jina => "jina",
         }
     }
 }
 
-impl std::str::FromStr for Family {
+impl std::str::FromStr for ApiFamily {
     type Err = String;
 
-    fn from_str(s: &str) -> Result<Family, String> {
+    fn from_str(s: &str) -> Result<ApiFamily, String> {
         encbench_core::choice::parse(s)
     }
 }
@@ -90,11 +90,13 @@ impl std::str::FromStr for ModelKind {
 
 impl ModelKind {
     /// The kind a family's server plays when `--model-kind` does not say.
-    pub fn default_for(family: Family) -> ModelKind {
+    pub fn default_for(family: ApiFamily) -> ModelKind {
         match family {
-            Family::Vllm | Family::Hf | Family::Triton | Family::Kserve => ModelKind::Classifier,
-            Family::Jina => ModelKind::Reranker,
-            Family::Openai | Family::Tei | Family::Infinity => ModelKind::Embedding,
+            ApiFamily::Vllm | ApiFamily::Hf | ApiFamily::Triton | ApiFamily::Kserve => {
+                ModelKind::Classifier
+            }
+            ApiFamily::Jina => ModelKind::Reranker,
+            ApiFamily::Openai | ApiFamily::Tei | ApiFamily::Infinity => ModelKind::Embedding,
         }
     }
 
@@ -119,14 +121,14 @@ impl ModelKind {
 /// What the server plays: every family at once, or one family with one kind of model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Playing {
-    pub only: Option<Family>,
+    pub only: Option<ApiFamily>,
     pub kind: Option<ModelKind>,
 }
 
 impl Playing {
     /// Whether a route of `family` for models of `kind` is served: every route without
     /// `--only`; with it, the family's own, for its kind.
-    pub fn serves(&self, family: Family, kind: ModelKind) -> bool {
+    pub fn serves(&self, family: ApiFamily, kind: ModelKind) -> bool {
         match self.only {
             None => true,
             Some(f) => f == family && self.kind_of(f) == kind,
@@ -134,11 +136,11 @@ impl Playing {
     }
 
     /// The kind the one family plays.
-    pub fn kind_of(&self, family: Family) -> ModelKind {
+    pub fn kind_of(&self, family: ApiFamily) -> ModelKind {
         self.kind.unwrap_or_else(|| ModelKind::default_for(family))
     }
 
-    pub fn is(&self, family: Family) -> bool {
+    pub fn is(&self, family: ApiFamily) -> bool {
         self.only == Some(family)
     }
 }

@@ -56,7 +56,7 @@ fn error(status: StatusCode, message: impl Into<String>) -> Response {
 /// `GET /v2`: the server's name, version and protocol extensions, as Triton and KServe's
 /// ModelServer answer it.
 pub fn server_metadata(p: crate::families::Playing) -> Response {
-    let body = if p.is(crate::families::Family::Kserve) {
+    let body = if p.is(crate::families::ApiFamily::Kserve) {
         json!({ "name": "kserve", "version": "0.21.0", "extensions": ["model_repository_extension"] })
     } else {
         json!({ "name": "triton", "version": "2.51.0", "extensions": [
@@ -71,7 +71,7 @@ pub fn server_metadata(p: crate::families::Playing) -> Response {
 /// `{"ready": true}` (503 while not).
 pub fn health_ready(s: &Server, p: crate::families::Playing) -> Response {
     let ready = s.started.elapsed() >= s.cfg.unhealthy_for;
-    let kserve = p.is(crate::families::Family::Kserve);
+    let kserve = p.is(crate::families::ApiFamily::Kserve);
     match (ready, kserve) {
         (true, true) => axum::Json(json!({ "ready": true })).into_response(),
         (false, true) => error(StatusCode::SERVICE_UNAVAILABLE, "server not ready"),
@@ -81,7 +81,7 @@ pub fn health_ready(s: &Server, p: crate::families::Playing) -> Response {
 }
 
 pub fn health_live(p: crate::families::Playing) -> Response {
-    if p.is(crate::families::Family::Kserve) {
+    if p.is(crate::families::ApiFamily::Kserve) {
         axum::Json(json!({ "live": true })).into_response()
     } else {
         StatusCode::OK.into_response()
@@ -473,7 +473,7 @@ pub(crate) fn width(s: &Server) -> usize {
 fn reranks(s: &Server) -> bool {
     matches!(
         s.cfg.only,
-        Some(crate::Family::Triton | crate::Family::Kserve)
+        Some(crate::ApiFamily::Triton | crate::ApiFamily::Kserve)
     ) && s.cfg.model_kind == Some(crate::ModelKind::Reranker)
 }
 

@@ -8,7 +8,7 @@
 
 use super::kserve::{self, INPUTS, MAX_BATCH, Request};
 use super::{Fault, Server};
-use crate::families::{Family, Playing};
+use crate::families::{ApiFamily, Playing};
 use crate::grpc_body as body;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
@@ -57,7 +57,7 @@ pub async fn call(
 }
 
 async fn dispatch(s: &Arc<Server>, p: Playing, method: &str, body: &Bytes) -> Answer {
-    let kserve = p.is(Family::Kserve);
+    let kserve = p.is(ApiFamily::Kserve);
     match method {
         "ServerLive" => Ok(frame(&pb::ServerLiveResponse { live: true })),
         "ServerReady" => Ok(frame(&pb::ServerReadyResponse { ready: ready(s) })),

@@ -19,7 +19,7 @@ mod routes;
 mod sagemaker;
 mod sigv4;
 mod workers;
-pub use families::{Family, ModelKind};
+pub use families::{ApiFamily, ModelKind};
 pub use kserve::V2Tensors;
 pub use workers::Queue;
 
@@ -87,7 +87,7 @@ pub struct ServeConfig {
     pub v2: V2Tensors,
     /// One family's routes alone (`--only`), as its server answers them; every family's
     /// invocation routes otherwise.
-    pub only: Option<Family>,
+    pub only: Option<ApiFamily>,
     /// What the one family's model is (`--model-kind`); the family's usual kind otherwise.
     pub model_kind: Option<ModelKind>,
     /// The model the server lists and names in replies (`--served-model-name`).
@@ -313,7 +313,7 @@ impl Server {
         let (inputs, _) = parsed.map_err(Fault::Invalid)?;
         // A cross-encoder behind the toolkit: one label, its score the pair's relevance
         // (also the demo's endpoint for a rerank task, which plays every family).
-        let reranks = matches!(self.cfg.only, None | Some(Family::Hf))
+        let reranks = matches!(self.cfg.only, None | Some(ApiFamily::Hf))
             && self.cfg.model_kind == Some(ModelKind::Reranker);
         Ok(inputs
             .iter()
@@ -438,10 +438,10 @@ pub async fn start(cfg: ServeConfig, tokenizer: TokenCounter) -> std::io::Result
         ))
         .route("/_encbench/counters", get(counters))
         .fallback(move || async move { routes::not_found(playing) });
-    if playing.only.is_none() || playing.is(Family::Triton) {
+    if playing.only.is_none() || playing.is(ApiFamily::Triton) {
         app = app.route("/metrics", get(kserve::metrics));
     }
-    if playing.only.is_none() || playing.is(Family::Triton) || playing.is(Family::Kserve) {
+    if playing.only.is_none() || playing.is(ApiFamily::Triton) || playing.is(ApiFamily::Kserve) {
         // Its own check of required headers: a gRPC client reads a refusal in grpc-status.
         app = app.route(
             "/inference.GRPCInferenceService/{method}",

@@ -1,7 +1,7 @@
 //! The routes the reference endpoint answers, for what it plays (`families`): the inference
 //! routes (behind the wire faults) and the routes that describe the server and its model.
 
-use super::families::{Family, ModelKind, Playing};
+use super::families::{ApiFamily, ModelKind, Playing};
 use super::json_apis::{Dialect, infinity, rerank, tei, vllm};
 use super::{Server, kserve, sagemaker};
 use axum::Router;
@@ -27,7 +27,7 @@ where
 /// Whether the vLLM route is served, for the model kinds that have it (vLLM 0.33 registers a
 /// route only for a model that supports its task).
 fn vllm_serves(p: Playing, kinds: &[ModelKind]) -> bool {
-    p.only.is_none() || (p.is(Family::Vllm) && kinds.contains(&p.kind_of(Family::Vllm)))
+    p.only.is_none() || (p.is(ApiFamily::Vllm) && kinds.contains(&p.kind_of(ApiFamily::Vllm)))
 }
 
 /// The inference routes.
@@ -35,19 +35,19 @@ pub(crate) fn inference(p: Playing) -> Router<S> {
     use ModelKind::{Classifier, Embedding, Reranker};
     let mut r = Router::new();
     let all = p.only.is_none();
-    if all || p.is(Family::Hf) {
+    if all || p.is(ApiFamily::Hf) {
         r = r
             .route("/invocations", post(super::invocations))
             .route("/endpoints/{name}/invocations", post(sagemaker::invoke));
     }
-    if all || p.is(Family::Triton) || p.is(Family::Kserve) {
+    if all || p.is(ApiFamily::Triton) || p.is(ApiFamily::Kserve) {
         r = r.route("/v2/models/{model}/infer", post(kserve::infer));
     }
     if vllm_serves(p, &[Classifier, Reranker]) {
         let kind = if all {
             Classifier
         } else {
-            p.kind_of(Family::Vllm)
+            p.kind_of(ApiFamily::Vllm)
         };
         r = r.route(
             "/classify",
@@ -88,18 +88,18 @@ pub(crate) fn inference(p: Playing) -> Router<S> {
             r.route("/rerank", cohere())
         };
     }
-    if p.is(Family::Openai) {
+    if p.is(ApiFamily::Openai) {
         r = r.route(
             "/v1/embeddings",
             posting(p, |s, b, _| vllm::embeddings(s, b, Dialect::OpenAi)),
         );
     }
-    if all || p.is(Family::Tei) {
+    if all || p.is(ApiFamily::Tei) {
         r = r
             .route("/embed", posting(p, tei::embed))
             .route("/predict", posting(p, tei::predict));
     }
-    if p.is(Family::Tei) {
+    if p.is(ApiFamily::Tei) {
         r = r
             .route("/rerank", posting(p, tei::rerank))
             .route("/embeddings", posting(p, tei::openai))
@@ -115,13 +115,13 @@ pub(crate) fn inference(p: Playing) -> Router<S> {
             posting(p, |s, b, _| vllm::embeddings(s, b, Dialect::OpenAi)),
         );
     }
-    if p.is(Family::Infinity) {
+    if p.is(ApiFamily::Infinity) {
         r = r
             .route("/embeddings", posting(p, infinity::embeddings))
             .route("/classify", posting(p, infinity::classify))
             .route("/rerank", posting(p, infinity::rerank));
     }
-    if p.is(Family::Jina) {
+    if p.is(ApiFamily::Jina) {
         r = r.route(
             "/v1/rerank",
             posting(p, |s, b, _| rerank::rerank(s, b, Dialect::Cohere)),
@@ -138,20 +138,20 @@ fn empty() -> Response {
 pub(crate) fn describing(p: Playing) -> Router<S> {
     let all = p.only.is_none();
     let mut r = Router::new();
-    if all || p.is(Family::Hf) {
+    if all || p.is(ApiFamily::Hf) {
         r = r.route("/ping", get(super::ping));
     }
-    if all || p.is(Family::Triton) || p.is(Family::Kserve) {
+    if all || p.is(ApiFamily::Triton) || p.is(ApiFamily::Kserve) {
         r = r
             .route("/v2/models/{model}/ready", get(kserve::ready))
             .route("/v2/models/{model}", get(kserve::metadata));
     }
-    if all || p.is(Family::Triton) {
+    if all || p.is(ApiFamily::Triton) {
         r = r
             .route("/v2/models/{model}/config", get(kserve::config))
             .route("/v2/models/{model}/stats", get(kserve::stats));
     }
-    if p.is(Family::Triton) || p.is(Family::Kserve) {
+    if p.is(ApiFamily::Triton) || p.is(ApiFamily::Kserve) {
         r = r
             .route(
                 "/v2",
@@ -166,13 +166,13 @@ pub(crate) fn describing(p: Playing) -> Router<S> {
                 get(move || async move { kserve::health_live(p) }),
             );
     }
-    if p.is(Family::Triton) {
+    if p.is(ApiFamily::Triton) {
         r = r.route(
             "/v2/repository/index",
             post(|State(s): State<S>| async move { kserve::repository_index(&s) }),
         );
     }
-    if p.is(Family::Kserve) {
+    if p.is(ApiFamily::Kserve) {
         // KServe's own lists, in its own shape (not OpenAI's, though at /v1/models too).
         let list = |State(s): State<S>| async move {
             axum::Json(json!({ "models": [s.cfg.served_model] })).into_response()
@@ -185,15 +185,15 @@ pub(crate) fn describing(p: Playing) -> Router<S> {
                 get(|| async { axum::Json(json!({ "status": "alive" })).into_response() }),
             );
     }
-    if all || p.is(Family::Vllm) || p.is(Family::Infinity) || p.is(Family::Tei) {
-        let health = if p.is(Family::Infinity) {
+    if all || p.is(ApiFamily::Vllm) || p.is(ApiFamily::Infinity) || p.is(ApiFamily::Tei) {
+        let health = if p.is(ApiFamily::Infinity) {
             get(|| async { infinity::health() })
         } else {
             get(|| async { empty() })
         };
         r = r.route("/health", health);
     }
-    if p.is(Family::Vllm) {
+    if p.is(ApiFamily::Vllm) {
         r = r
             .route("/ping", get(|| async { empty() }))
             .route("/version", get(vllm::version))
@@ -202,13 +202,13 @@ pub(crate) fn describing(p: Playing) -> Router<S> {
                 get(|State(s): State<S>| async move { vllm::models(&s, "vllm") }),
             );
     }
-    if p.is(Family::Openai) {
+    if p.is(ApiFamily::Openai) {
         r = r.route(
             "/v1/models",
             get(|State(s): State<S>| async move { vllm::models(&s, "encbench") }),
         );
     }
-    if p.is(Family::Tei) {
+    if p.is(ApiFamily::Tei) {
         r = r
             .route(
                 "/info",
@@ -217,7 +217,7 @@ pub(crate) fn describing(p: Playing) -> Router<S> {
             .route("/ping", get(|| async { empty() }))
             .route("/", get(|| async { empty() }));
     }
-    if p.is(Family::Infinity) {
+    if p.is(ApiFamily::Infinity) {
         r = r.route(
             "/models",
             get(move |State(s): State<S>| async move { infinity::models(&s, p) }),
@@ -229,10 +229,10 @@ pub(crate) fn describing(p: Playing) -> Router<S> {
 /// What a route the family does not have answers, as its server's framework answers it.
 pub(crate) fn not_found(p: Playing) -> Response {
     match p.only {
-        Some(Family::Vllm | Family::Infinity | Family::Kserve) => {
+        Some(ApiFamily::Vllm | ApiFamily::Infinity | ApiFamily::Kserve) => {
             super::json_apis::fastapi_not_found()
         }
-        Some(Family::Triton) => (
+        Some(ApiFamily::Triton) => (
             StatusCode::NOT_FOUND,
             axum::Json(json!({ "error": "Not Found" })),
         )

@@ -96,7 +96,7 @@ pub async fn invoke(
         };
     }
     // TEI's SageMaker container: its own payloads at /invocations, the route of its model.
-    if s.cfg.only == Some(crate::Family::Tei) {
+    if s.cfg.only == Some(crate::ApiFamily::Tei) {
         return tei_container(&s, &name, body, echo, variant).await;
     }
     match s.infer(&body, false).await {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 /// Refuses what could not work before anything is sent; `live` when the screen will own
 /// the terminal.
-pub(super) fn check(a: &RunArgs, live: bool) -> Result<(), AppError> {
+pub(super) fn check_path(a: &RunArgs, live: bool) -> Result<(), AppError> {
     let Some(path) = &a.records else {
         return Ok(());
     };
@@ -57,8 +57,8 @@ fn same_place(a: &Path, b: &Path) -> bool {
     matches!((place(a), place(b)), (Some(x), Some(y)) if x == y)
 }
 
-pub(super) fn open(a: &RunArgs) -> Result<Option<Arc<Records>>, AppError> {
-    let Some(path) = &a.records else {
+pub(super) fn open(path: Option<&Path>) -> Result<Option<Arc<Records>>, AppError> {
+    let Some(path) = path else {
         return Ok(None);
     };
     let records = if is_stdout(path) {
@@ -72,10 +72,6 @@ pub(super) fn open(a: &RunArgs) -> Result<Option<Arc<Records>>, AppError> {
         })?
     };
     Ok(Some(Arc::new(records)))
-}
-
-pub(super) fn close(a: &RunArgs, records: Option<&Records>) -> Result<(), AppError> {
-    close_to(a.records.as_deref(), records)
 }
 
 /// Ends the records written to `path`, saying where they went.
@@ -103,6 +99,6 @@ pub(super) fn close_to(path: Option<&Path>, records: Option<&Records>) -> Result
 }
 
 /// `--records -`: the tables then go to stderr, as with `--export -`.
-pub(super) fn stdout_taken(a: &RunArgs) -> Option<&Path> {
-    a.records.as_deref().filter(|p| is_stdout(p))
+pub(super) fn stdout_taken(path: Option<&Path>) -> Option<&Path> {
+    path.filter(|p| is_stdout(p))
 }

@@ -5,17 +5,38 @@
 
 use super::super::{AppError, usage};
 use crate::cli::RunArgs;
-use encbench_core::export::ReplayConfig;
+use encbench_core::export::{ReplayConfig, RunConfig};
 use encbench_core::input::Input;
 use encbench_core::plan::{OPEN_LOOP_CAP, RunPlan, StopAt};
 use encbench_core::replay::{self, Body, Format, ReplayPlan, Speed, Trace};
 use encbench_load::engine::EngineSetup;
 use encbench_wire::exact_text::TextBuilder;
 use encbench_wire::tokenize::TokenCounter;
+use std::path::PathBuf;
 use std::sync::Arc;
 
+/// A replay as the command line settles it: the file read, and how it is to be played.
+pub(in crate::app) struct ReplaySpec {
+    pub file: PathBuf,
+    pub trace: Trace,
+    pub speed: Speed,
+    /// `--concurrency`, the replay's only cap.
+    pub concurrency: Option<usize>,
+    pub max_len: usize,
+}
+
+/// The schedule made once the run's seed and tokenizer are known, with the note of the
+/// lengths clipped, if any were.
+pub(super) struct PreparedReplay {
+    pub plan: Arc<ReplayPlan>,
+    pub note: Option<String>,
+    file: PathBuf,
+    speed: Speed,
+    concurrency: Option<usize>,
+}
+
 /// The file's records, or why not; `None` without `--replay`.
-pub(super) fn read(a: &RunArgs) -> Result<Option<Trace>, AppError> {
+pub(super) fn read(a: &RunArgs) -> Result<Option<ReplaySpec>, AppError> {
     let Some(path) = &a.replay else {
         return Ok(None);
     };
@@ -27,25 +48,42 @@ pub(super) fn read(a: &RunArgs) -> Result<Option<Trace>, AppError> {
             "Data Capture bodies are HTTP request bodies: replay them to --endpoint or an http:// --url, not a grpc:// one",
         ));
     }
-    Ok(Some(trace))
+    Ok(Some(ReplaySpec {
+        file: path.clone(),
+        trace,
+        speed: Speed {
+            speed: a.replay_speed,
+            scale: a.replay_scale,
+        },
+        concurrency: a.concurrency,
+        max_len: a.max_len,
+    }))
 }
 
 /// The schedule, seeded by the run's seed (where whole seconds are spread); a trace's
 /// `{"tokens", "batch_size"}` records become texts of exactly that many tokens. With it, the
 /// note of the lengths clipped, if any were.
 pub(super) fn plan(
-    a: &RunArgs,
-    mut trace: Trace,
+    spec: ReplaySpec,
     seed: u64,
     tok: &TokenCounter,
-) -> Result<(Arc<ReplayPlan>, Option<String>), AppError> {
-    let clipped = texts_of_lengths(&mut trace, tok, seed, a.max_len);
-    let speed = Speed {
-        speed: a.replay_speed,
-        scale: a.replay_scale,
-    };
+) -> Result<PreparedReplay, AppError> {
+    let ReplaySpec {
+        file,
+        mut trace,
+        speed,
+        concurrency,
+        max_len,
+    } = spec;
+    let clipped = texts_of_lengths(&mut trace, tok, seed, max_len);
     let plan = ReplayPlan::new(trace, speed, seed).map_err(|e| usage("--replay", e))?;
-    Ok((Arc::new(plan), clipped.note(a.max_len)))
+    Ok(PreparedReplay {
+        plan: Arc::new(plan),
+        note: clipped.note(max_len),
+        file,
+        speed,
+        concurrency,
+    })
 }
 
 /// Records whose lengths were clipped to what can be sent, as `--input-tokens` clips its
@@ -128,45 +166,45 @@ fn texts_of_lengths(trace: &mut Trace, tok: &TokenCounter, seed: u64, max_len: u
     clipped
 }
 
-/// The engine runs the replay as its one phase: open loop at the recording's mean rate (what
-/// the result records as its pace), no cap unless `--concurrency` gave one.
-pub(super) fn shape(a: &RunArgs, setup: &mut EngineSetup, plan: &Arc<ReplayPlan>) {
-    setup.pace.rate_per_s = Some(plan.mean_rate());
-    setup.pace.burstiness = 1.0;
-    setup.plan = RunPlan {
-        batch_size: plan.batch_size(),
-        concurrency: a.concurrency.unwrap_or(OPEN_LOOP_CAP),
-        warmup: 0,
-        stop: StopAt::Duration(plan.span),
-        live: false,
-        ..setup.plan.clone()
-    };
-    setup.replay = Some(plan.clone());
-}
+impl PreparedReplay {
+    /// The engine runs the replay as its one phase: open loop at the recording's mean rate
+    /// (what the result records as its pace), no cap unless `--concurrency` gave one.
+    pub fn shape(&self, setup: &mut EngineSetup) {
+        let plan = &self.plan;
+        setup.pace.rate_per_s = Some(plan.mean_rate());
+        setup.pace.burstiness = 1.0;
+        setup.plan = RunPlan {
+            batch_size: plan.batch_size(),
+            concurrency: self.concurrency.unwrap_or(OPEN_LOOP_CAP),
+            warmup: 0,
+            stop: StopAt::Duration(plan.span),
+            live: false,
+            ..setup.plan.clone()
+        };
+        setup.replay = Some(plan.clone());
+    }
 
-/// `config.replay`, and the run's settings as the replay made them.
-pub(super) fn config(a: &RunArgs, plan: &ReplayPlan, c: &mut encbench_core::export::RunConfig) {
-    c.replay = Some(ReplayConfig {
-        file: a
-            .replay
-            .as_ref()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default(),
-        format: plan.format.name().into(),
-        speed: a.replay_speed,
-        scale: a.replay_scale,
-        records: plan.records(),
-        requests: plan.requests(),
-        recorded_s: plan.recorded_s,
-        duration_s: plan.span.as_secs_f64(),
-        spread_within_seconds: plan.spread,
-        batch_sizes: plan.batch_sizes().into(),
-    });
-    c.batch_size = plan.batch_size();
-    c.warmup = 0;
-    c.duration_s = Some(plan.span.as_secs_f64());
-    c.request_rate = Some(plan.mean_rate());
-    c.burstiness = Some(1.0);
-    c.closed_loop = false;
-    c.concurrency = a.concurrency.unwrap_or(OPEN_LOOP_CAP);
+    /// `config.replay`, and the run's settings as the replay made them.
+    pub fn record(&self, c: &mut RunConfig) {
+        let plan = &self.plan;
+        c.replay = Some(ReplayConfig {
+            file: self.file.display().to_string(),
+            format: plan.format.name().into(),
+            speed: self.speed.speed,
+            scale: self.speed.scale,
+            records: plan.records(),
+            requests: plan.requests(),
+            recorded_s: plan.recorded_s,
+            duration_s: plan.span.as_secs_f64(),
+            spread_within_seconds: plan.spread,
+            batch_sizes: plan.batch_sizes().into(),
+        });
+        c.batch_size = plan.batch_size();
+        c.warmup = 0;
+        c.duration_s = Some(plan.span.as_secs_f64());
+        c.request_rate = Some(plan.mean_rate());
+        c.burstiness = Some(1.0);
+        c.closed_loop = false;
+        c.concurrency = self.concurrency.unwrap_or(OPEN_LOOP_CAP);
+    }
 }

@@ -1,12 +1,15 @@
-//! What the layers below need of a run's command line: the address, the target's settings,
-//! the engine's setup, and the export's config.
+//! The parts of a run's spec that the layers below are given, from its command line: the
+//! target's settings, the workload the engine runs, and the export's record. Read only while
+//! a run settles (and for each configuration of a tune).
 
-use super::super::{AppError, sagemaker_config};
+use super::super::{AppError, sagemaker_settings};
 use crate::cli::RunArgs;
 use encbench_core::arrival::Pace;
-use encbench_core::export::{RunConfig, rfc3339};
+use encbench_core::export::{RunConfig, TargetConfig, rfc3339};
 use encbench_core::input::Shape;
 use encbench_core::plan::{RunPlan, StopAt};
+use encbench_core::ramp::Ramp;
+use encbench_core::slo::Slo;
 use encbench_load::engine::{EngineSetup, Hosts, SearchSetup};
 use encbench_load::setup::{Address, FormatSettings, PreparedTarget, TargetSettings};
 use encbench_serve::{self as serve, RunningServer, ServeConfig};
@@ -17,25 +20,47 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Where the run sends its requests, and `--demo`'s reference endpoint, started here and
+/// The settings with the address to send to: `demo`'s reference endpoint started here,
 /// kept alive by the caller for as long as the run uses it.
-pub(super) async fn address(a: &RunArgs) -> Result<(Address, Option<RunningServer>), AppError> {
+pub(in crate::app) async fn start_demo(
+    target: TargetSettings,
+    demo: Option<ServeConfig>,
+) -> Result<(TargetSettings, Option<RunningServer>), AppError> {
+    let Some(config) = demo else {
+        return Ok((target, None));
+    };
+    let server = serve::start(config, TokenCounter::shipped())
+        .await
+        .map_err(|e| {
+            AppError::Failed(format!("--demo: cannot start the reference endpoint: {e}"))
+        })?;
+    let target = TargetSettings {
+        address: Address::Demo(server.url()),
+        ..target
+    };
+    Ok((target, Some(server)))
+}
+
+/// Where the run sends its requests; `None` for `--demo`, whose endpoint is not started yet.
+fn address(a: &RunArgs) -> Option<Address> {
     // `cli::parse` refuses a run that names none of the three, and clap two of them.
-    Ok(match (&a.endpoint, &a.url) {
-        (Some(name), _) => (
-            Address::SageMaker(sagemaker_config(name, &a.sagemaker)),
-            None,
+    match (&a.endpoint, &a.url) {
+        (Some(name), _) => Some(Address::SageMaker(sagemaker_settings(name, &a.sagemaker))),
+        (None, Some(url)) => Some(Address::Url(url.clone())),
+        (None, None) => None,
+    }
+}
+
+/// The target's settings, and the reference endpoint a `--demo` run starts first: its
+/// address is filled in once started (`start_demo`).
+pub(in crate::app) fn target(a: &RunArgs) -> (TargetSettings, Option<ServeConfig>) {
+    match address(a) {
+        Some(address) => (target_settings(a, address), None),
+        None => (
+            target_settings(a, Address::Demo(String::new())),
+            Some(demo_config(a.task)),
         ),
-        (None, Some(url)) => (Address::Url(url.clone()), None),
-        (None, None) => {
-            let server = serve::start(demo_config(a.task), TokenCounter::shipped())
-                .await
-                .map_err(|e| {
-                    AppError::Failed(format!("--demo: cannot start the reference endpoint: {e}"))
-                })?;
-            (Address::Demo(server.url()), Some(server))
-        }
-    })
+    }
 }
 
 /// The demo's reference endpoint: a cross-encoder for a rerank task, so its known answers
@@ -49,7 +74,7 @@ pub(crate) fn demo_config(task: Option<encbench_core::input::Task>) -> ServeConf
 }
 
 /// What `setup` needs of the command line.
-pub(in crate::app) fn target_settings(a: &RunArgs, address: Address) -> TargetSettings {
+fn target_settings(a: &RunArgs, address: Address) -> TargetSettings {
     // Without --concurrency the live screen and a capacity search may go open loop, at
     // `OPEN_LOOP_CAP`; the pools only keep idle connections up to this, they hold none.
     let max_concurrency = a
@@ -119,16 +144,17 @@ fn strings<T: ToString>(values: &[T]) -> Vec<String> {
     values.iter().map(ToString::to_string).collect()
 }
 
-/// Every option that shaped the run, as the export records it; never credentials.
-pub(in crate::app) fn run_config(a: &RunArgs, p: &PreparedTarget, hosts: &Hosts) -> RunConfig {
+/// Every option that shaped the run, as the export records it; never credentials. What
+/// the target resolves (its family, task, batch, seed, price) is filled in by `resolve`.
+pub(in crate::app) fn record(a: &RunArgs, hosts: &Hosts) -> RunConfig {
     let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
     RunConfig {
-        target: p.target_config.clone(),
+        target: TargetConfig::default(),
         n: a.n,
         warmup: a.warmup,
         duration_s: a.duration,
-        task: p.task,
-        batch_size: p.batch_size,
+        task: a.task.unwrap_or_default(),
+        batch_size: a.batch_size,
         sweep_batch: a.sweep_batch,
         batch_sizes: a.batch_sizes.clone(),
         concurrency: a.concurrency_cap(),
@@ -141,19 +167,19 @@ pub(in crate::app) fn run_config(a: &RunArgs, p: &PreparedTarget, hosts: &Hosts)
         pad_to_max: a.pad_to_max,
         max_len: a.max_len,
         pretokenize: a.pretokenize,
-        natural_tokens_per_input: (p.natural_tokens * 10.0).round() / 10.0,
+        natural_tokens_per_input: 0.0,
         input_tokens: a.input_tokens,
         texts: path(&a.texts),
         tokenizer: path(&a.tokenizer),
         timeout_s: a.timeout,
         client_threads: client_threads(a),
-        seed: p.seed,
+        seed: a.seed.unwrap_or_default(),
         accuracy_samples: path(&a.accuracy_samples),
         rerank_samples: path(&a.rerank_samples),
         accuracy_check: !a.no_accuracy,
         labels: a.labels.clone(),
-        instance_type: p.price.as_ref().map(|p| p.0.clone()),
-        price_per_hour_usd: p.price.as_ref().map(|p| p.1),
+        instance_type: None,
+        price_per_hour_usd: None,
         knee: a.knee,
         slo: strings(&a.slo.objectives),
         find_capacity: a.find_capacity,
@@ -179,35 +205,47 @@ pub(in crate::app) fn run_config(a: &RunArgs, p: &PreparedTarget, hosts: &Hosts)
     }
 }
 
-/// The engine's setup for a prepared target; `live` when the screen drives it.
-pub(in crate::app) fn engine_setup(
-    a: &RunArgs,
-    p: PreparedTarget,
-    live: bool,
-) -> Result<EngineSetup, AppError> {
-    let metrics = a.server.metrics_url.as_deref().map(|u| {
-        Scraper::new(u, a.model.as_deref(), a.server.metrics.clone())
-            .map(Arc::new)
-            .map_err(|e| AppError::Failed(format!("--metrics-url: {e}")))
-    });
-    let batch_size = p.batch_size;
-    Ok(EngineSetup {
-        target: p.target,
-        texts: p.texts,
-        tokenizer: Some(p.tokenizer),
-        rankings: p.rankings,
-        format: p.format,
-        warmup_timeout: Duration::from_secs_f64(a.warmup_timeout),
-        endpoint_wait: Duration::from_secs_f64(a.timeout),
-        shape: p.shape,
+/// The record's fields the prepared target decided.
+pub(in crate::app) fn resolve(c: &mut RunConfig, p: &PreparedTarget) {
+    c.target = p.target_config.clone();
+    c.task = p.task;
+    c.batch_size = p.batch_size;
+    c.natural_tokens_per_input = (p.natural_tokens * 10.0).round() / 10.0;
+    c.seed = p.seed;
+    c.instance_type = p.price.as_ref().map(|p| p.0.clone());
+    c.price_per_hour_usd = p.price.as_ref().map(|p| p.1);
+}
+
+/// What the engine is asked to run, whatever the target: the phases, the pace, the
+/// objectives, the server's metrics, and how the screen's snapshots are taken.
+#[derive(Clone)]
+pub(in crate::app) struct Workload {
+    /// At the command line's batch size until the target is prepared (`engine`).
+    pub plan: RunPlan,
+    pub pace: Pace,
+    pub warmup_timeout: Duration,
+    pub endpoint_wait: Duration,
+    pub window_s: usize,
+    pub tick: Duration,
+    pub client_threads: usize,
+    pub slo: Slo,
+    pub search: Option<SearchSetup>,
+    /// `--metrics-url`, the model named there, and the metrics to read.
+    pub metrics: Option<(String, Option<String>, Vec<String>)>,
+    pub ramp: Option<Ramp>,
+    pub slice: Option<Duration>,
+}
+
+/// The workload the command line asks for; `live` when the screen drives it.
+pub(in crate::app) fn workload(a: &RunArgs, live: bool) -> Workload {
+    Workload {
+        plan: plan(a, a.batch_size, live),
         pace: Pace {
             rate_per_s: a.request_rate.0,
             burstiness: a.burstiness,
         },
-        plan: plan(a, batch_size, live),
-        seed: p.seed,
-        accuracy: p.accuracy,
-        price_per_hour: p.price.as_ref().map(|p| p.1),
+        warmup_timeout: Duration::from_secs_f64(a.warmup_timeout),
+        endpoint_wait: Duration::from_secs_f64(a.timeout),
         window_s: a.window,
         tick: Duration::from_millis(1000 / a.fps.clamp(1, 60)),
         client_threads: client_threads(a),
@@ -217,13 +255,51 @@ pub(in crate::app) fn engine_setup(
             probe: a.slo.probe_rule(),
             at_start: a.find_capacity,
         }),
-        metrics: metrics.transpose()?,
+        metrics: (a.server.metrics_url.clone())
+            .map(|u| (u, a.model.clone(), a.server.metrics.clone())),
         ramp: a.ramp(),
         slice: a.slice.map(Duration::from_secs_f64),
-        replay: None,
-        // Opened by the run itself, which closes it in every way a run ends.
-        records: None,
-    })
+    }
+}
+
+impl Workload {
+    /// The engine's setup for a prepared target: its batch size is the plan's.
+    pub fn engine(self, p: PreparedTarget) -> Result<EngineSetup, AppError> {
+        let metrics = self.metrics.map(|(url, model, names)| {
+            Scraper::new(&url, model.as_deref(), names)
+                .map(Arc::new)
+                .map_err(|e| AppError::Failed(format!("--metrics-url: {e}")))
+        });
+        Ok(EngineSetup {
+            target: p.target,
+            texts: p.texts,
+            tokenizer: Some(p.tokenizer),
+            rankings: p.rankings,
+            format: p.format,
+            warmup_timeout: self.warmup_timeout,
+            endpoint_wait: self.endpoint_wait,
+            shape: p.shape,
+            pace: self.pace,
+            plan: RunPlan {
+                batch_size: p.batch_size,
+                ..self.plan
+            },
+            seed: p.seed,
+            accuracy: p.accuracy,
+            price_per_hour: p.price.as_ref().map(|p| p.1),
+            window_s: self.window_s,
+            tick: self.tick,
+            client_threads: self.client_threads,
+            slo: self.slo,
+            search: self.search,
+            metrics: metrics.transpose()?,
+            ramp: self.ramp,
+            slice: self.slice,
+            replay: None,
+            // Opened by the run itself, which closes it in every way a run ends.
+            records: None,
+        })
+    }
 }
 
 /// The phases the command line asks for, at `batch_size` (a reranker's documents per

@@ -4,15 +4,16 @@
 
 use super::{Plan, Slot};
 use crate::app::AppError;
+use crate::app::run::Workload;
 use crate::cli::RunArgs;
-use encbench_core::export::AccuracyExport;
 use encbench_core::export::tune::{TuneConfiguration, TuneStatus, summary};
+use encbench_core::export::{AccuracyExport, RunConfig};
 use encbench_core::results::RunReport;
 use encbench_core::tune::Assignment;
 use encbench_load::engine::{Command, Engine, Hosts};
-use encbench_load::setup::{self, Address, PreparedTarget};
+use encbench_load::setup::{self, Address, PreparedTarget, TargetSettings};
 use encbench_load::tune::server::{self, LocalServer, Spec};
-use encbench_load::tune::{Row, RowState, TuneView};
+use encbench_load::tune::{ConfigurationState, Row, TuneView};
 use encbench_wire::client::OnWaiting;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -109,7 +110,7 @@ impl One<'_> {
         self.view.send_modify(f);
     }
 
-    fn state(&self, s: RowState) {
+    fn state(&self, s: ConfigurationState) {
         let i = self.index;
         self.set(|v| v.rows[i].state = s);
     }
@@ -118,7 +119,7 @@ impl One<'_> {
     async fn run(&mut self) -> (Row, Option<String>) {
         let i = self.index;
         self.set(|v| v.current = Some(i));
-        self.state(RowState::Starting);
+        self.state(ConfigurationState::Starting);
         let row = Row::waiting(self.label());
         let port = self.plan.args.picks_port().then(free_port).flatten();
         let mut record = self.record();
@@ -128,10 +129,11 @@ impl One<'_> {
         };
         let mut a = conf.run;
         a.seed = Some(self.plan.seed);
-        let url = a.url.clone().unwrap_or_default();
-        record.url = Some(encbench_core::scrub::url(&url));
         record.instance_type.clone_from(&a.instance_type);
         record.price_per_hour_usd = price(&a);
+        let run = settle(a);
+        let url = run.url().to_string();
+        record.url = Some(encbench_core::scrub::url(&url));
         if let Some(there) = answering(&url).await {
             let why = format!(
                 "{there} answers before its server started: another server would be measured in its place; stop it, or give another port"
@@ -154,24 +156,23 @@ impl One<'_> {
             v.server = Some(group);
             v.log = Some(shown);
         });
-        Box::pin(self.served(&a, &url, srv, row, record)).await
+        Box::pin(self.served(&run, srv, row, record)).await
     }
 
     /// With its server started: ready, measured, stopped.
     async fn served(
         &mut self,
-        a: &RunArgs,
-        url: &str,
+        run: &ConfigurationRun,
         mut srv: LocalServer,
         mut row: Row,
         mut record: TuneConfiguration,
     ) -> (Row, Option<String>) {
         let mut internal = None;
-        match self.ready(a, url, &mut srv).await {
+        match self.ready(run, &mut srv).await {
             Ok((p, config)) => {
                 record.ready_after_s = Some(round1(srv.age().as_secs_f64()));
                 record.config = Some(config);
-                let (r, ended) = self.measure(a, p, &mut srv).await;
+                let (r, ended) = self.measure(run, p, &mut srv).await;
                 (record.status, record.reason) = ended;
                 record.accuracy = AccuracyExport::of(&r.accuracy_before, &r.accuracy_after);
                 internal = r.error.map(|e| format!("{}: {e}", self.label()));
@@ -185,7 +186,7 @@ impl One<'_> {
                 record.reason = Some("stopped while its server started".into());
             }
         }
-        self.state(RowState::Stopping);
+        self.state(ConfigurationState::Stopping);
         let grace = Duration::from_secs_f64(self.plan.args.stop_grace);
         match srv.stop(grace).await {
             Ok(how) => record.server_exit = Some(how),
@@ -199,7 +200,7 @@ impl One<'_> {
         }
         self.tag(&mut row);
         record.capacity = summary(&row.capacity, &row.label);
-        row.state = RowState::Done(record.status);
+        row.state = ConfigurationState::Done(record.status);
         row.record = Some(record);
         (row, internal)
     }
@@ -227,13 +228,12 @@ impl One<'_> {
     /// route says it can serve; its command exiting, or a stop, ends the wait.
     async fn ready(
         &mut self,
-        a: &RunArgs,
-        url: &str,
+        run: &ConfigurationRun,
         srv: &mut LocalServer,
     ) -> Result<(PreparedTarget, Value), NotReady> {
         let stop = &mut *self.stop;
         tokio::select! {
-            r = prepared(a, url, self.waiting) => r.map_err(NotReady::Failed),
+            r = prepared(run, self.waiting) => r.map_err(NotReady::Failed),
             status = srv.exited() => Err(NotReady::Failed(format!(
                 "its server {} {:.1} s after it started, before it was ready",
                 server::ended(status),
@@ -247,12 +247,12 @@ impl One<'_> {
     /// ends the load and keeps what was measured.
     async fn measure(
         &mut self,
-        a: &RunArgs,
+        run: &ConfigurationRun,
         p: PreparedTarget,
         srv: &mut LocalServer,
     ) -> (RunReport, (TuneStatus, Option<String>)) {
-        self.state(RowState::Measuring);
-        let setup = match crate::app::run::engine_setup(a, p, false) {
+        self.state(ConfigurationState::Measuring);
+        let setup = match run.workload.clone().engine(p) {
             Ok(s) => s,
             Err(e) => return (empty_report(), (TuneStatus::Failed, Some(e.to_string()))),
         };
@@ -321,7 +321,7 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
 fn failed(mut row: Row, mut record: TuneConfiguration, why: &str) -> Row {
     record.status = TuneStatus::Failed;
     record.reason = Some(encbench_core::scrub::text(why));
-    row.state = RowState::Done(TuneStatus::Failed);
+    row.state = ConfigurationState::Done(TuneStatus::Failed);
     row.record = Some(record);
     row
 }
@@ -373,31 +373,65 @@ async fn answering(url: &str) -> Option<String> {
     ok.then(|| format!("{host}:{port}"))
 }
 
-/// The target of `a` at `url` prepared and ready, with its run's config: once something
-/// listens there (until `--ready-timeout`), discovery and the ready route as a run's.
+/// A configuration's run as its command line settles it, once its port is filled in: a
+/// run's parts, on one host, headless.
+struct ConfigurationRun {
+    target: TargetSettings,
+    workload: Workload,
+    record: RunConfig,
+    /// `--ready-timeout` as given.
+    ready_timeout_s: f64,
+}
+
+fn settle(a: RunArgs) -> ConfigurationRun {
+    let (target, _) = crate::app::run::target(&a);
+    let workload = crate::app::run::workload(&a, false);
+    let record = crate::app::run::record(&a, &Hosts::default());
+    let ready_timeout_s = a.ready_timeout;
+    // `cli::tune` refuses a tune without --url: the started server is there.
+    let address = Address::Url(a.url.unwrap_or_default());
+    ConfigurationRun {
+        target: TargetSettings { address, ..target },
+        workload,
+        record,
+        ready_timeout_s,
+    }
+}
+
+impl ConfigurationRun {
+    fn url(&self) -> &str {
+        match &self.target.address {
+            Address::Url(u) => u,
+            _ => "",
+        }
+    }
+}
+
+/// The configuration's target prepared and ready, with its run's config: once something
+/// listens at its URL (until `--ready-timeout`), discovery and the ready route as a run's.
 async fn prepared(
-    a: &RunArgs,
-    url: &str,
+    run: &ConfigurationRun,
     waiting: &OnWaiting,
 ) -> Result<(PreparedTarget, Value), String> {
-    let timeout = Duration::from_secs_f64(a.ready_timeout);
+    let (url, timeout_s) = (run.url(), run.ready_timeout_s);
+    let timeout = Duration::from_secs_f64(timeout_s);
     let started = tokio::time::Instant::now();
     while answering(url).await.is_none() {
         if started.elapsed() >= timeout {
             return Err(format!(
                 "nothing listened at {} within --ready-timeout {} s",
                 encbench_core::scrub::url(url),
-                a.ready_timeout
+                timeout_s
             ));
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let settings = crate::app::run::target_settings(a, Address::Url(url.to_string()));
-    let p = setup::prepare(&settings)
+    let p = setup::prepare(&run.target)
         .await
         .map_err(|e| AppError::from(e).to_string())?;
-    let config = serde_json::to_value(crate::app::run::run_config(a, &p, &Hosts::default()))
-        .expect("a run's config serializes");
+    let mut record = run.record.clone();
+    crate::app::run::resolve(&mut record, &p);
+    let config = serde_json::to_value(record).expect("a run's config serializes");
     p.target
         .check_ready(waiting)
         .await

@@ -9,7 +9,7 @@ use encbench_core::export::tune::{TuneConfiguration, TuneParam, TuneSection, Tun
 use encbench_core::export::{Export, SCHEMA_VERSION, rfc3339};
 use encbench_core::results::RunReport;
 use encbench_core::tune::Assignment;
-use encbench_load::tune::{RowState, TuneView};
+use encbench_load::tune::{ConfigurationState, TuneView};
 use serde_json::{Value, json};
 use std::time::SystemTime;
 
@@ -105,7 +105,7 @@ pub(super) fn build(
     let (mut phases, mut capacity, mut notices) = (vec![], vec![], vec![]);
     for (i, row) in view.rows.iter().enumerate() {
         let mut r = row.record.clone().unwrap_or_else(|| {
-            let status = if row.state == RowState::Waiting {
+            let status = if row.state == ConfigurationState::Waiting {
                 TuneStatus::NotRun
             } else {
                 TuneStatus::Incomplete

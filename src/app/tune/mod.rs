@@ -48,12 +48,7 @@ pub(super) type Slot = Arc<Mutex<Option<Interim>>>;
 const SECRET_NAMES: [&str; 6] = ["TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "KEY"];
 
 pub(super) async fn main(t: TuneArgs, stdout: &mut Stdout<'_>) -> Result<(), AppError> {
-    let grid = t.grid().map_err(|e| line(&e))?;
-    let first = t
-        .configuration(&grid[0], Some(1))
-        .map_err(|e| line(&e))?
-        .run;
-    check(&t, &grid, &first)?;
+    let (grid, first) = settle(&t)?;
     remember_secrets();
     let resumed = match &t.resume {
         Some(p) => resume::rows(p, &t, &grid)?,
@@ -91,7 +86,7 @@ pub(super) async fn main(t: TuneArgs, stdout: &mut Stdout<'_>) -> Result<(), App
             .await
             .map_err(|e| AppError::Failed(format!("cannot drive the terminal: {e}")))?
     } else {
-        for note in &first.notes {
+        for note in &super::run::notes(&first) {
             crate::stderr::say(format_args!("{note}"));
         }
         let mut said = say::Said::new(&plan, rerank(&first));
@@ -120,6 +115,20 @@ fn rerank(a: &RunArgs) -> bool {
     a.task == Some(encbench_core::input::Task::Rerank)
 }
 
+/// Every configuration's values and the first's run, once all are checked: each
+/// configuration's command line parsed, the flags shared by all given alike (`validate`),
+/// where the results go, the thresholds, and each configuration's flags weighed.
+fn settle(t: &TuneArgs) -> Result<(Vec<Assignment>, RunArgs), AppError> {
+    t.validate().map_err(|e| line(&e))?;
+    let grid = t.grid().map_err(|e| line(&e))?;
+    let first = t
+        .configuration(&grid[0], Some(1))
+        .map_err(|e| line(&e))?
+        .run;
+    check(t, &grid, &first)?;
+    Ok((grid, first))
+}
+
 /// What is refused before any server starts: where the results go, the thresholds, and
 /// each configuration's flags that could not work together.
 fn check(t: &TuneArgs, grid: &[Assignment], first: &RunArgs) -> Result<(), AppError> {
@@ -140,7 +149,8 @@ fn check(t: &TuneArgs, grid: &[Assignment], first: &RunArgs) -> Result<(), AppEr
     }
     for values in grid {
         let c = t.configuration(values, Some(1)).map_err(|e| line(&e))?;
-        super::run::check_flags(&c.run)
+        super::run::check_together(&c.run)
+            .and_then(|()| super::target::check_fit(&super::run::target(&c.run).0))
             .map_err(|e| AppError::Usage(format!("tune {values}: {e}")))?;
     }
     Ok(())

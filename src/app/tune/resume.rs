@@ -9,7 +9,7 @@ use crate::cli::TuneArgs;
 use encbench_core::export::Export;
 use encbench_core::export::tune::{TuneConfiguration, TuneStatus};
 use encbench_core::tune::Assignment;
-use encbench_load::tune::{Row, RowState};
+use encbench_load::tune::{ConfigurationState, Row};
 use std::path::Path;
 
 /// Settings that change a measurement but not the workload's name.
@@ -93,7 +93,7 @@ fn row(e: &Export, c: &TuneConfiguration) -> Row {
     let mine = |t: &Option<String>| t.as_deref() == Some(c.label.as_str());
     Row {
         label: c.label.clone(),
-        state: RowState::Done(TuneStatus::Measured),
+        state: ConfigurationState::Done(TuneStatus::Measured),
         snapshot: None,
         record: Some(TuneConfiguration {
             resumed: true,

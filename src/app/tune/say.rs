@@ -7,10 +7,10 @@ use crate::headless::SearchSaid;
 use crate::headless::progress;
 use encbench_core::export::tune::{TuneConfiguration, TuneStatus};
 use encbench_core::text::{ms, sig3};
-use encbench_load::tune::{RowState, TuneView};
+use encbench_load::tune::{ConfigurationState, TuneView};
 
 pub(super) struct Said {
-    states: Vec<RowState>,
+    states: Vec<ConfigurationState>,
     /// The probes said of the configuration under way.
     search: Option<(usize, SearchSaid)>,
     rerank: bool,
@@ -20,7 +20,7 @@ pub(super) struct Said {
 impl Said {
     pub(super) fn new(plan: &Plan, rerank: bool) -> Said {
         Said {
-            states: vec![RowState::Waiting; plan.grid.len()],
+            states: vec![ConfigurationState::Waiting; plan.grid.len()],
             search: None,
             rerank,
             resumed_from: plan.args.resume.as_ref().map(|p| p.display().to_string()),
@@ -38,16 +38,18 @@ impl Said {
             self.states[i] = row.state;
             let head = format!("tune {}/{n} {}", i + 1, row.label);
             match (row.state, &row.record) {
-                (RowState::Starting, _) => out.push(format!(
+                (ConfigurationState::Starting, _) => out.push(format!(
                     "{head}: starting its server (output: {})",
                     v.log.as_deref().unwrap_or("-")
                 )),
-                (RowState::Measuring, _) => out.push(format!("{head}: ready; loading it")),
-                (RowState::Done(_), Some(r)) if r.resumed => out.push(format!(
+                (ConfigurationState::Measuring, _) => {
+                    out.push(format!("{head}: ready; loading it"));
+                }
+                (ConfigurationState::Done(_), Some(r)) if r.resumed => out.push(format!(
                     "{head}: measured before, taken from {}",
                     self.resumed_from.as_deref().unwrap_or("--resume")
                 )),
-                (RowState::Done(_), Some(r)) => out.push(format!("{head}: {}", ended(r))),
+                (ConfigurationState::Done(_), Some(r)) => out.push(format!("{head}: {}", ended(r))),
                 _ => {}
             }
         }
@@ -64,7 +66,7 @@ impl Said {
             let label = &v.rows[i].label;
             out.extend(said.news(snap).into_iter().map(|l| format!("{label}: {l}")));
         }
-        if progress_due && v.rows[i].state == RowState::Measuring {
+        if progress_due && v.rows[i].state == ConfigurationState::Measuring {
             let fields = progress::fields(snap, self.rerank);
             out.push(format!(
                 "[tune {}/{n} {}] {}",

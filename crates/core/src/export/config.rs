@@ -128,7 +128,7 @@ impl From<(usize, usize, f64)> for ReplayBatches {
 /// Where the requests went (`config.target`): a URL (the reference endpoint's with `demo`)
 /// or a SageMaker endpoint with its routing. Never credentials: the URL has any
 /// user:password removed, and of `--header` only the names are kept.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct TargetConfig {
     pub url: Option<String>,
     /// The API family (`--engine`, or what discovery found): hf, triton, vllm, openai, tei,

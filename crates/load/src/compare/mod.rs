@@ -24,7 +24,7 @@ use tokio::sync::watch;
 
 /// The workload every target gets, and the defaults of targets that do not say otherwise.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Settings {
+pub struct CompareSpec {
     /// Batch sizes measured closed loop at `batch_concurrency`.
     pub batch_sizes: Vec<usize>,
     /// The batch phases' cap (`--concurrency`): 1 measures latency with nothing queued.
@@ -91,7 +91,7 @@ impl Step {
 /// Every batch size at the batch phases' cap (1 by default), then every concurrency level at
 /// batch 1, closed loop; with an SLO, a capacity search over the batch sizes at the highest
 /// concurrency last.
-pub fn steps(a: &Settings) -> Vec<Step> {
+pub fn steps(a: &CompareSpec) -> Vec<Step> {
     let batch = a.batch_sizes.iter().map(|&b| Step {
         kind: PhaseKind::Batch,
         batch_size: b,
@@ -198,7 +198,7 @@ impl Outcome {
 }
 
 /// `index` numbers the (step, repetition) pairs: each repetition draws arrivals of its own.
-fn engine_for(entry: &Entry, a: &Settings, step: Step, index: usize) -> Engine {
+fn engine_for(entry: &Entry, a: &CompareSpec, step: Step, index: usize) -> Engine {
     let p = &entry.prepared;
     Engine::start(EngineSetup {
         target: p.target.clone(),
@@ -275,7 +275,7 @@ async fn check_accuracy(
 /// Runs the comparison, publishing a view for the front-end. `stop` turning true ends it
 /// early: the phase in progress is stopped and kept, later phases are skipped.
 pub async fn run(
-    a: &Settings,
+    a: &CompareSpec,
     entries: &[Entry],
     view: watch::Sender<CompareView>,
     mut stop: watch::Receiver<bool>,
@@ -432,7 +432,7 @@ async fn drive(
 
 /// What a second Ctrl-C writes: the phases finished so far, as the view holds them; the one
 /// in progress is not waited for.
-pub fn interim_export(a: &Settings, entries: &[Entry], v: &CompareView) -> Export {
+pub fn interim_export(a: &CompareSpec, entries: &[Entry], v: &CompareView) -> Export {
     let outcomes = v
         .rows
         .iter()
@@ -449,7 +449,7 @@ pub fn interim_export(a: &Settings, entries: &[Entry], v: &CompareView) -> Expor
     e
 }
 
-pub fn initial_view(a: &Settings, entries: &[Entry]) -> CompareView {
+pub fn initial_view(a: &CompareSpec, entries: &[Entry]) -> CompareView {
     let steps = steps(a);
     CompareView {
         order: a.order,
@@ -475,7 +475,7 @@ pub fn initial_view(a: &Settings, entries: &[Entry]) -> CompareView {
 }
 
 fn export(
-    a: &Settings,
+    a: &CompareSpec,
     entries: &[Entry],
     mut outcomes: Vec<Outcome>,
     started_at: SystemTime,

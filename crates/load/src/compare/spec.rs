@@ -1,10 +1,10 @@
 //! What `compare` is asked to measure: each target as a name plus the settings a single run
 //! against it would take, so a compared target is prepared exactly as a plain run would be.
 
-use super::Settings;
+use super::CompareSpec;
 use crate::setup::{Address, FormatSettings, TargetSettings};
 use encbench_core::input::Shape;
-use encbench_wire::client::sagemaker::SageMakerConfig;
+use encbench_wire::client::sagemaker::SageMakerSettings;
 use encbench_wire::payload::{Api, PayloadFormat, RerankOptions};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -278,9 +278,9 @@ pub fn local(name: &str, url: String, instance: &str) -> TargetSpec {
 
 /// The settings a single run against one target would take: the shared workload plus the
 /// target's own address, routing, payload format and price.
-pub fn target_settings(a: &Settings, t: &TargetSpec) -> TargetSettings {
+pub fn target_settings(a: &CompareSpec, t: &TargetSpec) -> TargetSettings {
     let address = match (&t.endpoint, &t.url) {
-        (Some(endpoint), _) => Address::SageMaker(SageMakerConfig {
+        (Some(endpoint), _) => Address::SageMaker(SageMakerSettings {
             endpoint: endpoint.clone(),
             region: a.region.clone(),
             profile: a.profile.clone(),

@@ -1,6 +1,7 @@
 //! From settings to a target ready to be measured: the inputs, the accuracy samples, the
 //! price, the payload format (with tensor names from the server where it offers them) and the
-//! client, all loaded and checked before anything is sent. A plain run and each target of
+//! client, all loaded and checked before anything is sent. Flags that cannot work together
+//! were refused while the settings were settled (`app::target` in the binary). A plain run and each target of
 //! `compare` are prepared the same way.
 
 mod body_limit;
@@ -21,7 +22,7 @@ use encbench_core::input::{
 use encbench_core::lengths::LengthMix;
 use encbench_core::pricing::{instance_price, unpriced};
 use encbench_wire::client::headers::ExtraHeaders;
-use encbench_wire::client::sagemaker::{MAX_BODY_BYTES, SageMakerConfig, SageMakerTarget};
+use encbench_wire::client::sagemaker::{MAX_BODY_BYTES, SageMakerSettings, SageMakerTarget};
 use encbench_wire::client::url::{self, Routes, UrlTarget};
 use encbench_wire::client::{Target, shown_url};
 use encbench_wire::discover::Found;
@@ -41,7 +42,7 @@ pub enum Address {
     /// The built-in reference endpoint, started on 127.0.0.1 for this run at this URL.
     Demo(String),
     /// A SageMaker endpoint through the AWS SDK.
-    SageMaker(SageMakerConfig),
+    SageMaker(SageMakerSettings),
 }
 
 /// The payload format and what it needs to know about the model.
@@ -199,7 +200,6 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
     let texts = inputs(s, &tokenizer, seed)?;
     let mut accuracy = accuracy_setup(s)?;
     let headers = extra_headers(s)?;
-    grpc::check(s, &headers)?;
     let price = price(s)?;
 
     let url = match &s.address {
@@ -444,8 +444,7 @@ async fn client(
     })
 }
 
-/// The user's headers, the Bearer token read from its variable. SageMaker requests are
-/// signed by the SDK: a header there would be dropped, so it is refused.
+/// The user's headers, the Bearer token read from its variable.
 fn extra_headers(s: &TargetSettings) -> Result<ExtraHeaders, SetupError> {
     let bearer = match &s.bearer_token_env {
         None => None,
@@ -459,20 +458,7 @@ fn extra_headers(s: &TargetSettings) -> Result<ExtraHeaders, SetupError> {
             }
         },
     };
-    let headers =
-        ExtraHeaders::new(&s.headers, bearer.as_deref()).map_err(|e| usage("--header", e))?;
-    if matches!(s.address, Address::SageMaker(_)) && !headers.is_empty() {
-        let flag = if s.headers.is_empty() {
-            "--bearer-token-env"
-        } else {
-            "--header"
-        };
-        return Err(usage(
-            flag,
-            "applies to URL targets: SageMaker requests are signed by the AWS SDK",
-        ));
-    }
-    Ok(headers)
+    ExtraHeaders::new(&s.headers, bearer.as_deref()).map_err(|e| usage("--header", e))
 }
 
 /// `config.target` of the export: where the requests went, never credentials.
@@ -488,7 +474,7 @@ fn target_config(
         Address::SageMaker(cfg) => Some(cfg),
         _ => None,
     };
-    let field = |f: fn(&SageMakerConfig) -> &Option<String>| sm.and_then(|c| f(c).clone());
+    let field = |f: fn(&SageMakerSettings) -> &Option<String>| sm.and_then(|c| f(c).clone());
     TargetConfig {
         url: sm.is_none().then(|| shown.to_string()),
         engine: r.family.name().to_string(),

@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime};
 
 /// Where a configuration stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RowState {
+pub enum ConfigurationState {
     Waiting,
     /// Its server started, its ready route not answering yet.
     Starting,
@@ -25,14 +25,14 @@ pub enum RowState {
     Done(TuneStatus),
 }
 
-impl RowState {
+impl ConfigurationState {
     pub fn label(self) -> &'static str {
         match self {
-            RowState::Waiting => "waiting",
-            RowState::Starting => "starting",
-            RowState::Measuring => "measuring",
-            RowState::Stopping => "stopping",
-            RowState::Done(s) => s.name(),
+            ConfigurationState::Waiting => "waiting",
+            ConfigurationState::Starting => "starting",
+            ConfigurationState::Measuring => "measuring",
+            ConfigurationState::Stopping => "stopping",
+            ConfigurationState::Done(s) => s.name(),
         }
     }
 }
@@ -41,7 +41,7 @@ impl RowState {
 #[derive(Debug, Clone)]
 pub struct Row {
     pub label: String,
-    pub state: RowState,
+    pub state: ConfigurationState,
     /// The engine's latest snapshot while it loads this configuration.
     pub snapshot: Option<Arc<Snapshot>>,
     /// Once it ended: its record, phases and capacity answers (each naming it), and what
@@ -56,7 +56,7 @@ impl Row {
     pub fn waiting(label: String) -> Row {
         Row {
             label,
-            state: RowState::Waiting,
+            state: ConfigurationState::Waiting,
             snapshot: None,
             record: None,
             phases: vec![],
@@ -100,7 +100,7 @@ impl TuneView {
     pub fn done(&self) -> usize {
         self.rows
             .iter()
-            .filter(|r| matches!(r.state, RowState::Done(_)))
+            .filter(|r| matches!(r.state, ConfigurationState::Done(_)))
             .count()
     }
 }

@@ -5,7 +5,7 @@
 
 use super::{Dialect, Refusal, now_s, serve_input};
 use crate::Server;
-use crate::families::{Family, ModelKind, Playing};
+use crate::families::{ApiFamily, ModelKind, Playing};
 use axum::body::Bytes;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -13,7 +13,7 @@ use serde_json::json;
 use std::sync::Arc;
 
 pub fn models(s: &Server, p: Playing) -> Response {
-    let kind = p.kind_of(Family::Infinity);
+    let kind = p.kind_of(ApiFamily::Infinity);
     axum::Json(json!({ "object": "list", "data": [{
         "id": s.cfg.served_model,
         "stats": { "queue_fraction": 0.0, "queue_absolute": 0, "results_pending": 0, "batch_size": 32 },
@@ -32,7 +32,7 @@ pub fn health() -> Response {
 
 /// Infinity's refusal of a task the model cannot do.
 fn lacks(s: &Server, p: Playing, kind: ModelKind) -> Option<Response> {
-    let has = p.kind_of(Family::Infinity);
+    let has = p.kind_of(ApiFamily::Infinity);
     (has != kind).then(|| {
         Dialect::Infinity.refuse(Refusal {
             status: StatusCode::BAD_REQUEST,

@@ -109,7 +109,7 @@ fn over_batch(n: usize) -> Option<Response> {
 }
 
 pub fn info(s: &Server, p: Playing) -> Response {
-    let kind = p.kind_of(crate::families::Family::Tei);
+    let kind = p.kind_of(crate::families::ApiFamily::Tei);
     let model_type = match kind {
         ModelKind::Embedding => json!({ "embedding": { "pooling": "mean" } }),
         ModelKind::Classifier => {
@@ -316,7 +316,7 @@ pub async fn openai(s: Arc<Server>, bytes: Bytes, p: Playing) -> Response {
 
 /// `/invocations` (and `POST /`), bound at start to the route of the model's type.
 pub async fn invocations(s: Arc<Server>, bytes: Bytes, p: Playing) -> Response {
-    match p.kind_of(crate::families::Family::Tei) {
+    match p.kind_of(crate::families::ApiFamily::Tei) {
         ModelKind::Embedding => embed(s, bytes, p).await,
         ModelKind::Classifier => predict(s, bytes, p).await,
         ModelKind::Reranker => rerank(s, bytes, p).await,

@@ -3,7 +3,7 @@
 //! and profile of the flags, the endpoint override. The runtime client and CloudWatch share
 //! it, so both act as the same identity in the same region.
 
-use super::sagemaker::SageMakerConfig;
+use super::sagemaker::SageMakerSettings;
 use super::sdk_guard::Remembered;
 use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;
@@ -12,7 +12,7 @@ use aws_credential_types::provider::SharedCredentialsProvider;
 use aws_smithy_http_client::Builder;
 
 /// The loaded configuration and its credential chain, wrapped to remember what it resolves.
-pub struct Loaded {
+pub struct LoadedSdk {
     pub sdk: SdkConfig,
     pub credentials: Option<SharedCredentialsProvider>,
 }
@@ -20,12 +20,12 @@ pub struct Loaded {
 /// Loads the configuration with this client's connection pool, retries and timeouts;
 /// `--endpoint-url` applies unless `override_url` is false.
 pub async fn load(
-    cfg: &SageMakerConfig,
+    cfg: &SageMakerSettings,
     pool: usize,
     retry: RetryConfig,
     timeouts: TimeoutConfig,
     override_url: bool,
-) -> Loaded {
+) -> LoadedSdk {
     let http = Builder::new()
         .pool_max_idle_per_host(pool.max(1))
         .tls_provider(super::tls::sdk_provider())
@@ -47,5 +47,5 @@ pub async fn load(
     let credentials = sdk
         .credentials_provider()
         .map(|chain| SharedCredentialsProvider::new(Remembered(chain)));
-    Loaded { sdk, credentials }
+    LoadedSdk { sdk, credentials }
 }

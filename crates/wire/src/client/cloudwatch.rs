@@ -2,7 +2,7 @@
 //! `GetMetricData`, as the runtime client's identity, in its region (the figures are
 //! `server_metrics::cloudwatch`).
 
-use crate::client::sagemaker::SageMakerConfig;
+use crate::client::sagemaker::SageMakerSettings;
 use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;
 use aws_sdk_cloudwatch::Client;
@@ -39,7 +39,7 @@ pub struct CloudWatch {
 impl CloudWatch {
     /// The endpoint's variant (`AllTraffic`, SageMaker's default name, when the run named
     /// none), or its inference component's own metrics.
-    pub async fn new(cfg: &SageMakerConfig) -> CloudWatch {
+    pub async fn new(cfg: &SageMakerSettings) -> CloudWatch {
         let timeouts = TimeoutConfig::builder()
             .operation_timeout(Duration::from_secs(20))
             .build();

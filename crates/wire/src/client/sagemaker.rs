@@ -24,7 +24,7 @@ pub const MAX_BODY_BYTES: usize = 6 * 1024 * 1024;
 
 /// Where and how to invoke. Credentials are never held here: the SDK resolves them.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct SageMakerConfig {
+pub struct SageMakerSettings {
     pub endpoint: String,
     pub region: Option<String>,
     pub profile: Option<String>,
@@ -37,7 +37,7 @@ pub struct SageMakerConfig {
 }
 
 pub struct SageMakerTarget {
-    cfg: SageMakerConfig,
+    cfg: SageMakerSettings,
     client: Client,
     /// A real request for the pre-flight check (there is no ping in the runtime API).
     probe: Prepared,
@@ -48,7 +48,7 @@ pub struct SageMakerTarget {
 
 impl SageMakerTarget {
     pub async fn new(
-        cfg: SageMakerConfig,
+        cfg: SageMakerSettings,
         concurrency: usize,
         timeout: Duration,
         probe: Prepared,
@@ -329,7 +329,7 @@ impl Target for SageMakerTarget {
 }
 
 /// The profile the SDK reads, and the files it reads it from, as the SDK picks them.
-fn profile_and_files(cfg: &SageMakerConfig) -> (String, String, String) {
+fn profile_and_files(cfg: &SageMakerSettings) -> (String, String, String) {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let profile = cfg
         .profile
@@ -344,7 +344,7 @@ fn profile_and_files(cfg: &SageMakerConfig) -> (String, String, String) {
 
 /// The SDK says "missing signing region" at the first request: say where a region comes
 /// from instead, before anything is sent.
-fn no_region(cfg: &SageMakerConfig) -> String {
+fn no_region(cfg: &SageMakerSettings) -> String {
     let (profile, config, _) = profile_and_files(cfg);
     format!(
         "no AWS region found (not in --region, AWS_REGION, AWS_DEFAULT_REGION, profile \
@@ -373,7 +373,7 @@ fn in_words(e: &dyn std::error::Error) -> String {
 /// The SDK's default chain says only "the credential provider was not enabled" (its last
 /// source, instance metadata): name every source it tried, in its order, and what instance
 /// metadata said when it refused.
-fn no_credentials(cfg: &SageMakerConfig, imds_refused: Option<&str>) -> String {
+fn no_credentials(cfg: &SageMakerSettings, imds_refused: Option<&str>) -> String {
     let (profile, config, credentials) = profile_and_files(cfg);
     let imds = if std::env::var("AWS_EC2_METADATA_DISABLED")
         .is_ok_and(|v| v.eq_ignore_ascii_case("true"))

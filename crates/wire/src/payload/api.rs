@@ -93,7 +93,7 @@ impl Api {
 
 /// How a route's request body is laid out, and so how its reply is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shape {
+pub enum BodyShape {
     /// `{"model", "input": [...], "encoding_format"}` → `{"data": [{"index", "embedding"}]}`.
     OpenAiEmbeddings,
     /// TEI `{"inputs": [...]}` → `[[f32]]`.
@@ -138,7 +138,7 @@ impl RerankOptions {
             Some(r) => format!("{} {}", family.name(), r.path),
             None => family.name().to_string(),
         };
-        if self.top_n.is_some() && shape != Some(Shape::CohereRerank) {
+        if self.top_n.is_some() && shape != Some(BodyShape::CohereRerank) {
             return Err((
                 "--top-n",
                 format!(
@@ -147,7 +147,7 @@ impl RerankOptions {
             ));
         }
         if self.return_documents.is_some()
-            && !matches!(shape, Some(Shape::CohereRerank | Shape::TeiRerank))
+            && !matches!(shape, Some(BodyShape::CohereRerank | BodyShape::TeiRerank))
         {
             return Err((
                 "--return-documents",
@@ -164,7 +164,7 @@ impl RerankOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Route {
     pub path: &'static str,
-    pub shape: Shape,
+    pub shape: BodyShape,
 }
 
 impl Choice for PayloadFormat {
@@ -245,17 +245,17 @@ impl PayloadFormat {
     pub fn route(self, api: Api) -> Option<Route> {
         use PayloadFormat as F;
         let (path, shape) = match (self, api) {
-            (F::Openai | F::Vllm, Api::Embed) => ("/v1/embeddings", Shape::OpenAiEmbeddings),
-            (F::Vllm, Api::Classify) => ("/classify", Shape::VllmClassify),
-            (F::Vllm, Api::Pooling) => ("/pooling", Shape::VllmPooling),
-            (F::Vllm, Api::Score) => ("/score", Shape::VllmScore),
-            (F::Vllm | F::Infinity, Api::Rerank) => ("/rerank", Shape::CohereRerank),
-            (F::Tei, Api::Embed) => ("/embed", Shape::TeiEmbed),
-            (F::Tei, Api::Classify) => ("/predict", Shape::TeiPredict),
-            (F::Tei, Api::Rerank) => ("/rerank", Shape::TeiRerank),
-            (F::Infinity, Api::Embed) => ("/embeddings", Shape::OpenAiEmbeddings),
-            (F::Infinity, Api::Classify) => ("/classify", Shape::InfinityClassify),
-            (F::Jina, Api::Rerank) => ("/v1/rerank", Shape::CohereRerank),
+            (F::Openai | F::Vllm, Api::Embed) => ("/v1/embeddings", BodyShape::OpenAiEmbeddings),
+            (F::Vllm, Api::Classify) => ("/classify", BodyShape::VllmClassify),
+            (F::Vllm, Api::Pooling) => ("/pooling", BodyShape::VllmPooling),
+            (F::Vllm, Api::Score) => ("/score", BodyShape::VllmScore),
+            (F::Vllm | F::Infinity, Api::Rerank) => ("/rerank", BodyShape::CohereRerank),
+            (F::Tei, Api::Embed) => ("/embed", BodyShape::TeiEmbed),
+            (F::Tei, Api::Classify) => ("/predict", BodyShape::TeiPredict),
+            (F::Tei, Api::Rerank) => ("/rerank", BodyShape::TeiRerank),
+            (F::Infinity, Api::Embed) => ("/embeddings", BodyShape::OpenAiEmbeddings),
+            (F::Infinity, Api::Classify) => ("/classify", BodyShape::InfinityClassify),
+            (F::Jina, Api::Rerank) => ("/v1/rerank", BodyShape::CohereRerank),
             _ => return None,
         };
         Some(Route { path, shape })

@@ -1,7 +1,7 @@
 //! The JSON API families (vLLM, OpenAI-compatible, TEI, Infinity, Jina/Cohere rerank): one
 //! format, whose route and body shape the family and the task choose (`api::Route`).
 
-use super::api::{Api, PayloadFormat, RerankOptions, Route, Shape};
+use super::api::{Api, BodyShape, PayloadFormat, RerankOptions, Route};
 use super::items::{Form, Items, PairForm};
 use super::replies;
 use super::{Answers, Format, Pooling, Prepared, Reply, check_verdict_count};
@@ -71,7 +71,7 @@ impl ApiFormat {
     /// its text where `return_documents` asked for it (a server that ignores the field would
     /// be measured at the other cost).
     fn check_ranked(&self, body: &[u8], documents: usize) -> Result<(), String> {
-        let tei = self.route.shape == Shape::TeiRerank;
+        let tei = self.route.shape == BodyShape::TeiRerank;
         let (scored, with_text) = replies::ranked_results(body, documents, tei)?;
         let wanted = self.rerank.top_n.unwrap_or(documents).min(documents);
         if scored < wanted {
@@ -99,7 +99,7 @@ impl ApiFormat {
 
     fn pair_form(&self) -> PairForm {
         match self.route.shape {
-            Shape::TeiPredict => PairForm::List,
+            BodyShape::TeiPredict => PairForm::List,
             _ => PairForm::Joined,
         }
     }
@@ -124,15 +124,15 @@ impl ApiFormat {
             v
         };
         match self.route.shape {
-            Shape::OpenAiEmbeddings => {
+            BodyShape::OpenAiEmbeddings => {
                 with_model(json!({ "input": self.list(inputs), "encoding_format": "float" }))
             }
-            Shape::VllmClassify | Shape::VllmPooling | Shape::InfinityClassify => {
+            BodyShape::VllmClassify | BodyShape::VllmPooling | BodyShape::InfinityClassify => {
                 with_model(json!({ "input": self.list(inputs) }))
             }
-            Shape::TeiEmbed => json!({ "inputs": self.list(inputs) }),
+            BodyShape::TeiEmbed => json!({ "inputs": self.list(inputs) }),
             // A batch of one text is one more list deep: `["a", "b"]` would be one pair.
-            Shape::TeiPredict => {
+            BodyShape::TeiPredict => {
                 let nested: Vec<Value> = self
                     .list(inputs)
                     .into_iter()
@@ -140,16 +140,16 @@ impl ApiFormat {
                     .collect();
                 json!({ "inputs": nested })
             }
-            Shape::TeiRerank => {
+            BodyShape::TeiRerank => {
                 let (query, texts) = self.items.ranking(inputs);
                 let return_text = self.rerank.return_documents.unwrap_or(false);
                 json!({ "query": query, "texts": texts, "raw_scores": false, "return_text": return_text })
             }
-            Shape::VllmScore => {
+            BodyShape::VllmScore => {
                 let (query, documents) = self.items.ranking(inputs);
                 with_model(json!({ "text_1": query, "text_2": documents }))
             }
-            Shape::CohereRerank => {
+            BodyShape::CohereRerank => {
                 let (query, documents) = self.items.ranking(inputs);
                 let n = documents.len();
                 let top_n = self.rerank.top_n.filter(|_| !whole).unwrap_or(n);
@@ -173,15 +173,15 @@ fn default_form(family: PayloadFormat, api: Api) -> Form {
 }
 
 /// The other form the server's API documents, to try once when the first is refused.
-fn alternate(family: PayloadFormat, shape: Shape, form: Form) -> Option<Form> {
+fn alternate(family: PayloadFormat, shape: BodyShape, form: Form) -> Option<Form> {
     let takes_ids = match family {
         // Its /classify, /v1/embeddings and /pooling take strings and token ids alike.
         PayloadFormat::Vllm => matches!(
             shape,
-            Shape::VllmClassify | Shape::OpenAiEmbeddings | Shape::VllmPooling
+            BodyShape::VllmClassify | BodyShape::OpenAiEmbeddings | BodyShape::VllmPooling
         ),
         PayloadFormat::Openai => true,
-        PayloadFormat::Tei => shape == Shape::TeiEmbed,
+        PayloadFormat::Tei => shape == BodyShape::TeiEmbed,
         _ => false,
     };
     match form {
@@ -218,9 +218,9 @@ impl Format for ApiFormat {
 
     fn verdicts(&self, reply: &Reply) -> Result<Vec<String>, String> {
         match self.route.shape {
-            Shape::VllmClassify => replies::vllm_labels(&reply.body),
-            Shape::TeiPredict => replies::tei_labels(&reply.body),
-            Shape::InfinityClassify => replies::infinity_labels(&reply.body),
+            BodyShape::VllmClassify => replies::vllm_labels(&reply.body),
+            BodyShape::TeiPredict => replies::tei_labels(&reply.body),
+            BodyShape::InfinityClassify => replies::infinity_labels(&reply.body),
             _ => Err(format!("{} answers no labels", self.route.path)),
         }
     }
@@ -228,15 +228,17 @@ impl Format for ApiFormat {
     fn answers(&self, reply: &Reply, inputs: &[&Input]) -> Result<Answers, String> {
         let body = &reply.body;
         match self.route.shape {
-            Shape::OpenAiEmbeddings => replies::openai_vectors(body).map(Answers::Vectors),
-            Shape::TeiEmbed => replies::tei_vectors(body).map(Answers::Vectors),
-            Shape::VllmPooling => {
+            BodyShape::OpenAiEmbeddings => replies::openai_vectors(body).map(Answers::Vectors),
+            BodyShape::TeiEmbed => replies::tei_vectors(body).map(Answers::Vectors),
+            BodyShape::VllmPooling => {
                 replies::pooling_vectors(body, self.pooling).map(Answers::Vectors)
             }
-            Shape::TeiRerank => replies::tei_scores(body, inputs.len()).map(Answers::Ranking),
-            Shape::VllmScore => replies::vllm_scores(body, inputs.len()).map(Answers::Ranking),
-            Shape::CohereRerank => replies::cohere_scores(body, inputs.len()).map(Answers::Ranking),
-            Shape::VllmClassify | Shape::TeiPredict | Shape::InfinityClassify => {
+            BodyShape::TeiRerank => replies::tei_scores(body, inputs.len()).map(Answers::Ranking),
+            BodyShape::VllmScore => replies::vllm_scores(body, inputs.len()).map(Answers::Ranking),
+            BodyShape::CohereRerank => {
+                replies::cohere_scores(body, inputs.len()).map(Answers::Ranking)
+            }
+            BodyShape::VllmClassify | BodyShape::TeiPredict | BodyShape::InfinityClassify => {
                 self.verdicts(reply).map(Answers::Labels)
             }
         }
@@ -246,12 +248,14 @@ impl Format for ApiFormat {
     fn check(&self, reply: &Reply, inputs: usize) -> Result<(), String> {
         let body = &reply.body;
         let answered = match self.route.shape {
-            Shape::OpenAiEmbeddings => replies::openai_count(body)?,
-            Shape::TeiEmbed => replies::tei_count(body)?,
-            Shape::VllmPooling => replies::pooling_vectors(body, Pooling::Cls)?.len(),
-            Shape::TeiRerank | Shape::CohereRerank => return self.check_ranked(body, inputs),
-            Shape::VllmScore => replies::vllm_scores(body, inputs)?.len(),
-            Shape::VllmClassify | Shape::TeiPredict | Shape::InfinityClassify => {
+            BodyShape::OpenAiEmbeddings => replies::openai_count(body)?,
+            BodyShape::TeiEmbed => replies::tei_count(body)?,
+            BodyShape::VllmPooling => replies::pooling_vectors(body, Pooling::Cls)?.len(),
+            BodyShape::TeiRerank | BodyShape::CohereRerank => {
+                return self.check_ranked(body, inputs);
+            }
+            BodyShape::VllmScore => replies::vllm_scores(body, inputs)?.len(),
+            BodyShape::VllmClassify | BodyShape::TeiPredict | BodyShape::InfinityClassify => {
                 self.verdicts(reply)?.len()
             }
         };
@@ -266,9 +270,9 @@ impl Format for ApiFormat {
     /// the first, best, label's score (TEI, Infinity), or vLLM's first probability.
     fn scores(&self, reply: &Reply, inputs: usize) -> Result<Vec<f32>, String> {
         let scores = match self.route.shape {
-            Shape::TeiPredict => replies::tei_scores_per_input(&reply.body)?,
-            Shape::InfinityClassify => replies::infinity_scores_per_input(&reply.body)?,
-            Shape::VllmClassify => replies::vllm_scores_per_input(&reply.body)?,
+            BodyShape::TeiPredict => replies::tei_scores_per_input(&reply.body)?,
+            BodyShape::InfinityClassify => replies::infinity_scores_per_input(&reply.body)?,
+            BodyShape::VllmClassify => replies::vllm_scores_per_input(&reply.body)?,
             _ => {
                 return Err(format!(
                     "{} {} answers no score per input",
