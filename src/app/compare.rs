@@ -8,7 +8,7 @@ use encbench_core::export::{Export, write_atomic};
 use encbench_load::compare::{self, CompareSpec, CompareView, Entry, RowState, spec};
 use encbench_load::setup::{self, SetupError};
 use encbench_report::{ReportFormat, render};
-use encbench_serve::{self as serve, ServeConfig, model::ServiceModel};
+use encbench_serve::{self as serve, ServeSettings, model::ServiceModel};
 use encbench_wire::tokenize::TokenCounter;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -45,7 +45,7 @@ fn compare_spec(a: &CompareArgs) -> CompareSpec {
         profile: a.profile.clone(),
         endpoint_url: a.endpoint_url.clone(),
         slo: a.slo.slo(),
-        search: (!a.slo.objectives.is_empty()).then(|| encbench_load::engine::SearchSetup {
+        search: (!a.slo.objectives.is_empty()).then(|| encbench_load::engine::SearchSpec {
             precision: a.slo.capacity_precision,
             probe: a.slo.probe_rule(),
             at_start: true,
@@ -64,7 +64,7 @@ fn compare_spec(a: &CompareArgs) -> CompareSpec {
 struct Comparison {
     /// `--demo`'s reference endpoints to start first, each this one with its own service
     /// model: the first targets.
-    demo: Option<ServeConfig>,
+    demo: Option<ServeSettings>,
     targets: Vec<spec::TargetSpec>,
     workload: CompareSpec,
     outputs: OutputSpec,
@@ -147,12 +147,12 @@ fn settle(a: CompareArgs, terminal: bool) -> Result<Comparison, AppError> {
 /// `--demo`: the three reference endpoints of the co-hosting schemes, started, their
 /// targets given their URLs.
 async fn start_demos(
-    base: &ServeConfig,
+    base: &ServeSettings,
     targets: &mut [spec::TargetSpec],
 ) -> Result<Vec<serve::RunningServer>, AppError> {
     let mut servers = Vec::new();
     for ((_, base_ms, per_token_ms, _), target) in spec::DEMO.into_iter().zip(targets) {
-        let cfg = ServeConfig {
+        let cfg = ServeSettings {
             workers: 1,
             service: ServiceModel {
                 base_ms,

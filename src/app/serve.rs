@@ -2,7 +2,7 @@
 
 use super::{AppError, Stdout, usage};
 use crate::cli::ServeArgs;
-use encbench_serve::{self as serve, ServeConfig, model::ServiceModel};
+use encbench_serve::{self as serve, ServeSettings, model::ServiceModel};
 use encbench_wire::tokenize::TokenCounter;
 use std::time::Duration;
 
@@ -11,10 +11,10 @@ fn ms(v: f64) -> Duration {
 }
 
 /// The reference endpoint `serve` starts for these arguments, and its tokenizer.
-pub fn config(a: &ServeArgs) -> Result<(ServeConfig, TokenCounter), AppError> {
+pub fn config(a: &ServeArgs) -> Result<(ServeSettings, TokenCounter), AppError> {
     let tokenizer =
         TokenCounter::load(a.tokenizer.as_deref()).map_err(|e| usage("--tokenizer", e))?;
-    let cfg = ServeConfig {
+    let cfg = ServeSettings {
         port: a.port,
         workers: a.workers,
         model_load: ms(a.model_load_ms),

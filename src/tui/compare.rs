@@ -94,7 +94,7 @@ fn heading(v: &CompareView) -> Paragraph<'static> {
             repetition(v),
             v.steps
                 .iter()
-                .map(encbench_load::compare::Step::label)
+                .map(encbench_load::compare::CompareStep::label)
                 .collect::<Vec<_>>()
                 .join(", ")
         )),

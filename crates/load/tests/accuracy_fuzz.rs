@@ -50,7 +50,7 @@ proptest! {
     #[test]
     fn the_accuracy_check_never_panics_on_any_reply(body in body()) {
         let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-        let setup = encbench_load::accuracy::AccuracySetup {
+        let setup = encbench_load::accuracy::AccuracySpec {
             samples: encbench_core::input::shipped_samples(),
             labels: encbench_wire::payload::LabelMap::default(),
             // A reply of vectors takes the check down the retrieval path.
@@ -82,7 +82,7 @@ fn a_one_dimensional_vector_reply_is_checked_as_retrieval() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let setup = encbench_load::accuracy::AccuracySetup {
+    let setup = encbench_load::accuracy::AccuracySpec {
         samples: encbench_core::input::shipped_samples(),
         labels: encbench_wire::payload::LabelMap::default(),
         retrieval: encbench_core::input::shipped_retrieval(),

@@ -13,9 +13,9 @@ use encbench_core::input::Shape;
 use encbench_core::input::shipped_samples;
 use encbench_core::plan::{PhaseKind, RunPlan, StopAt, SweepKind};
 use encbench_core::stats::TimelineEntry;
-use encbench_load::accuracy::AccuracySetup;
-use encbench_load::engine::{Command, Engine, EngineSetup, RunState, Snapshot};
-use encbench_serve::{RunningServer, ServeConfig, model::ServiceModel};
+use encbench_load::accuracy::AccuracySpec;
+use encbench_load::engine::{Command, Engine, EngineSpec, RunState, Snapshot};
+use encbench_serve::{RunningServer, ServeSettings, model::ServiceModel};
 use encbench_wire::client::url::UrlTarget;
 use encbench_wire::payload::{HfFormat, LabelMap};
 use encbench_wire::tokenize::TokenCounter;
@@ -51,14 +51,14 @@ fn events(s: &Snapshot) -> Vec<String> {
 /// The reference endpoint with 4 workers, each request taking `base_ms`.
 async fn four_workers(base_ms: f64) -> RunningServer {
     encbench_serve::start(
-        ServeConfig {
+        ServeSettings {
             workers: 4,
             service: ServiceModel {
                 base_ms,
                 per_token_ms: 0.0,
                 saturation_tokens: 0,
             },
-            ..ServeConfig::default()
+            ..ServeSettings::default()
         },
         TokenCounter::shipped(),
     )
@@ -67,12 +67,12 @@ async fn four_workers(base_ms: f64) -> RunningServer {
 }
 
 /// A live run at `pace` against `url`, accuracy samples and a price included.
-fn live_setup(url: &str, pace: Pace) -> EngineSetup {
+fn live_setup(url: &str, pace: Pace) -> EngineSpec {
     let shape = Shape {
         pad_to_max: false,
         max_len: 512,
     };
-    EngineSetup {
+    EngineSpec {
         tokenizer: None,
         target: Arc::new(UrlTarget::new(
             url,
@@ -108,7 +108,7 @@ fn live_setup(url: &str, pace: Pace) -> EngineSetup {
             ramp: false,
         },
         seed: 1,
-        accuracy: Some(AccuracySetup {
+        accuracy: Some(AccuracySpec {
             samples: shipped_samples(),
             labels: LabelMap::default(),
             retrieval: vec![],
@@ -393,7 +393,7 @@ async fn an_ignored_sweep_does_not_cut_the_throughput_interval() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cap_nobody_gave_follows_the_pace_and_one_set_holds() {
     use encbench_core::plan::{OPEN_LOOP_CAP, ProbeRule, SEARCH_CEILING_CAP};
-    use encbench_load::engine::SearchSetup;
+    use encbench_load::engine::SearchSpec;
     let _turn = crate::common::load();
     let server = four_workers(2.0).await;
     let mut setup = live_setup(
@@ -408,7 +408,7 @@ async fn a_cap_nobody_gave_follows_the_pace_and_one_set_holds() {
     setup.slo = encbench_core::slo::Slo {
         objectives: vec!["p99=1s".parse().unwrap()],
     };
-    setup.search = Some(SearchSetup {
+    setup.search = Some(SearchSpec {
         precision: 0.5,
         probe: ProbeRule {
             min_requests: 30,

@@ -44,7 +44,7 @@ use workers::{Slot, Workers};
 
 /// Everything `encbench-tui serve` can be told.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ServeConfig {
+pub struct ServeSettings {
     pub port: u16,
     pub workers: usize,
     pub model_load: Duration,
@@ -125,11 +125,11 @@ impl std::str::FromStr for ServiceDist {
     }
 }
 
-impl Default for ServeConfig {
+impl Default for ServeSettings {
     /// mDeBERTa on an inference component of an ml.g6.12xlarge, as measured: 25.8 ms at
     /// b=1 and 102.8 ms at b=8, padded to 512 tokens.
     fn default() -> Self {
-        ServeConfig {
+        ServeSettings {
             port: 0,
             workers: 4,
             model_load: Duration::ZERO,
@@ -213,7 +213,7 @@ struct Counters {
 }
 
 struct Server {
-    cfg: ServeConfig,
+    cfg: ServeSettings,
     /// Independent copies of the endpoint behind one address, each request routed to one at
     /// random (SageMaker's RANDOM routing across instances).
     replicas: Vec<Arc<Workers>>,
@@ -396,7 +396,7 @@ impl Drop for RunningServer {
 }
 
 /// Binds 127.0.0.1 (never a public interface) and serves in the background.
-pub async fn start(cfg: ServeConfig, tokenizer: TokenCounter) -> std::io::Result<RunningServer> {
+pub async fn start(cfg: ServeSettings, tokenizer: TokenCounter) -> std::io::Result<RunningServer> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", cfg.port)).await?;
     let addr = listener.local_addr()?;
     let server = Arc::new(Server {

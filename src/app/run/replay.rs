@@ -8,8 +8,8 @@ use crate::cli::RunArgs;
 use encbench_core::export::{ReplayConfig, RunConfig};
 use encbench_core::input::Input;
 use encbench_core::plan::{OPEN_LOOP_CAP, RunPlan, StopAt};
-use encbench_core::replay::{self, Body, Format, ReplayPlan, Speed, Trace};
-use encbench_load::engine::EngineSetup;
+use encbench_core::replay::{self, Body, ReplayPlan, Speed, Trace, TraceFormat};
+use encbench_load::engine::EngineSpec;
 use encbench_wire::exact_text::TextBuilder;
 use encbench_wire::tokenize::TokenCounter;
 use std::path::PathBuf;
@@ -42,7 +42,7 @@ pub(super) fn read(a: &RunArgs) -> Result<Option<ReplaySpec>, AppError> {
     };
     let trace = replay::load(path).map_err(|e| usage("--replay", e))?;
     let grpc = a.url.as_deref().is_some_and(|u| u.starts_with("grpc"));
-    if trace.format == Format::DataCapture && grpc {
+    if trace.format == TraceFormat::DataCapture && grpc {
         return Err(usage(
             "--replay",
             "Data Capture bodies are HTTP request bodies: replay them to --endpoint or an http:// --url, not a grpc:// one",
@@ -169,7 +169,7 @@ fn texts_of_lengths(trace: &mut Trace, tok: &TokenCounter, seed: u64, max_len: u
 impl PreparedReplay {
     /// The engine runs the replay as its one phase: open loop at the recording's mean rate
     /// (what the result records as its pace), no cap unless `--concurrency` gave one.
-    pub fn shape(&self, setup: &mut EngineSetup) {
+    pub fn shape(&self, setup: &mut EngineSpec) {
         let plan = &self.plan;
         setup.pace.rate_per_s = Some(plan.mean_rate());
         setup.pace.burstiness = 1.0;

@@ -10,9 +10,9 @@ use encbench_core::input::Shape;
 use encbench_core::plan::{RunPlan, StopAt};
 use encbench_core::ramp::Ramp;
 use encbench_core::slo::Slo;
-use encbench_load::engine::{EngineSetup, Hosts, SearchSetup};
+use encbench_load::engine::{EngineSpec, Hosts, SearchSpec};
 use encbench_load::setup::{Address, FormatSettings, PreparedTarget, TargetSettings};
-use encbench_serve::{self as serve, RunningServer, ServeConfig};
+use encbench_serve::{self as serve, RunningServer, ServeSettings};
 use encbench_wire::client::metrics::Scraper;
 use encbench_wire::payload::RerankOptions;
 use encbench_wire::tokenize::TokenCounter;
@@ -24,7 +24,7 @@ use std::time::Duration;
 /// kept alive by the caller for as long as the run uses it.
 pub(in crate::app) async fn start_demo(
     target: TargetSettings,
-    demo: Option<ServeConfig>,
+    demo: Option<ServeSettings>,
 ) -> Result<(TargetSettings, Option<RunningServer>), AppError> {
     let Some(config) = demo else {
         return Ok((target, None));
@@ -53,7 +53,7 @@ fn address(a: &RunArgs) -> Option<Address> {
 
 /// The target's settings, and the reference endpoint a `--demo` run starts first: its
 /// address is filled in once started (`start_demo`).
-pub(in crate::app) fn target(a: &RunArgs) -> (TargetSettings, Option<ServeConfig>) {
+pub(in crate::app) fn target(a: &RunArgs) -> (TargetSettings, Option<ServeSettings>) {
     match address(a) {
         Some(address) => (target_settings(a, address), None),
         None => (
@@ -65,11 +65,11 @@ pub(in crate::app) fn target(a: &RunArgs) -> (TargetSettings, Option<ServeConfig
 
 /// The demo's reference endpoint: a cross-encoder for a rerank task, so its known answers
 /// are a reranker's.
-pub(crate) fn demo_config(task: Option<encbench_core::input::Task>) -> ServeConfig {
-    ServeConfig {
+pub(crate) fn demo_config(task: Option<encbench_core::input::Task>) -> ServeSettings {
+    ServeSettings {
         model_kind: (task == Some(encbench_core::input::Task::Rerank))
             .then_some(serve::ModelKind::Reranker),
-        ..ServeConfig::default()
+        ..ServeSettings::default()
     }
 }
 
@@ -229,7 +229,7 @@ pub(in crate::app) struct Workload {
     pub tick: Duration,
     pub client_threads: usize,
     pub slo: Slo,
-    pub search: Option<SearchSetup>,
+    pub search: Option<SearchSpec>,
     /// `--metrics-url`, the model named there, and the metrics to read.
     pub metrics: Option<(String, Option<String>, Vec<String>)>,
     pub ramp: Option<Ramp>,
@@ -250,7 +250,7 @@ pub(in crate::app) fn workload(a: &RunArgs, live: bool) -> Workload {
         tick: Duration::from_millis(1000 / a.fps.clamp(1, 60)),
         client_threads: client_threads(a),
         slo: a.slo.slo(),
-        search: (!a.slo.objectives.is_empty()).then(|| SearchSetup {
+        search: (!a.slo.objectives.is_empty()).then(|| SearchSpec {
             precision: a.slo.capacity_precision,
             probe: a.slo.probe_rule(),
             at_start: a.find_capacity,
@@ -264,13 +264,13 @@ pub(in crate::app) fn workload(a: &RunArgs, live: bool) -> Workload {
 
 impl Workload {
     /// The engine's setup for a prepared target: its batch size is the plan's.
-    pub fn engine(self, p: PreparedTarget) -> Result<EngineSetup, AppError> {
+    pub fn engine(self, p: PreparedTarget) -> Result<EngineSpec, AppError> {
         let metrics = self.metrics.map(|(url, model, names)| {
             Scraper::new(&url, model.as_deref(), names)
                 .map(Arc::new)
                 .map_err(|e| AppError::Failed(format!("--metrics-url: {e}")))
         });
-        Ok(EngineSetup {
+        Ok(EngineSpec {
             target: p.target,
             texts: p.texts,
             tokenizer: Some(p.tokenizer),

@@ -11,7 +11,7 @@ use encbench_core::lengths::LengthMix;
 use encbench_core::thresholds::Threshold;
 use encbench_load::engine::Hosts;
 use encbench_load::setup::{Address, TargetSettings};
-use encbench_serve::ServeConfig;
+use encbench_serve::ServeSettings;
 use encbench_wire::client::sagemaker::SageMakerSettings;
 use std::path::PathBuf;
 
@@ -19,7 +19,7 @@ use std::path::PathBuf;
 pub(in crate::app) struct RunSpec {
     pub target: TargetSettings,
     /// `--demo`'s reference endpoint, to start before the target is prepared.
-    pub demo: Option<ServeConfig>,
+    pub demo: Option<ServeSettings>,
     pub hosts: Hosts,
     pub replay: Option<replay::ReplaySpec>,
     pub workload: settings::Workload,

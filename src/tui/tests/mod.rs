@@ -228,11 +228,11 @@ fn panel_footer_long_and_short() {
 /// done, the third in its last phase.
 fn compare_view() -> encbench_load::compare::CompareView {
     use encbench_core::plan::PhaseKind;
-    use encbench_load::compare::{CompareView, RowState, RowView, Step};
+    use encbench_load::compare::{CompareStep, CompareView, RowState, RowView};
     let e: encbench_core::export::Export =
         serde_json::from_str(include_str!("../../../tests/fixtures/compare.json")).unwrap();
     let cmp = e.compare.clone().unwrap();
-    let step = |kind, b, c| Step {
+    let step = |kind, b, c| CompareStep {
         kind,
         batch_size: b,
         concurrency: c,

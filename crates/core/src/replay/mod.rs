@@ -60,16 +60,16 @@ pub struct Captured {
 
 /// Which of the two formats a file is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub enum TraceFormat {
     Trace,
     DataCapture,
 }
 
-impl Format {
+impl TraceFormat {
     pub fn name(self) -> &'static str {
         match self {
-            Format::Trace => "trace",
-            Format::DataCapture => "data-capture",
+            TraceFormat::Trace => "trace",
+            TraceFormat::DataCapture => "data-capture",
         }
     }
 }

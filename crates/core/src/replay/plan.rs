@@ -4,7 +4,7 @@
 //! seeded arrival process (Poisson), so each second keeps its exact count.
 
 use super::read::Trace;
-use super::{Body, Format, MAX_REPLAY_REQUESTS};
+use super::{Body, MAX_REPLAY_REQUESTS, TraceFormat};
 use crate::arrival::{Arrivals, MAX_RATE};
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,7 +27,7 @@ const MIN_AFTER_LAST_S: f64 = 0.001;
 /// A replay planned: what each record sends, and when each request is due.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplayPlan {
-    pub format: Format,
+    pub format: TraceFormat,
     /// A body per record, in file order.
     pub bodies: Vec<Body>,
     /// Each request's intended send time from the phase's start, in order; the first is 0.
@@ -188,9 +188,9 @@ mod tests {
     fn trace(times_ns: &[i128], whole: bool) -> Trace {
         Trace {
             format: if whole {
-                Format::DataCapture
+                TraceFormat::DataCapture
             } else {
-                Format::Trace
+                TraceFormat::Trace
             },
             records: (times_ns.iter().enumerate())
                 .map(|(i, &at_ns)| Record {

@@ -1,7 +1,7 @@
 //! A replay file's records: which format it is in (from its first record), each line's time
 //! and body, and a line that is neither refused by its number.
 
-use super::{Body, Captured, Format, MAX_REPLAY_FILE_BYTES, ReplayError};
+use super::{Body, Captured, MAX_REPLAY_FILE_BYTES, ReplayError, TraceFormat};
 use crate::input::{Input, read_capped_text};
 use base64::Engine as _;
 use serde_json::Value;
@@ -12,7 +12,7 @@ use time::format_description::well_known::Rfc3339;
 /// A replay file read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trace {
-    pub format: Format,
+    pub format: TraceFormat,
     /// In file order.
     pub records: Vec<Record>,
     /// Every time is a whole second, as in AWS's documented Data Capture examples: a
@@ -67,9 +67,9 @@ pub fn parse(source: &str, path: &str) -> Result<Trace, ReplayError> {
         };
         let v: Value = serde_json::from_str(line).map_err(|e| bad(format!("not JSON ({e})")))?;
         let this = if v.get("captureData").is_some() {
-            Format::DataCapture
+            TraceFormat::DataCapture
         } else if v.get("timestamp_ms").is_some() {
-            Format::Trace
+            TraceFormat::Trace
         } else {
             return Err(bad(
                 "no timestamp: neither a trace record ({\"timestamp_ms\", \"texts\"}) nor a Data Capture record (captureData, eventMetadata.inferenceTime)".into(),
@@ -87,8 +87,8 @@ pub fn parse(source: &str, path: &str) -> Result<Trace, ReplayError> {
             Some(_) => {}
         }
         let (at_ns, body) = match this {
-            Format::Trace => trace_record(&v),
-            Format::DataCapture => capture_record(&v),
+            TraceFormat::Trace => trace_record(&v),
+            TraceFormat::DataCapture => capture_record(&v),
         }
         .map_err(bad)?;
         records.push(Record {
@@ -100,7 +100,7 @@ pub fn parse(source: &str, path: &str) -> Result<Trace, ReplayError> {
     let Some(format) = format else {
         return Err(ReplayError::Empty { path: path.into() });
     };
-    let whole_seconds = format == Format::DataCapture
+    let whole_seconds = format == TraceFormat::DataCapture
         && records
             .iter()
             .all(|r| r.at_ns.rem_euclid(1_000_000_000) == 0);
@@ -250,7 +250,10 @@ mod tests {
         ]
         .join("\n");
         let t = parse(&file, "cap.jsonl").unwrap();
-        assert_eq!((t.format, t.whole_seconds), (Format::DataCapture, true));
+        assert_eq!(
+            (t.format, t.whole_seconds),
+            (TraceFormat::DataCapture, true)
+        );
         assert_eq!(t.records[1].at_ns - t.records[0].at_ns, 1_000_000_000);
         let Body::Captured(c) = &t.records[1].body else {
             panic!("captured")
@@ -270,7 +273,7 @@ mod tests {
             "t",
         )
         .unwrap();
-        assert_eq!((t.format, t.whole_seconds), (Format::Trace, false));
+        assert_eq!((t.format, t.whole_seconds), (TraceFormat::Trace, false));
         assert_eq!(t.records[0].body.inputs(), 2);
         assert_eq!(t.records[1].at_ns, 7_500_000);
         assert_eq!(t.records[1].line, 3);

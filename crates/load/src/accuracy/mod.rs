@@ -19,7 +19,7 @@ mod ask;
 mod not_sent;
 
 /// What the accuracy check sends, and how it reads the answers.
-pub struct AccuracySetup {
+pub struct AccuracySpec {
     /// For a classifier.
     pub samples: Vec<NliSample>,
     pub labels: LabelMap,
@@ -85,7 +85,7 @@ impl When {
 pub async fn check(
     target: &dyn Target,
     format: &dyn Format,
-    setup: &AccuracySetup,
+    setup: &AccuracySpec,
 ) -> AccuracyReport {
     check_counted(
         target,
@@ -101,7 +101,7 @@ pub async fn check(
 pub async fn check_counted(
     target: &dyn Target,
     format: &dyn Format,
-    setup: &AccuracySetup,
+    setup: &AccuracySpec,
     progress: &Progress,
     when: When,
 ) -> AccuracyReport {
@@ -185,7 +185,7 @@ pub async fn check_counted(
 async fn by_output(
     target: &dyn Target,
     format: &dyn Format,
-    setup: &AccuracySetup,
+    setup: &AccuracySpec,
     ranked: &[RerankSample],
     output: Option<Output>,
     first: Result<One, Unanswered>,
@@ -239,7 +239,7 @@ fn need_retrieval(answers: &str) -> String {
 async fn nli(
     target: &dyn Target,
     format: &dyn Format,
-    setup: &AccuracySetup,
+    setup: &AccuracySpec,
     output: Option<Output>,
     progress: &Progress,
 ) -> AccuracyReport {
@@ -287,7 +287,7 @@ async fn nli(
 async fn rankings(
     target: &dyn Target,
     format: &dyn Format,
-    setup: &AccuracySetup,
+    setup: &AccuracySpec,
     ranked: &[RerankSample],
     first: Result<One, Unanswered>,
     progress: &Progress,
@@ -332,7 +332,7 @@ async fn rankings(
     report
 }
 
-impl AccuracySetup {
+impl AccuracySpec {
     /// What a reranker is checked on: the rerank samples, else the retrieval items as
     /// queries whose one relevant document is the expected candidate.
     fn ranked(&self) -> std::borrow::Cow<'_, [RerankSample]> {
@@ -362,7 +362,7 @@ impl AccuracySetup {
 async fn retrieval(
     target: &dyn Target,
     format: &dyn Format,
-    setup: &AccuracySetup,
+    setup: &AccuracySpec,
     output: Option<Output>,
     mut seen: Vec<(String, Result<Vec<f32>, String>)>,
     progress: &Progress,

@@ -2,7 +2,7 @@
 //! answers the check before used, each a failed verdict saying why, none of them sent (a
 //! server that is gone would make each wait for nothing, and the set is the one to compare).
 
-use super::{AccuracySetup, One, Unanswered};
+use super::{AccuracySpec, One, Unanswered};
 use encbench_core::input::RerankSample;
 use encbench_core::scrub;
 use encbench_core::verdicts::{AccuracyReport, Output, Verdict, judge};
@@ -18,7 +18,7 @@ pub(super) fn why(first: &Result<One, Unanswered>) -> String {
 /// The known answers of `output`'s kind, none of them sent: the endpoint did not answer
 /// the first question (`why`), and each would wait as long for nothing.
 pub(super) fn report(
-    setup: &AccuracySetup,
+    setup: &AccuracySpec,
     ranked: &[RerankSample],
     output: Output,
     why: &str,

@@ -6,7 +6,7 @@
 pub mod spec;
 
 use crate::accuracy;
-use crate::engine::{Command, Engine, EngineSetup, LiveStats, RunState, Snapshot};
+use crate::engine::{Command, Engine, EngineSpec, LiveStats, RunState, Snapshot};
 use crate::setup::PreparedTarget;
 use encbench_core::arrival::{Pace, phase_seed};
 use encbench_core::export::{
@@ -57,7 +57,7 @@ pub struct CompareSpec {
     pub endpoint_url: Option<String>,
     /// `--slo`: every phase is judged, and each target's capacity searched.
     pub slo: encbench_core::slo::Slo,
-    pub search: Option<crate::engine::SearchSetup>,
+    pub search: Option<crate::engine::SearchSpec>,
     pub pooling: encbench_wire::payload::Pooling,
     pub api: Option<encbench_wire::payload::Api>,
     /// `--task`: each target's requests (a reranker's when its route ranks).
@@ -72,13 +72,13 @@ pub struct CompareSpec {
 
 /// One phase of the shared workload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Step {
+pub struct CompareStep {
     pub kind: PhaseKind,
     pub batch_size: usize,
     pub concurrency: usize,
 }
 
-impl Step {
+impl CompareStep {
     pub fn label(&self) -> String {
         match self.kind {
             PhaseKind::Concurrency => format!("c={} b={}", self.concurrency, self.batch_size),
@@ -91,18 +91,18 @@ impl Step {
 /// Every batch size at the batch phases' cap (1 by default), then every concurrency level at
 /// batch 1, closed loop; with an SLO, a capacity search over the batch sizes at the highest
 /// concurrency last.
-pub fn steps(a: &CompareSpec) -> Vec<Step> {
-    let batch = a.batch_sizes.iter().map(|&b| Step {
+pub fn steps(a: &CompareSpec) -> Vec<CompareStep> {
+    let batch = a.batch_sizes.iter().map(|&b| CompareStep {
         kind: PhaseKind::Batch,
         batch_size: b,
         concurrency: a.batch_concurrency,
     });
-    let conc = a.concurrency_levels.iter().map(|&c| Step {
+    let conc = a.concurrency_levels.iter().map(|&c| CompareStep {
         kind: PhaseKind::Concurrency,
         batch_size: 1,
         concurrency: c,
     });
-    let search = a.search.map(|_| Step {
+    let search = a.search.map(|_| CompareStep {
         kind: PhaseKind::Capacity,
         batch_size: a.batch_sizes.first().copied().unwrap_or(1),
         concurrency: a.concurrency_levels.iter().copied().max().unwrap_or(8),
@@ -129,7 +129,7 @@ pub enum RowState {
     Waiting,
     CheckingAccuracy,
     /// The step, and with `--repeat` its repetition k of K.
-    Running(Step, Option<(u32, u32)>),
+    Running(CompareStep, Option<(u32, u32)>),
     Done,
 }
 
@@ -149,7 +149,7 @@ pub struct RowView {
 #[derive(Debug, Clone)]
 pub struct CompareView {
     pub order: CompareOrder,
-    pub steps: Vec<Step>,
+    pub steps: Vec<CompareStep>,
     pub done: usize,
     pub total: usize,
     pub elapsed: Duration,
@@ -198,9 +198,9 @@ impl Outcome {
 }
 
 /// `index` numbers the (step, repetition) pairs: each repetition draws arrivals of its own.
-fn engine_for(entry: &Entry, a: &CompareSpec, step: Step, index: usize) -> Engine {
+fn engine_for(entry: &Entry, a: &CompareSpec, step: CompareStep, index: usize) -> Engine {
     let p = &entry.prepared;
-    Engine::start(EngineSetup {
+    Engine::start(EngineSpec {
         target: p.target.clone(),
         texts: p.texts.clone(),
         tokenizer: Some(p.tokenizer.clone()),
@@ -242,7 +242,7 @@ fn engine_for(entry: &Entry, a: &CompareSpec, step: Step, index: usize) -> Engin
         search: a
             .search
             .filter(|_| step.kind == PhaseKind::Capacity)
-            .map(|s| crate::engine::SearchSetup {
+            .map(|s| crate::engine::SearchSpec {
                 at_start: true,
                 ..s
             }),

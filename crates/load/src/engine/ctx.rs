@@ -5,10 +5,10 @@
 use super::client_threads::ClientThreads;
 use super::command::Command;
 use super::hosts::Hosts;
-use super::settings::EngineSetup;
+use super::settings::EngineSpec;
 use super::shared::Shared;
 use super::snapshot::RunState;
-use crate::accuracy::{self, AccuracySetup, When};
+use crate::accuracy::{self, AccuracySpec, When};
 use encbench_core::export::records::RecordsTx;
 use encbench_core::input::{Input, Rankings, Shape};
 use encbench_core::ramp::Ramp;
@@ -39,7 +39,7 @@ pub(super) struct Ctx {
     pub(super) warmup_timeout: Duration,
     pub(super) seed: u64,
     pub(super) shared: Arc<Shared>,
-    pub(super) accuracy: Option<Arc<AccuracySetup>>,
+    pub(super) accuracy: Option<Arc<AccuracySpec>>,
     pub(super) price_per_hour: Option<f64>,
     pub(super) client_threads: ClientThreads,
     /// Commands that came while a phase drained, for the next one (see `steer`).
@@ -55,7 +55,7 @@ pub(super) struct Ctx {
 }
 
 impl Ctx {
-    pub(super) fn new(setup: EngineSetup, shared: Arc<Shared>) -> Ctx {
+    pub(super) fn new(setup: EngineSpec, shared: Arc<Shared>) -> Ctx {
         Ctx {
             target: setup.target,
             texts: Arc::new(setup.texts),

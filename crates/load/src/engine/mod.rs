@@ -37,7 +37,7 @@ mod wake;
 
 pub use command::Command;
 pub use hosts::Hosts;
-pub use settings::{EngineSetup, SearchSetup};
+pub use settings::{EngineSpec, SearchSpec};
 pub use snapshot::{LiveStats, PhaseView, RunState, ScheduleStatus, Snapshot};
 
 use encbench_core::plan::PhaseSpec;
@@ -69,12 +69,12 @@ impl Engine {
     /// request, connection, completion), and every crossing woke a parked worker: at
     /// concurrency 1 that cost about 15 µs a round trip on loopback, a third of the time. The
     /// screen's drawing never delays a send.
-    pub fn start(setup: EngineSetup) -> Engine {
+    pub fn start(setup: EngineSpec) -> Engine {
         Engine::start_among(Hosts::default(), setup)
     }
 
     /// `start` for one of several hosts loading one endpoint together (see `start`).
-    pub fn start_among(hosts: Hosts, setup: EngineSetup) -> Engine {
+    pub fn start_among(hosts: Hosts, setup: EngineSpec) -> Engine {
         let started = Instant::now();
         let shared = Arc::new(Shared::new(&setup, hosts, started));
         let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();

@@ -7,7 +7,7 @@ use super::common_start;
 use super::ctx::Ctx;
 use super::dispatch;
 use super::search::{end_search, probe_phase, start_search};
-use super::settings::{EngineSetup, SearchSetup};
+use super::settings::{EngineSpec, SearchSpec};
 use super::shared::Shared;
 use super::snapshot::RunState;
 use super::steer::PhaseEnd;
@@ -25,7 +25,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 const AFTER_STOP_CHECK: Duration = Duration::from_secs(10);
 
 pub(super) async fn run(
-    setup: EngineSetup,
+    setup: EngineSpec,
     shared: Arc<Shared>,
     mut cmds: UnboundedReceiver<Command>,
     started_at: SystemTime,
@@ -69,7 +69,7 @@ struct Phases {
     shared: Arc<Shared>,
     plan: RunPlan,
     slo: Slo,
-    search_setup: Option<SearchSetup>,
+    search_setup: Option<SearchSpec>,
     search: Option<Search>,
     /// `--repeat`: which of the searches the one under way is (k of K).
     search_rep: Option<(u32, u32)>,
@@ -82,7 +82,7 @@ struct Phases {
 }
 
 impl Phases {
-    fn new(shared: &Arc<Shared>, setup: &EngineSetup) -> Phases {
+    fn new(shared: &Arc<Shared>, setup: &EngineSpec) -> Phases {
         let mut phases = Phases {
             shared: shared.clone(),
             plan: setup.plan.clone(),
@@ -148,7 +148,7 @@ impl Phases {
     }
 
     /// The first of `--repeat` searches (one without it).
-    fn begin_search(&mut self, setup: SearchSetup) {
+    fn begin_search(&mut self, setup: SearchSpec) {
         self.search_rep = (self.plan.repeat > 1).then_some((1, self.plan.repeat));
         self.search = Some(start_search(&self.shared, &self.plan, &self.slo, setup));
     }

@@ -1,7 +1,7 @@
 //! A capacity search as the engine runs it: started at the live settings, one phase per
 //! step of the search (`capacity`), and the live settings given back at its end.
 
-use super::settings::SearchSetup;
+use super::settings::SearchSpec;
 use super::shared::Shared;
 use encbench_core::capacity::{Capacity, Search, SearchPlan, Step};
 use encbench_core::plan::{
@@ -18,7 +18,7 @@ pub(super) fn start_search(
     shared: &Shared,
     plan: &RunPlan,
     slo: &Slo,
-    setup: SearchSetup,
+    setup: SearchSpec,
 ) -> Search {
     let mut live = shared.lock();
     live.after_sweep = Some((live.batch_size, live.concurrency, live.pace));

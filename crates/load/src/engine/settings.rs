@@ -1,7 +1,7 @@
 //! What an engine is started with: the target and its inputs, the plan of phases, the
 //! pace, and how capacity searches run.
 
-use crate::accuracy::AccuracySetup;
+use crate::accuracy::AccuracySpec;
 use encbench_core::arrival::Pace;
 use encbench_core::input::Rankings;
 use encbench_core::input::{Input, Shape};
@@ -15,7 +15,7 @@ use encbench_wire::tokenize::TokenCounter;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub struct EngineSetup {
+pub struct EngineSpec {
     pub target: Arc<dyn Target>,
     pub texts: Vec<Input>,
     /// Counts each input's tokens once, for the phases' input lengths; `None` records none.
@@ -33,7 +33,7 @@ pub struct EngineSetup {
     pub pace: Pace,
     pub plan: RunPlan,
     pub seed: u64,
-    pub accuracy: Option<AccuracySetup>,
+    pub accuracy: Option<AccuracySpec>,
     pub price_per_hour: Option<f64>,
     /// Seconds of history in the "recent" latency view.
     pub window_s: usize,
@@ -45,7 +45,7 @@ pub struct EngineSetup {
     /// `--slo`: every phase is judged against it (empty: none).
     pub slo: Slo,
     /// How capacity searches run; `None` without an SLO (the `f` key then says so).
-    pub search: Option<SearchSetup>,
+    pub search: Option<SearchSpec>,
     /// `--metrics-url`: the server's metrics, read around every phase.
     pub metrics: Option<Arc<Scraper>>,
     /// `--ramp`: every open-loop `--duration` phase's rate moves over its duration.
@@ -61,7 +61,7 @@ pub struct EngineSetup {
 
 /// How a capacity search runs (see `capacity`).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SearchSetup {
+pub struct SearchSpec {
     pub precision: f64,
     pub probe: ProbeRule,
     /// `--find-capacity`: search before anything else.

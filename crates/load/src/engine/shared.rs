@@ -4,7 +4,7 @@
 use super::closed;
 use super::hosts::Hosts;
 use super::limiter::Limiter;
-use super::settings::EngineSetup;
+use super::settings::EngineSpec;
 use super::snapshot::{LiveStats, PhaseView, RunState, ScheduleStatus, Snapshot};
 use crate::accuracy;
 use encbench_core::arrival::Pace;
@@ -152,7 +152,7 @@ impl Heard {
 }
 
 impl Shared {
-    pub(super) fn new(setup: &EngineSetup, hosts: Hosts, started: Instant) -> Shared {
+    pub(super) fn new(setup: &EngineSpec, hosts: Hosts, started: Instant) -> Shared {
         Shared {
             live: Mutex::new(Live {
                 state: RunState::Starting,

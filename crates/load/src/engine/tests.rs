@@ -40,7 +40,7 @@ async fn a_panicking_request_is_counted_and_the_phase_completes() {
         pad_to_max: false,
         max_len: 512,
     };
-    let engine = Engine::start(EngineSetup {
+    let engine = Engine::start(EngineSpec {
         target: Arc::new(PanicsEveryThird(AtomicUsize::new(0))),
         texts: vec![Input::Text("x".into())],
         tokenizer: None,

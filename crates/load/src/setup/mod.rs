@@ -12,7 +12,7 @@ mod task;
 pub use family::check_route;
 pub use task::DOCS_PER_QUERY;
 
-use crate::accuracy::AccuracySetup;
+use crate::accuracy::AccuracySpec;
 use body_limit::{BodyLimit, Sizes, check_body_limit};
 use encbench_core::choice::Choice;
 use encbench_core::export::{Detected, TargetConfig};
@@ -170,7 +170,7 @@ pub struct PreparedTarget {
     pub batch_size: usize,
     /// A reranker's queries and documents.
     pub rankings: Option<Arc<Rankings>>,
-    pub accuracy: Option<AccuracySetup>,
+    pub accuracy: Option<AccuracySpec>,
     pub price: Option<(String, f64)>,
     /// Mean natural length of the inputs, in tokens.
     pub natural_tokens: f64,
@@ -366,7 +366,7 @@ fn check_max_len(s: &TargetSettings) -> Result<(), SetupError> {
 /// The known answers and class names, or `None` with the check skipped. A reranker's come
 /// from `--rerank-samples`, else the rerank lines of `--accuracy-samples`, else the shipped
 /// ones.
-fn accuracy_setup(s: &TargetSettings) -> Result<Option<AccuracySetup>, SetupError> {
+fn accuracy_setup(s: &TargetSettings) -> Result<Option<AccuracySpec>, SetupError> {
     let Some((path, labels)) = &s.accuracy else {
         return Ok(None);
     };
@@ -391,7 +391,7 @@ fn accuracy_setup(s: &TargetSettings) -> Result<Option<AccuracySetup>, SetupErro
         None if samples.rerank.is_empty() && path.is_none() => shipped_rerank(),
         None => samples.rerank,
     };
-    Ok(Some(AccuracySetup {
+    Ok(Some(AccuracySpec {
         samples: samples.nli,
         labels: LabelMap::new(labels),
         retrieval: samples.retrieval,
