@@ -65,11 +65,9 @@ fi
 peers=(moto smhf triton kserve)
 mkdir -p target
 peers_log=target/peers-install.log
-# Mostly waiting on downloads: it overlaps the compile. At nice 10 it takes the cycles the
-# compile leaves (long stretches of it are one crate on one core), not the ones the compile
-# waits for: the peers need about 110 CPU-seconds and the compile about 7 minutes. (At nice
-# 19, with a compile of half that, the tests had waited for pip.)
-(time nice -n 10 bash scripts/peers/install.sh "${peers[@]}") >"$peers_log" 2>&1 &
+# Mostly waiting on downloads: it overlaps the compile. Not at a low priority: at nice 19
+# pip got so little of the cores that the tests waited for it.
+(time bash scripts/peers/install.sh "${peers[@]}") >"$peers_log" 2>&1 &
 peers_pid=$!
 
 say "building the tests (at ${SECONDS} s); the peers install meanwhile (log: $peers_log)"
