@@ -29,6 +29,21 @@ pub fn parse<T: Choice>(s: &str) -> Result<T, String> {
     })
 }
 
+/// `FromStr` by `parse`, for each type named: a blanket impl over `Choice` is not allowed for
+/// the other crates' types, so the impl is written once here instead of once per type.
+#[macro_export]
+macro_rules! parse_by_name {
+    ($($ty:ty),+ $(,)?) => {$(
+        impl ::std::str::FromStr for $ty {
+            type Err = String;
+
+            fn from_str(s: &str) -> Result<$ty, String> {
+                $crate::choice::parse(s)
+            }
+        }
+    )+};
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,13 +28,7 @@ impl crate::choice::Choice for Task {
     }
 }
 
-impl std::str::FromStr for Task {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Task, String> {
-        crate::choice::parse(s)
-    }
-}
+crate::parse_by_name!(Task);
 
 /// How the endpoint is asked to shape the inputs.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -28,13 +28,7 @@ impl Choice for RampShape {
     }
 }
 
-impl std::str::FromStr for RampShape {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<RampShape, String> {
-        crate::choice::parse(s)
-    }
-}
+crate::parse_by_name!(RampShape);
 
 /// A rate that moves from `from` to `to` requests per second over a phase.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

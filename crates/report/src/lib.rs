@@ -63,13 +63,7 @@ impl encbench_core::choice::Choice for ReportFormat {
     }
 }
 
-impl std::str::FromStr for ReportFormat {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<ReportFormat, String> {
-        encbench_core::choice::parse(s)
-    }
-}
+encbench_core::parse_by_name!(ReportFormat);
 
 /// Largest export read: a day-long run with a timeline entry per second is tens of MiB.
 pub const MAX_EXPORT_BYTES: u64 = 256 * 1024 * 1024;

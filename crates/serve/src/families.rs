@@ -45,13 +45,7 @@ impl encbench_core::choice::Choice for ApiFamily {
     }
 }
 
-impl std::str::FromStr for ApiFamily {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<ApiFamily, String> {
-        encbench_core::choice::parse(s)
-    }
-}
+encbench_core::parse_by_name!(ApiFamily);
 
 /// What the simulated model is, for the families whose server serves one kind of model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,13 +74,7 @@ impl encbench_core::choice::Choice for ModelKind {
     }
 }
 
-impl std::str::FromStr for ModelKind {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<ModelKind, String> {
-        encbench_core::choice::parse(s)
-    }
-}
+encbench_core::parse_by_name!(ModelKind);
 
 impl ModelKind {
     /// The kind a family's server plays when `--model-kind` does not say.

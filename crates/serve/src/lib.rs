@@ -117,13 +117,7 @@ impl encbench_core::choice::Choice for ServiceDist {
     }
 }
 
-impl std::str::FromStr for ServiceDist {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<ServiceDist, String> {
-        encbench_core::choice::parse(s)
-    }
-}
+encbench_core::parse_by_name!(ServiceDist);
 
 impl Default for ServeSettings {
     /// mDeBERTa on an inference component of an ml.g6.12xlarge, as measured: 25.8 ms at

@@ -47,13 +47,7 @@ impl encbench_core::choice::Choice for Queue {
     }
 }
 
-impl std::str::FromStr for Queue {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Queue, String> {
-        encbench_core::choice::parse(s)
-    }
-}
+encbench_core::parse_by_name!(Queue);
 
 pub struct Workers {
     each: Vec<Worker>,

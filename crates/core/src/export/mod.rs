@@ -89,13 +89,7 @@ impl crate::choice::Choice for CompareOrder {
     }
 }
 
-impl std::str::FromStr for CompareOrder {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<CompareOrder, String> {
-        crate::choice::parse(s)
-    }
-}
+crate::parse_by_name!(CompareOrder);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompareTarget {

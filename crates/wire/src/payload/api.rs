@@ -67,13 +67,7 @@ impl Choice for Api {
     }
 }
 
-impl std::str::FromStr for Api {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Api, String> {
-        encbench_core::choice::parse(s)
-    }
-}
+encbench_core::parse_by_name!(Api);
 
 impl Api {
     /// Whether a request is one query with documents, answered by a score per document.
@@ -199,13 +193,7 @@ impl Choice for PayloadFormat {
     }
 }
 
-impl std::str::FromStr for PayloadFormat {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<PayloadFormat, String> {
-        encbench_core::choice::parse(s)
-    }
-}
+encbench_core::parse_by_name!(PayloadFormat);
 
 impl PayloadFormat {
     /// The tasks this family has a route of its own for; hf and KServe v2 take every task at

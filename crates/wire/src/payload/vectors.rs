@@ -55,13 +55,7 @@ impl encbench_core::choice::Choice for Pooling {
     }
 }
 
-impl std::str::FromStr for Pooling {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Pooling, String> {
-        encbench_core::choice::parse(s)
-    }
-}
+encbench_core::parse_by_name!(Pooling);
 
 impl Pooling {
     /// One vector from `rows` (one per token, each `dim` long), of which those with a true
