@@ -4,19 +4,33 @@
 
 use crate::common::{Serve, f, run, run_env, run_export, schema_violations, stderr, stdout};
 
-/// A ramp 20..400 req/s over 30 s against 4 workers of 20 ms (M/D/4, 200 req/s at most):
-/// the slices' offered rates follow the ramp, the phase offers exactly what the ramp
-/// expects (210 × 30), and the rate where p99 crossed 100 ms lies where queueing puts it:
-/// at or past the capacity search's answer on the same server (the steady state's, 174 by
-/// M/D/4), and no further past the workers' 200 req/s than a queue growing at the ramp's
-/// excess can stay under 100 ms. The issue asked for within 15 % of the search; at this
-/// slope (12.7 req/s more each second) the queue lags the rate, since near saturation it
-/// takes seconds to build a steady state's backlog: the crossing read 181–190 against a
-/// search's 183 on a quiet machine and 200 against 173 in CI (+16 %), inside the band.
+/// A ramp 20..400 req/s over 30 s against M/D/4 queues (200 req/s at most in all): the
+/// slices' offered rates follow the ramp, the phase offers exactly what the ramp expects
+/// (210 × 30), and the rate where p99 crossed its bound lies where queueing puts it: at or
+/// past the capacity search's answer on the same server (the steady state's, 174 by M/D/4),
+/// and no further past the workers' 200 req/s than a queue growing at the ramp's excess can
+/// stay under the bound. The issue asked for within 15 % of the search; at this slope the
+/// queue lags the rate, since near saturation it takes seconds to build a steady state's
+/// backlog: the crossing read 181–190 against a search's 183 on a quiet machine and 200
+/// against 173 in CI (+16 %), inside the band.
+///
+/// The server is K = 5 random-routed copies of 4 workers of 100 ms, the bound p99 ≤ 500
+/// ms: each copy is the same M/D/4 queue at a fifth of the traffic, so every rate is the
+/// one of 4 workers of 20 ms and a bound of 100 ms, on a clock five times slower. This test
+/// runs among others: with 20 ms and 100 ms a loaded machine's stalls of 100-250 ms put
+/// its search at 124 req/s (probes at 142 and 149 read p99 263 and 110 ms); against 500
+/// ms the same stalls stay inside the bound's margin.
 #[test]
 fn a_ramp_draws_the_knee_where_the_capacity_search_finds_it() {
-    let s = Serve::fixed(20, 4, &[]);
-    let common = ["--engine", "hf", "--no-accuracy", "--slo", "p99=100ms"];
+    const K: f64 = 5.0;
+    let s = Serve::fixed(100, 4, &["--replicas", "5"]);
+    let common = ["--engine", "hf", "--no-accuracy", "--slo", "p99=500ms"];
+    // Past saturation a copy's queue grows by its share of the ramp's excess,
+    // (slope / K) × (t − t₄₀); it holds the bound's worth of work (20 requests at 40/s) once
+    // ½ (slope / K) (t − t₄₀)² = 20: no later. In all, K times one copy's rate.
+    let (per_copy_per_s, bound_s) = (4.0 / 0.100, 0.500);
+    let fluid_at =
+        |slope: f64| K * (per_copy_per_s + (2.0 * slope / K * per_copy_per_s * bound_s).sqrt());
 
     let mut search = common.to_vec();
     search.extend([
@@ -31,7 +45,7 @@ fn a_ramp_draws_the_knee_where_the_capacity_search_finds_it() {
     let capacity = f(&cap["capacity"][0]["max_rate_per_s"]);
     assert!(
         (150.0..200.0).contains(&capacity),
-        "M/D/4 at 20 ms: {capacity}"
+        "M/D/4 at 100 ms, K = 5: {capacity}"
     );
 
     let page = crate::common::tmp_path("ramp.html");
@@ -63,7 +77,7 @@ fn a_ramp_draws_the_knee_where_the_capacity_search_finds_it() {
     assert_eq!(sum("ok"), p["ok"].as_u64().unwrap());
     assert_eq!(sum("ok") + sum("errors") + sum("unsent"), due);
     // Each 5 s of slices offered what the ramp expects in it, within Poisson noise.
-    for k in 0..6 {
+    for k in 0..6u32 {
         let (a, b) = (5.0 * f64::from(k), 5.0 * f64::from(k) + 5.0);
         let want = 20.0 * (b - a) + 380.0 * (b * b - a * a) / 60.0;
         let got: f64 = slices[5 * k as usize..5 * k as usize + 5]
@@ -79,13 +93,10 @@ fn a_ramp_draws_the_knee_where_the_capacity_search_finds_it() {
     let breaks = p["slo_breaks"].as_array().unwrap();
     assert_eq!(breaks.len(), 1, "{breaks:?}");
     let crossed = f(&breaks[0]["crossed_per_s"]);
-    // Past saturation the queue grows by the ramp's excess, slope × (t − t₂₀₀); it holds
-    // 100 ms of work (20 requests at 200/s) once ½ slope (t − t₂₀₀)² = 20: no later.
-    let (workers_per_s, slope): (f64, f64) = (4.0 / 0.020, 380.0 / 30.0);
-    let fluid = workers_per_s + (2.0 * slope * workers_per_s * 0.100).sqrt();
+    let fluid = fluid_at(380.0 / 30.0);
     assert!(
         0.95 * capacity <= crossed && crossed <= fluid,
-        "p99 crossed 100 ms at {crossed} req/s; the search says {capacity}, the fluid bound {fluid:.1}"
+        "p99 crossed 500 ms at {crossed} req/s; the search says {capacity}, the fluid bound {fluid:.1}"
     );
     // Between the two slices' offered rates, which a slice's Poisson count can put in
     // either order (CI: held at 200, broke at 189, crossed at 197).
@@ -96,7 +107,7 @@ fn a_ramp_draws_the_knee_where_the_capacity_search_finds_it() {
     );
     let text = stdout(&out);
     assert!(text.contains("Slices of phase 1"), "{text}");
-    assert!(text.contains("p99=100ms crossed at"), "{text}");
+    assert!(text.contains("p99=500ms crossed at"), "{text}");
     assert!(text.contains("ramp 20→400 req/s linear"), "{text}");
     // The HTML report draws the knee curve and the slices over time.
     let html = std::fs::read_to_string(&page).unwrap();
@@ -107,14 +118,14 @@ fn a_ramp_draws_the_knee_where_the_capacity_search_finds_it() {
         );
     }
     assert!(
-        html.contains("p99=100ms crossed at"),
+        html.contains("p99=500ms crossed at"),
         "the break is named on the page"
     );
 
     // Slices of 250 ms hold 5 to 100 requests on a ramp 20..400 over 10 s: too few to judge
     // p99 alone, so neighbouring ones are pooled to 100 requests, and the break is found
     // where queueing puts it (the search's answer up to the fluid bound at this slope, 38
-    // req/s²: 239), each end widened by three standard deviations of a pooled span's
+    // req/s²: 287), each end widened by three standard deviations of a pooled span's
     // offered rate (100 requests: 10 %, Poisson). Judging only the slices that held 100 had
     // put it at the ramp's end, 380-400, or nowhere.
     let mut ramp = common.to_vec();
@@ -127,13 +138,12 @@ fn a_ramp_draws_the_knee_where_the_capacity_search_finds_it() {
     let b = &breaks[0];
     let (first, last) = (b["slice"].as_u64().unwrap(), b["to_slice"].as_u64());
     assert!(last.is_some_and(|l| l > first), "a pooled span: {b}");
-    let slope = 380.0 / 10.0;
-    let fluid = workers_per_s + (2.0 * slope * workers_per_s * 0.100).sqrt();
+    let fluid = fluid_at(380.0 / 10.0);
     let crossed = f(&b["crossed_per_s"]);
     eprintln!("250 ms slices, pooled: {b} (the search: {capacity})");
     assert!(
         0.95 * capacity * 0.7 <= crossed && crossed <= fluid * 1.3,
-        "p99 crossed 100 ms at {crossed} req/s; the search says {capacity}, the fluid bound {fluid:.1}: {b}"
+        "p99 crossed 500 ms at {crossed} req/s; the search says {capacity}, the fluid bound {fluid:.1}: {b}"
     );
     let (held, broke) = (f(&b["held_per_s"]), f(&b["offered_per_s"]));
     assert!(

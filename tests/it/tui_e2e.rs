@@ -159,22 +159,23 @@ fn operator_session_through_keys() {
 /// answer in the sweep panel, then `q` exports it.
 #[test]
 fn capacity_search_from_the_live_screen() {
-    // Fixed 10 ms on two workers: 200 req/s at most, p99 ≤ 30 ms well below that. Probes
-    // of 400: with 150 the p99 is the second-worst request, so one stall of the shared
-    // machine in the probe at half the ceiling read as "no rate meets". The endpoint is K
-    // random-routed copies of those two workers, searched at K times the concurrency with
-    // the probes' time bound divided by K: each copy is the same queue at the same load,
-    // the probes measure as many requests, K times as fast, and the answer is K times one
-    // copy's. With one copy this test took 42 s alone (answers 112 and 93 req/s); with
-    // four, 8-12 s (94, 115 and 126 req/s per copy).
+    // Fixed 10 ms on two workers: 200 req/s at most; M/D/2 keeps p99 ≤ 50 ms up to about
+    // 145 req/s. Probes of 400: with 150 the p99 is the second-worst request, so one stall of
+    // the shared machine in the probe at half the ceiling read as "no rate meets". The
+    // endpoint is K random-routed copies of those two workers, searched at K times the
+    // concurrency with the probes' time bound divided by K: each copy is the same queue at
+    // the same load, the probes measure as many requests, K times as fast, and the answer is
+    // K times one copy's. With one copy this test took 42 s alone; with four, 8-13 s.
     const K: u32 = 4;
-    // Alone: an SLO of three service times is within a loaded machine's stalls (the live
-    // phase's p99 read 51 ms at 20 req/s at a load average of 10, and no rate met it).
+    // Alone, and an SLO of five service times: with three (30 ms) a CI run's probes read p99
+    // 31-36 ms at 93-130 req/s per copy, where theory has 15-20 ms, and answered 46.6 (the
+    // machine's own stalls of 15-20 ms at p99; quiet runs answered 94-126). At 50 ms the
+    // same stalls leave the answer above a third of theory's.
     let _t = common::timed();
     let server = Serve::fixed(10, 2, &["--queue", "shared", "--replicas", &K.to_string()]);
     let export = tmp_path("tui-capacity.json");
     let command = format!(
-        "{BIN} --url {} --no-accuracy --concurrency {} --request-rate 20 --warmup 5 --slo p99=30ms \
+        "{BIN} --url {} --no-accuracy --concurrency {} --request-rate 20 --warmup 5 --slo p99=50ms \
          --min-probe-requests 400 --max-probe-secs {}ms --capacity-precision 10% --export {}",
         server.url,
         4 * K,
@@ -187,7 +188,7 @@ fn capacity_search_from_the_live_screen() {
     let s = tmux.wait_for("a probe row", 40, |s| {
         s.contains("pass") || s.contains("fail")
     });
-    assert!(s.contains("capacity p99 ≤ 30 ms · b=1"), "{s}");
+    assert!(s.contains("capacity p99 ≤ 50 ms · b=1"), "{s}");
     let s = tmux.wait_for("the answer and the live phase back", 120, |s| {
         s.contains("max req/s") && s.contains("the most samples/s within")
     });
@@ -202,7 +203,7 @@ fn capacity_search_from_the_live_screen() {
     tmux.keys("q");
     assert_eq!(tmux.wait_exit(15), 0);
     let after = tmux.screen();
-    assert!(after.contains("Capacity within p99 ≤ 30 ms"), "{after}");
+    assert!(after.contains("Capacity within p99 ≤ 50 ms"), "{after}");
 
     let e: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
     assert!(
@@ -213,7 +214,7 @@ fn capacity_search_from_the_live_screen() {
     let c = &e["capacity"][0];
     assert_eq!(c["complete"], true, "{c}");
     let rate = common::f(&c["max_rate_per_s"]) / f64::from(K);
-    eprintln!("capacity within p99 ≤ 30 ms: {rate:.1} req/s per copy");
+    eprintln!("capacity within p99 ≤ 50 ms: {rate:.1} req/s per copy");
     assert!((50.0..=200.0).contains(&rate), "{rate} req/s per copy: {c}");
     assert!(!c["probes"].as_array().unwrap().is_empty());
     let events = events(&e);
