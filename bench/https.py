@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """bench/https.sh's two parts. `relay UPSTREAM PLAIN TLS DIR`: ports PLAIN and TLS forward to
 UPSTREAM through the same asyncio relay, so TLS is the only difference between them.
-`run BIN PLAIN TLS REPS`: the three clients side by side (see bench/https.sh). Standard
+`run BIN PLAIN TLS REPS`: the clients side by side (see bench/https.sh); with BEFORE set
+to an older binary, its HTTPS too (reqwest's, before HTTPS moved into the pool). Standard
 library only."""
 import asyncio
 import json
@@ -63,9 +64,10 @@ def one(binary, url, load):
 
 
 def run(binary, plain, tls, reps):
-    variants = {"HTTP (pool)": f"http://127.0.0.1:{plain}",
-                "HTTP (reqwest)": f"http://u:p@127.0.0.1:{plain}",
-                "HTTPS (reqwest)": f"https://127.0.0.1:{tls}"}
+    variants = {"HTTP (pool)": (binary, f"http://127.0.0.1:{plain}"),
+                "HTTPS (pool)": (binary, f"https://127.0.0.1:{tls}")}
+    if os.environ.get("BEFORE"):
+        variants["HTTPS (reqwest, BEFORE)"] = (os.environ["BEFORE"], f"https://127.0.0.1:{tls}")
     names = list(variants)
     out = []
     for label, load in [("closed c=1", ["-c", "1", "-n", "2000"]),
@@ -74,7 +76,7 @@ def run(binary, plain, tls, reps):
         for rep in range(reps):
             k = rep % len(names)
             for n in names[k:] + names[:k]:
-                r = one(binary, variants[n], load)
+                r = one(*variants[n], load)
                 runs[n].append(r)
                 print(f"  {label} {n} rep {rep + 1}: cpu {r['cpu']:.4f} ms/req", file=sys.stderr)
         out.append({"load": label, "runs": runs})

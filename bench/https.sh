@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# HTTPS (reqwest) against HTTP (the h1 pool) against one reference endpoint (BENCHMARKS.md,
-# "HTTPS through reqwest against HTTP through the pool"): the endpoint has no TLS, so a Python
-# relay (bench/https.py relay) fronts it twice, plain and TLS (a throwaway CA made here with
-# openssl, trusted through SSL_CERT_FILE; ALPN http/1.1 only), and every variant goes through
-# it. Three clients: http:// (the pool), http://u:p@ (credentials send http:// through
-# reqwest), https:// (reqwest). KServe v2 binary, batch 1 padded to 512, --pretokenize; closed
-# loop c=1 (2,000 requests) and c=16 (6,000); variants rotating, medians of REPS (3).
-# About 2 minutes. Writes bench/out/https.{md,json}.
+# HTTPS against HTTP, both through the h1 pool, against one reference endpoint (BENCHMARKS.md,
+# "HTTPS through the pool"): a Python relay (bench/https.py relay) fronts the endpoint twice,
+# plain and TLS (a throwaway CA made here with openssl, trusted through SSL_CERT_FILE; ALPN
+# http/1.1 only), so TLS is the only difference. With BEFORE=path/to/older/encbench-tui, that
+# binary's https:// too (reqwest's, before HTTPS moved into the pool). KServe v2 binary,
+# batch 1 padded to 512, --pretokenize; closed loop c=1 (2,000 requests) and c=16 (6,000);
+# variants rotating, medians of REPS (3). About 2 minutes. Writes bench/out/https.{md,json}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-target/release/encbench-tui}

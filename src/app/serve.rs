@@ -14,6 +14,12 @@ fn ms(v: f64) -> Duration {
 pub fn config(a: &ServeArgs) -> Result<(ServeSettings, TokenCounter), AppError> {
     let tokenizer =
         TokenCounter::load(a.tokenizer.as_deref()).map_err(|e| usage("--tokenizer", e))?;
+    let tls = match (&a.tls_cert, &a.tls_key) {
+        (Some(cert), Some(key)) => {
+            Some(serve::tls::settings(cert, key).map_err(|e| usage("--tls-cert", e))?)
+        }
+        _ => None,
+    };
     let cfg = ServeSettings {
         port: a.port,
         workers: a.workers,
@@ -50,6 +56,7 @@ pub fn config(a: &ServeArgs) -> Result<(ServeSettings, TokenCounter), AppError> 
         model_kind: a.model_kind,
         served_model: a.served_model_name.clone(),
         request_log: a.request_log.clone(),
+        tls,
     };
     Ok((cfg, tokenizer))
 }

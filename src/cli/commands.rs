@@ -355,10 +355,17 @@ pub struct ServeArgs {
     #[arg(long, default_value = "encbench-reference", value_parser = tensor_name, help_heading = "API families")]
     pub served_model_name: String,
     /// Append a JSON line per invocation to FILE as it arrives: at_us (microseconds since
-    /// the server started), content_type and body_base64. For tests and replays: what
-    /// arrived, when.
+    /// the server started), http (HTTP/1.1, HTTP/2.0), content_type and body_base64. For
+    /// tests and replays: what arrived, how and when.
     #[arg(long, value_name = "FILE")]
     pub request_log: Option<std::path::PathBuf>,
+    /// Serve HTTPS (and gRPC over TLS) with this PEM certificate chain, for `https://` and
+    /// `grpcs://` targets; clients trust it through their roots (SSL_CERT_FILE).
+    #[arg(long, value_name = "FILE", requires = "tls_key", help_heading = "TLS")]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert", help_heading = "TLS")]
+    pub tls_key: Option<std::path::PathBuf>,
 }
 
 fn tensor_name(s: &str) -> Result<String, String> {

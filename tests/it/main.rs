@@ -46,6 +46,7 @@ mod shard_flags;
 mod shards;
 mod signals;
 mod throughput;
+mod tls;
 mod traffic;
 mod triton_vllm;
 mod tui_e2e;

@@ -18,6 +18,7 @@ mod request_log;
 mod routes;
 mod sagemaker;
 mod sigv4;
+pub mod tls;
 mod workers;
 pub use families::{ApiFamily, ModelKind};
 pub use kserve::V2Tensors;
@@ -94,6 +95,8 @@ pub struct ServeSettings {
     pub served_model: String,
     /// `--request-log`: a line per invocation appended here (see `request_log`).
     pub request_log: Option<std::path::PathBuf>,
+    /// HTTPS (and gRPC over TLS) instead of plain HTTP: `tls::settings`.
+    pub tls: Option<tls::ServerTls>,
 }
 
 /// `fixed` serves every request in the model's time (an M/D/c queue under Poisson load);
@@ -155,6 +158,7 @@ impl Default for ServeSettings {
             model_kind: None,
             served_model: "encbench-reference".into(),
             request_log: None,
+            tls: None,
         }
     }
 }
@@ -372,12 +376,14 @@ impl Server {
 /// A running reference endpoint; dropping it shuts the server down.
 pub struct RunningServer {
     pub addr: SocketAddr,
+    tls: bool,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 impl RunningServer {
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 }
 
@@ -442,21 +448,33 @@ pub async fn start(cfg: ServeSettings, tokenizer: TokenCounter) -> std::io::Resu
             axum::routing::post(kserve_grpc::call),
         );
     }
+    let tls = server.cfg.tls.clone();
     let app = app.with_state(server);
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    // Without TCP_NODELAY small responses wait on delayed ACKs (about 40 ms on Linux).
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = rx.await;
-            })
-            .await;
-    });
+    let stopped = async move {
+        let _ = rx.await;
+    };
+    if let Some(config) = &tls {
+        let listener = tls::TlsListener::new(listener, config)?;
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(stopped)
+                .await;
+        });
+    } else {
+        // Without TCP_NODELAY small responses wait on delayed ACKs (about 40 ms on Linux).
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(stopped)
+                .await;
+        });
+    }
     Ok(RunningServer {
         addr,
+        tls: tls.is_some(),
         shutdown: Some(tx),
     })
 }

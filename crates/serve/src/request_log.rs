@@ -1,6 +1,6 @@
 //! `--request-log FILE`: one JSON line per invocation as it arrives (microseconds since the
-//! server started, the content type, the body in base64), appended, so a test can compare
-//! what arrived, and when, with what was meant to be sent.
+//! server started, the HTTP version, the content type, the body in base64), appended, so a
+//! test can compare what arrived, how and when, with what was meant to be sent.
 
 use super::Server;
 use axum::body::Body;
@@ -27,9 +27,10 @@ impl RequestLog {
         Ok(RequestLog(Mutex::new(file)))
     }
 
-    fn write(&self, at_us: u128, content_type: &str, body: &[u8]) {
+    fn write(&self, at_us: u128, http: axum::http::Version, content_type: &str, body: &[u8]) {
         let mut line = serde_json::json!({
             "at_us": at_us as u64,
+            "http": format!("{http:?}"),
             "content_type": content_type,
             "body_base64": base64::engine::general_purpose::STANDARD.encode(body),
         })
@@ -57,7 +58,7 @@ pub(crate) async fn record(State(s): State<Arc<Server>>, req: Request, next: Nex
     let content_type = (parts.headers.get("content-type"))
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    log.write(at, content_type, &bytes);
+    log.write(at, parts.version, content_type, &bytes);
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
 }

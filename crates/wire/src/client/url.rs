@@ -63,7 +63,7 @@ pub struct UrlTarget {
     ready_url: Option<String>,
     stats_url: Option<String>,
     client: reqwest::Client,
-    /// The request path for `http://` URLs; reqwest serves `https://`.
+    /// The request path (`http://` and `https://`); reqwest serves the probes.
     h1: Option<H1Pool>,
     timeout: Duration,
     /// How long to wait for the ready path to say healthy before giving up.

@@ -27,11 +27,27 @@ pub async fn grpc(ask: &Ask<'_>) -> Result<Found, Refused> {
             let said = format!("{} {}", m.name, m.version);
             format!("KServe v2 over gRPC ({})", said.trim())
         }
+        // With a model to load, the readiness check says what is wrong in its own words;
+        // without one there is nothing to load, and the user's mistake is the address.
         Err(f) if matches!(f.kind, ErrorKind::Connection | ErrorKind::Timeout) => {
-            return Err(Refused {
-                unreachable: true,
-                ..refused("--url", "no answer")
-            });
+            if ask.model.is_some() {
+                return Err(Refused {
+                    unreachable: true,
+                    ..refused("--url", "no answer")
+                });
+            }
+            return Err(refused(
+                "--url",
+                format!(
+                    "{}: ServerMetadata failed ({f}): check the address, and that the port speaks gRPC{}",
+                    crate::client::shown_url(ask.url),
+                    if ask.url.starts_with("grpcs") {
+                        " over TLS"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
         }
         // Refused is not "lists no model": nothing more would be answered either.
         Err(f) if f.kind == ErrorKind::Auth => {

@@ -121,10 +121,11 @@ impl GrpcClient {
         timeout: Duration,
     ) -> Result<Bytes, Ended> {
         let call = async {
-            let sender = conns
-                .sender()
-                .await
-                .map_err(|u| Ended::Unconnected(u.kind, u.cause))?;
+            let sender = conns.sender().await.map_err(|u| match u.cause {
+                Some(_) => Ended::Unconnected(u.kind, u.cause),
+                // Connected, then TLS or HTTP/2 failed: its words are the reason to show.
+                None => Ended::Transport(u.kind, Some(u.reason)),
+            })?;
             call::unary(sender, uri, headers, body, MAX_REPLY_BYTES).await
         };
         tokio::time::timeout(timeout, call)
