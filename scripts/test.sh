@@ -85,11 +85,16 @@ say "running the tests (at ${SECONDS} s)"
 if cargo nextest --version >/dev/null 2>&1; then
     # One pool for every crate's tests, four at a time, a hung test ended after 10 minutes
     # (.config/nextest.toml). No doctests to miss: every code block in the docs is text.
-    # The tests that hold the machine alone (tests/it/alone.txt) run after the rest, one at
-    # a time: among the others each would wait for every running test to end first.
-    alone=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e 's/.*/test(=&)/' tests/it/alone.txt | paste -sd'|')
+    # The tests that hold the machine two at a time (tests/it/paired.txt), then alone
+    # (tests/it/alone.txt), run after the rest: among the others each would wait for every
+    # running test to end first.
+    list() { sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e 's/.*/test(=&)/' "$1" | paste -sd'|'; }
+    paired=$(list tests/it/paired.txt)
+    alone=$(list tests/it/alone.txt)
     status=0
-    cargo nextest run --locked --no-tests=pass -E "not ($alone)" "$@" || status=$?
+    cargo nextest run --locked --no-tests=pass -E "not ($paired | $alone)" "$@" || status=$?
+    say "the tests that hold the machine two at a time (at ${SECONDS} s)"
+    cargo nextest run --locked --no-tests=pass -j 2 -E "$paired" "$@" || status=$?
     say "the tests that hold the machine alone, one at a time (at ${SECONDS} s)"
     cargo nextest run --locked --no-tests=pass -j 1 -E "$alone" "$@" || status=$?
     say "done (at ${SECONDS} s)"

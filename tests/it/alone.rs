@@ -1,9 +1,10 @@
-//! `alone.txt` lists the tests that hold the machine alone, for scripts/test.sh to run them
-//! one at a time after the rest. A test that takes `timed()` but is missing from the list
-//! would run beside the others and wait for the machine to empty; a name on the list that no
-//! longer takes it would run alone for nothing. So the list is held to the code: this
-//! binary's tests, and the layers' (`crates/*/tests/*.rs`, each file a binary of its own,
-//! whose tests the harness names by their function alone).
+//! `alone.txt` lists the tests that hold the machine alone, `paired.txt` those that hold it
+//! beside one other, for scripts/test.sh to run them one or two at a time after the rest. A
+//! test that takes `timed()` or `paired()` but is missing from its list would run beside the
+//! others and wait for the machine to empty; a name on a list that no longer takes its turn
+//! would run apart for nothing. So the lists are held to the code: this binary's tests, and
+//! the layers' (`crates/*/tests/*.rs`, each file a binary of its own, whose tests the
+//! harness names by their function alone).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -33,8 +34,9 @@ fn module_path(root: &Path, file: &Path) -> String {
     parts.join("::")
 }
 
-/// Each function whose body calls `timed()`, by the name of the last `fn` before the call.
-fn calling_timed(root: &Path) -> BTreeSet<String> {
+/// Each function whose body calls `turn` (`timed()`, `paired()`), by the name of the last
+/// `fn` before the call.
+fn calling(root: &Path, turn: &str) -> BTreeSet<String> {
     let mut files = Vec::new();
     sources(root, &mut files);
     let mut found = BTreeSet::new();
@@ -45,7 +47,7 @@ fn calling_timed(root: &Path) -> BTreeSet<String> {
         }
         let module = module_path(root, &file);
         found.extend(
-            timed_in(&file)
+            calls_in(&file, turn)
                 .into_iter()
                 .map(|f| format!("{module}::{f}")),
         );
@@ -55,7 +57,7 @@ fn calling_timed(root: &Path) -> BTreeSet<String> {
 
 /// The same in the layers' own test binaries: each file straight under `crates/*/tests`
 /// (their helpers are in folders there).
-fn calling_timed_in_layers(crates: &Path) -> BTreeSet<String> {
+fn calling_in_layers(crates: &Path, turn: &str) -> BTreeSet<String> {
     let mut found = BTreeSet::new();
     for krate in std::fs::read_dir(crates).unwrap() {
         let Ok(tests) = std::fs::read_dir(krate.unwrap().path().join("tests")) else {
@@ -64,15 +66,15 @@ fn calling_timed_in_layers(crates: &Path) -> BTreeSet<String> {
         for file in tests {
             let file = file.unwrap().path();
             if file.extension().is_some_and(|e| e == "rs") {
-                found.extend(timed_in(&file));
+                found.extend(calls_in(&file, turn));
             }
         }
     }
     found
 }
 
-/// The functions of `file` whose bodies call `timed()`.
-fn timed_in(file: &Path) -> Vec<String> {
+/// The functions of `file` whose bodies call `turn`.
+fn calls_in(file: &Path, turn: &str) -> Vec<String> {
     let mut found = Vec::new();
     let text = std::fs::read_to_string(file).unwrap();
     let mut function = None;
@@ -84,30 +86,31 @@ fn timed_in(file: &Path) -> Vec<String> {
         {
             function = rest.split('(').next().map(str::to_string);
         }
-        if code.contains("timed()") && !code.starts_with("//") {
-            found.push(function.clone().expect("timed() inside a function"));
+        if code.contains(turn) && !code.starts_with("//") {
+            found.push(function.clone().expect("a turn taken inside a function"));
         }
     }
     found
 }
 
 #[test]
-fn the_list_is_the_code() {
+fn the_lists_are_the_code() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it");
-    let listed: BTreeSet<String> = std::fs::read_to_string(root.join("alone.txt"))
-        .unwrap()
-        .lines()
-        .map(|l| l.split('#').next().unwrap().trim().to_string())
-        .filter(|l| !l.is_empty())
-        .collect();
-    let mut code = calling_timed(&root);
-    code.extend(calling_timed_in_layers(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("crates"),
-    ));
-    let unlisted: Vec<_> = code.difference(&listed).collect();
-    let stale: Vec<_> = listed.difference(&code).collect();
-    assert!(
-        unlisted.is_empty() && stale.is_empty(),
-        "tests/it/alone.txt: add {unlisted:?}, remove {stale:?}"
-    );
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates");
+    for (list, turn) in [("alone.txt", "timed()"), ("paired.txt", "paired()")] {
+        let listed: BTreeSet<String> = std::fs::read_to_string(root.join(list))
+            .unwrap()
+            .lines()
+            .map(|l| l.split('#').next().unwrap().trim().to_string())
+            .filter(|l| !l.is_empty())
+            .collect();
+        let mut code = calling(&root, turn);
+        code.extend(calling_in_layers(&crates, turn));
+        let unlisted: Vec<_> = code.difference(&listed).collect();
+        let stale: Vec<_> = listed.difference(&code).collect();
+        assert!(
+            unlisted.is_empty() && stale.is_empty(),
+            "tests/it/{list}: add {unlisted:?}, remove {stale:?}"
+        );
+    }
 }

@@ -48,7 +48,7 @@ fn table_order(out: &str, title_start: &str) -> Vec<String> {
 
 #[test]
 fn three_reference_endpoints_rows_order_and_cost() {
-    let _t = timed();
+    let _t = paired();
     // Service time at b tokens×inputs padded to 512: base + per_token × 512 × b.
     let models = [
         ("slow", 12.0, 0.004),
@@ -373,7 +373,7 @@ fn bad_compare_input_is_one_line_naming_the_flag() {
 
 #[test]
 fn demo_reproduces_the_seed_cost_table() {
-    let _t = timed();
+    let _t = paired();
     let (out, e) = compare(&["--demo", "-n", "12", "--no-concurrency"], &[]);
     // The reference measurements (docs/measurement.md): b=1 p50 and b=8 samples/s; $/1M = price /
     // (samples/s × 3600) × 1e6 (LMI $3.76 vs IC $20.48 per million).

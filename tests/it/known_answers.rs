@@ -1,7 +1,7 @@
 //! Measurements proven against answers we can compute, through the real binary and real
 //! HTTP against the reference endpoint on 127.0.0.1.
 
-use crate::common::{Serve, args, f, run_export, stdout, timed};
+use crate::common::{Serve, args, f, paired, run_export, stdout};
 use encbench_core::arrival::{Arrivals, phase_seed};
 
 fn phase(export: &serde_json::Value, i: usize) -> &serde_json::Value {
@@ -14,7 +14,7 @@ fn phase(export: &serde_json::Value, i: usize) -> &serde_json::Value {
 /// in each of 3 runs.
 #[test]
 fn closed_loop_four_workers_ten_ms_concurrency_eight() {
-    let _t = timed();
+    let _t = paired();
     let s = Serve::fixed(10, 4, &[]);
     for threads in ["1", "3"] {
         let (out, e) = run_export(
@@ -140,7 +140,7 @@ const SERVICE_MS: f64 = 20.0;
 ///   thirds of it, or the host was too loaded to measure anything (and measures again).
 #[test]
 fn open_loop_md1_poisson_25_per_s_20_ms() {
-    let _t = timed();
+    let _t = paired();
     let s = Serve::fixed(SERVICE_MS as u32, 1, &[]);
     let mut attempts = Vec::new();
     for _ in 0..MD1_ATTEMPTS {
@@ -234,7 +234,7 @@ fn md1_attempt(s: &Serve) -> Result<(), String> {
 /// delay p99 949-952 ms in 3 runs.
 #[test]
 fn coordinated_omission_is_not_hidden() {
-    let _t = timed();
+    let _t = paired();
     let s = Serve::fixed(2, 1, &["--stall-at", "2", "--stall-ms", "1000"]);
     let (_, e) = run_export(
         &s.url,
@@ -271,7 +271,7 @@ fn coordinated_omission_is_not_hidden() {
 
 #[test]
 fn pad_to_max_reproduces_the_g6_inference_component_figures() {
-    let _t = timed();
+    let _t = paired();
     // Defaults are the ml.g6.12xlarge inference component's service model
     // (docs/measurement.md, reference measurements): 14.8 ms + 0.0215 ms/token, saturation 512.
     let s = Serve::start(&[]);
@@ -310,7 +310,7 @@ fn pad_to_max_reproduces_the_g6_inference_component_figures() {
 
 #[test]
 fn warmup_finding_sequential_model_loads() {
-    let _t = timed();
+    let _t = paired();
     let args = [
         "--workers",
         "4",

@@ -35,7 +35,7 @@ fn interval(d: &Value) -> (f64, f64) {
 /// hide the noise a deployment of its own has). 26-32 s.
 #[test]
 fn compare_repeat_tells_a_15_percent_slower_endpoint_apart_and_not_two_alike() {
-    let _t = timed();
+    let _t = paired();
     let serve = |seed: &str, base_ms: &str| {
         Serve::start(&[
             "--seed",
@@ -168,7 +168,7 @@ fn compare_repeat_tells_a_15_percent_slower_endpoint_apart_and_not_two_alike() {
 /// three repetitions in turn; a second host's export merges repetition by repetition.
 #[test]
 fn a_repeated_run_pools_its_repetitions_and_merges_them_by_repetition() {
-    let _t = timed();
+    let _t = paired();
     let s = Serve::fixed(2, 4, &[]);
     let args = [
         "--no-accuracy",

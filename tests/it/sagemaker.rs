@@ -155,7 +155,7 @@ fn model_error_424_is_parsed_with_its_original_status() {
 
 #[test]
 fn cold_start_reports_attempts_and_time_to_first_success() {
-    let _t = common::timed();
+    let _t = common::paired();
     let s = serve(&[
         "--base-ms",
         "3",

@@ -1,7 +1,7 @@
 //! What a phase could do and what it was asked to do: closed-loop throughput that cannot
 //! exceed the server, and open-loop runs that say how far behind the schedule they fell.
 
-use crate::common::{Serve, assert_phase_accounted, f, run_export, run_export_env, timed};
+use crate::common::{Serve, assert_phase_accounted, f, paired, run_export, run_export_env};
 
 /// 8 workers × 100 ms complete at most 80 requests a second. A closed loop at concurrency 8
 /// keeps them all busy; with the warmup the size of the concurrency every slot runs in step
@@ -10,7 +10,7 @@ use crate::common::{Serve, assert_phase_accounted, f, run_export, run_export_env
 /// figure must be the server's 80, and agree with the phase's own interval.
 #[test]
 fn closed_loop_req_per_s_is_what_eight_workers_of_100_ms_can_do_at_any_count() {
-    let _t = timed();
+    let _t = paired();
     let s = Serve::fixed(100, 8, &[]);
     for stop in [
         ["-n", "16"],
@@ -62,7 +62,7 @@ fn closed_loop_req_per_s_is_what_eight_workers_of_100_ms_can_do_at_any_count() {
 /// went out in the slots' fill and the sweep read 193: the rate leaves the fill out.
 #[test]
 fn a_cap_above_the_servers_workers_reads_what_the_workers_can_do() {
-    let _t = timed();
+    let _t = paired();
     let s = Serve::fixed(25, 4, &[]);
     for warmup in ["16", "3"] {
         let (_, e) = run_export(
@@ -123,7 +123,7 @@ fn open_loop_against_one_worker_of_10_ms(rate: u32) -> serde_json::Value {
 /// of the tail), the phase is marked overloaded, and offered and achieved rates are both there.
 #[test]
 fn open_loop_over_capacity_counts_unsent_requests_and_says_it_is_overloaded() {
-    let _t = timed();
+    let _t = paired();
     let p = open_loop_against_one_worker_of_10_ms(200);
     assert_phase_accounted(&p);
     let (sent, unsent) = (f(&p["sent"]), f(&p["unsent"]));
@@ -148,7 +148,7 @@ fn open_loop_over_capacity_counts_unsent_requests_and_says_it_is_overloaded() {
 
 #[test]
 fn open_loop_under_capacity_sends_everything_and_is_not_overloaded() {
-    let _t = timed();
+    let _t = paired();
     let p = open_loop_against_one_worker_of_10_ms(50);
     assert_phase_accounted(&p);
     assert_eq!(p["unsent"], 0, "{p}");
@@ -169,7 +169,7 @@ fn open_loop_under_capacity_sends_everything_and_is_not_overloaded() {
 /// begins finish inside the interval, and counting them read above what one worker can do.
 #[test]
 fn a_short_open_loop_over_capacity_reads_no_more_than_the_server_can_do() {
-    let _t = timed();
+    let _t = paired();
     let s = Serve::fixed(10, 1, &[]);
     for n in ["8", "16", "50"] {
         let (_, e) = run_export(
@@ -203,7 +203,7 @@ fn a_short_open_loop_over_capacity_reads_no_more_than_the_server_can_do() {
 /// a closed loop keeps the default of 1.
 #[test]
 fn a_rate_without_concurrency_has_no_practical_cap_and_a_server_that_keeps_up_is_not_overloaded() {
-    let _t = timed();
+    let _t = paired();
     let s = Serve::fixed(20, 4, &[]);
     let (out, e) = run_export(
         &s.url,
@@ -261,7 +261,7 @@ fn a_rate_without_concurrency_has_no_practical_cap_and_a_server_that_keeps_up_is
 /// timeout bounds the drain (and sheds the backlog, which must not hide it).
 #[test]
 fn a_backlog_queued_at_the_server_marks_the_phase_overloaded() {
-    let _t = timed();
+    let _t = paired();
     let s = Serve::fixed(100, 1, &[]);
     let (out, e) = run_export_env(
         &[

@@ -171,7 +171,7 @@ fn capacity_search_from_the_live_screen() {
     // 31-36 ms at 93-130 req/s per copy, where theory has 15-20 ms, and answered 46.6 (the
     // machine's own stalls of 15-20 ms at p99; quiet runs answered 94-126). At 50 ms the
     // same stalls leave the answer above a third of theory's.
-    let _t = common::timed();
+    let _t = common::paired();
     let server = Serve::fixed(10, 2, &["--queue", "shared", "--replicas", &K.to_string()]);
     let export = tmp_path("tui-capacity.json");
     let command = format!(

@@ -7,7 +7,7 @@ use crate::common::{Serve, f, run_export, run_export_env, stdout, tmp_path};
 
 #[test]
 fn duration_stops_each_phase_after_that_many_measured_seconds() {
-    let _t = common::timed();
+    let _t = common::paired();
     let s = Serve::fixed(2, 2, &[]);
     let (_, e) = run_export(
         &s.url,
@@ -86,7 +86,7 @@ fn tokenizer_and_texts_files_are_used() {
 
 #[test]
 fn concurrency_sweep_rows_and_saturation() {
-    let _t = common::timed();
+    let _t = common::paired();
     // Two workers of 10 ms: at most 200 req/s. Closed loop at 1 loses the round trip between
     // requests; from 4 on requests queue at the workers and throughput is flat while p99
     // doubles.

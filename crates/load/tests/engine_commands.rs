@@ -355,7 +355,7 @@ async fn live_keys_held_down_are_clamped_to_the_supported_ranges() {
 /// the rest of the phase's requests were divided by that shorter span.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ignored_sweep_does_not_cut_the_throughput_interval() {
-    let _t = crate::common::timed();
+    let _t = crate::common::paired();
     let server = four_workers(10.0).await;
     let mut setup = live_setup(
         &server.url(),

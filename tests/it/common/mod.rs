@@ -24,7 +24,7 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_encbench-tui");
 // once, in the lowest layer whose tests take them.
 #[path = "../../../crates/load/tests/common/mod.rs"]
 mod turns;
-pub use turns::{Load, load, lock_file, timed};
+pub use turns::{Load, load, lock_file, paired, timed};
 
 /// A runtime as the binary's `main` builds it.
 pub fn runtime() -> tokio::runtime::Runtime {

@@ -90,7 +90,7 @@ fn sorted_gaps_ms(times_us: &[f64]) -> Vec<f64> {
 
 #[test]
 fn a_data_capture_file_replays_its_bodies_at_the_recorded_seconds() {
-    let _t = common::timed();
+    let _t = common::paired();
     // 20 recorded seconds: 10 requests a second, bursts of 60 and 50 in seconds 5 and 13,
     // a quiet second 17; every third body BASE64, the others JSON, each body unique.
     let mut lines = Vec::new();

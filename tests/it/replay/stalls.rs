@@ -6,7 +6,7 @@ use serde_json::json;
 
 #[test]
 fn a_stall_shows_as_dispatch_delay_and_latency_from_the_recorded_times() {
-    let _t = common::timed();
+    let _t = common::paired();
     // 50 a second for 4 s; the server freezes for 1 s from 1 s after its first request, and
     // 4 slots fill at once: the sends due meanwhile wait, late, not dropped.
     let lines: Vec<String> = (0..200)
