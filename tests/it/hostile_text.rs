@@ -192,7 +192,7 @@ fn a_password_is_cut_from_urls_that_do_not_parse() {
 
 #[test]
 fn a_server_echoing_the_urls_basic_authorization_gets_it_shown_nowhere() {
-    // A user and password send Basic authorization (through reqwest); this server answers
+    // A user and password send Basic authorization; this server answers
     // every verdict with what it received.
     let s = hf_server(|r| format!("{} {}", r.header("authorization"), PASSWORD));
     let url = s.url.replace("http://", &format!("http://ops:{PASSWORD}@"));
@@ -202,6 +202,81 @@ fn a_server_echoing_the_urls_basic_authorization_gets_it_shown_nowhere() {
     assert_eq!(predicted, "basic *** ***", "{}", out.all());
     let basic = base64::engine::general_purpose::STANDARD.encode(format!("ops:{PASSWORD}"));
     assert_absent(&out.all(), &[PASSWORD, &basic, &basic.to_lowercase()]);
+}
+
+/// A gateway's echoes of what it was sent, in the forms seen in the wild: a part of the token
+/// without its prefix in a 401, the header line in base64 in a 500, percent-encoded in a 200
+/// that is no JSON, JSON-escaped in a 400. None of them reaches stdout, stderr, the export,
+/// the records or the HTML report.
+#[test]
+fn a_secret_echoed_in_another_form_is_shown_nowhere() {
+    const BEARER: &str = "sk-ECHO7Fq2Lw9Zt4Kx";
+    const KEY: &str = r#"k"ey\v-9Zt4Kx7Fq2"#;
+    let part = &BEARER[3..];
+    let line = format!("Authorization: Bearer {BEARER}");
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&line);
+    let pct: String = line
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect();
+    let escaped = serde_json::to_string(KEY).unwrap();
+    let escaped = escaped[1..escaped.len() - 1].to_string();
+    let (b64s, pcts, escs) = (b64.clone(), pct.clone(), escaped.clone());
+    let s = Hostile::start(move |r| match (r.path.as_str(), r.index % 5) {
+        ("/ping", _) | (_, 0) => hf_reply("entailment"),
+        (_, 1) => Reply::json(
+            401,
+            &json!({"message": format!("invalid api key: {part} (prefix sk-)")}).to_string(),
+        ),
+        (_, 2) => Reply::json(500, &json!({"detail": format!("saw {b64s}")}).to_string()),
+        (_, 3) => Reply::json(200, &format!("not json: {pcts}")),
+        _ => Reply::json(400, &format!(r#"{{"error": "bad key {escs}"}}"#)),
+    });
+    let (page, records) = (tmp_path("echo.html"), tmp_path("echo.jsonl"));
+    let key = format!("X-Api-Key: {KEY}");
+    let out = run(
+        &[
+            "--url",
+            &s.url,
+            "--engine",
+            "hf",
+            "-n",
+            "40",
+            "--warmup",
+            "0",
+            "--no-accuracy",
+            "--header",
+            &key,
+            "--bearer-token-env",
+            "ECHO_TOKEN",
+            "--report",
+            page.to_str().unwrap(),
+            "--records",
+            records.to_str().unwrap(),
+        ],
+        &[("ECHO_TOKEN", BEARER)],
+    );
+    let export = out
+        .export
+        .as_ref()
+        .unwrap_or_else(|| panic!("{}", out.all()));
+    assert_eq!(export["phases"][0]["sent"], 40, "{}", out.all());
+    let errors = &export["phases"][0]["errors"];
+    assert!(errors.as_object().is_some_and(|e| e.len() >= 3), "{errors}");
+    let everything = format!(
+        "{}\n{}\n{}",
+        out.all(),
+        std::fs::read_to_string(&page).unwrap(),
+        std::fs::read_to_string(&records).unwrap()
+    );
+    assert_absent(&everything, &[part, &b64, &pct, &escaped, KEY, &b64[30..]]);
+    assert!(everything.contains("invalid api key: ***"), "{everything}");
 }
 
 #[test]

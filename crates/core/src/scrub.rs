@@ -7,11 +7,14 @@
 //!
 //! The secrets are process-wide: they are learnt where they enter (a URL given by the user,
 //! credentials the AWS SDK resolves) and scrubbed wherever server text is read, which is
-//! layers away from there.
+//! layers away from there. A server may echo a secret in another form than it was sent
+//! (`echo.rs`): a part of it, base64, percent-encoded, JSON-escaped; each is removed.
+
+mod echo;
 
 use base64::Engine as _;
 use std::borrow::Cow;
-use std::sync::{PoisonError, RwLock};
+use std::sync::{LazyLock, PoisonError, RwLock};
 
 /// What a removed secret reads as.
 pub const REDACTED: &str = "***";
@@ -20,19 +23,18 @@ pub const REDACTED: &str = "***";
 /// password is still cut out of URLs whatever its length).
 const MIN_SECRET_CHARS: usize = 4;
 
-static SECRETS: RwLock<Vec<String>> = RwLock::new(Vec::new());
+static SECRETS: LazyLock<RwLock<echo::Known>> = LazyLock::new(RwLock::default);
 
-/// Removes `secret` from every text scrubbed from now on.
+/// Removes `secret`, in every form a server could echo it in, from every text scrubbed from
+/// now on.
 pub fn remember(secret: &str) {
     if secret.chars().count() < MIN_SECRET_CHARS {
         return;
     }
-    let mut known = SECRETS.write().unwrap_or_else(PoisonError::into_inner);
-    if !known.iter().any(|k| k == secret) {
-        known.push(secret.to_string());
-        // Longest first: a secret that contains another is removed whole.
-        known.sort_by_key(|k| std::cmp::Reverse(k.len()));
-    }
+    SECRETS
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .learn(secret);
 }
 
 /// Remembers the password of `url` as typed, percent-decoded, and inside the Basic
@@ -71,14 +73,11 @@ pub fn url(u: &str) -> String {
 /// Text from a server or a file, ready to show or store: URLs without user or password,
 /// known secrets replaced, control characters escaped.
 pub fn text(s: &str) -> String {
-    let mut out = without_userinfo(s).into_owned();
-    let known = SECRETS.read().unwrap_or_else(PoisonError::into_inner);
-    for secret in known.iter() {
-        if out.contains(secret.as_str()) {
-            out = out.replace(secret.as_str(), REDACTED);
-        }
-    }
-    drop(known);
+    let cut = without_userinfo(s);
+    let out = SECRETS
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .masked(&cut);
     controls(&out).into_owned()
 }
 
