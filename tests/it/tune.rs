@@ -598,6 +598,14 @@ fn a_mistyped_tune_is_one_line_and_exit_2_before_any_server_starts() {
         (vec!["--param", "workers"], "has no '='"),
         (vec!["--param", "2w=1"], "is not a name"),
         (vec!["--param", "w=1,,2"], "is not a value"),
+        // Values stay values: shell syntax in one is refused, never run.
+        (vec!["--param", "workers=1;touch pwned;#"], "is not a value"),
+        (vec!["--param", "workers=$(id)"], "is not a value"),
+        (vec!["--param", "workers=`id`"], "is not a value"),
+        (vec!["--param", "workers=1 2"], "is not a value"),
+        (vec!["--param", "workers='1'"], "is not a value"),
+        (vec!["--param", "workers=\"1\""], "is not a value"),
+        (vec!["--param", "workers=a|b"], "is not a value"),
         (
             vec![
                 "--param",

@@ -36,12 +36,15 @@ impl std::str::FromStr for Param {
             ));
         }
         let values: Vec<String> = list.split(',').map(|v| v.trim().to_string()).collect();
+        // A value goes into --serve's shell command as it is: only characters no shell
+        // reads as syntax, so that it stays one word and never runs as code.
+        let word_char = |c: char| c.is_ascii_alphanumeric() || "_-.:/@%+=".contains(c);
         if let Some(bad) = values
             .iter()
-            .find(|v| v.is_empty() || v.chars().any(char::is_control))
+            .find(|v| v.is_empty() || !v.chars().all(word_char))
         {
             return Err(format!(
-                "{name}: {bad:?} is not a value: each is a non-empty word, commas between them"
+                "{name}: {bad:?} is not a value: each is one word of letters, digits and _ - . : / @ % + = (it goes into --serve's shell command as it is), commas between them"
             ));
         }
         Ok(Param {
