@@ -402,3 +402,87 @@ fn an_engine_panic_is_exit_1_with_an_export_that_says_so() {
             .contains("injected fault")
     );
 }
+
+/// `--records FIFO`: the run waits for a reader before anything is sent, and a signal ends
+/// the wait (exit 1, nothing sent); a reader that opens it and never reads holds the
+/// records' end until a signal, which writes the export and says what was lost.
+#[test]
+fn a_fifo_nobody_reads_holds_no_run_past_a_signal() {
+    let s = Serve::one_ms(&[]);
+    let fifo = tmp_path("records.fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let fifo_arg = fifo.to_str().unwrap();
+
+    // Nobody reads.
+    let export = tmp_path("fifo-unread.json");
+    let (mut child, err) = headless(&s.url, &export, &["-n", "30", "--records", fifo_arg]);
+    let said = || std::fs::read_to_string(&err).unwrap_or_default();
+    wait_until("the wait for a reader", 30, || {
+        said().contains("waiting for a reader")
+    });
+    signal(child.id(), Signal::INT);
+    let status = wait_exit(&mut child, 10);
+    assert_eq!(status, Some(1), "{}", said());
+    assert!(
+        said().contains("stopped while waiting for a reader; nothing was sent"),
+        "{}",
+        said()
+    );
+    assert_eq!(invocations(&s), 0, "nothing sent");
+    assert!(!export.exists());
+
+    // A reader that never reads: more lines than the pipe holds.
+    let reader = Command::new("sh")
+        .arg("-c")
+        .arg(format!("exec sleep 60 < '{fifo_arg}'"))
+        .spawn()
+        .unwrap();
+    let export = tmp_path("fifo-stalled.json");
+    let (mut child, err) = headless(
+        &s.url,
+        &export,
+        &[
+            "-n",
+            "3000",
+            "-c",
+            "8",
+            "--no-accuracy",
+            "--records",
+            fifo_arg,
+        ],
+    );
+    let said = || std::fs::read_to_string(&err).unwrap_or_default();
+    wait_until("the run's end", 60, || said().contains("done  1 phase"));
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "held by the records: {}",
+        said()
+    );
+    signal(child.id(), Signal::TERM);
+    let status = wait_exit(&mut child, 10);
+    let mut reader = reader;
+    let _ = reader.kill();
+    let _ = reader.wait();
+    assert_eq!(status, Some(1), "{}", said());
+    assert!(said().contains("lines not written are lost"), "{}", said());
+    let e = read_export(&export);
+    assert_eq!(e["phases"][0]["ok"], 3000, "what was measured is kept");
+}
+
+/// The child's exit code, once it has exited within `secs` (a margin far above the 2 s the
+/// stop takes: a loaded machine's scheduling), or a failure naming the wait.
+fn wait_exit(child: &mut Child, secs: u64) -> Option<i32> {
+    let until = std::time::Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        if std::time::Instant::now() > until {
+            let _ = child.kill();
+            panic!("still running {secs} s after the signal");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

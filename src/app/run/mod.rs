@@ -42,6 +42,8 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         mut front,
         outputs,
     } = settle::settle(a, stdout.is_terminal)?;
+    // A FIFO waits for its reader here, before anything is prepared or sent.
+    let records = records::open(outputs.records.as_deref()).await?;
     let (target, _demo_server) = settings::start_demo(target, demo).await?;
     let (p, replaying) = prepare(&target, replay).await?;
     // Said before the load and kept in the export: lengths the trace asked for and did not get.
@@ -54,7 +56,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
     let config = serde_json::to_value(record).expect("a run's config serializes");
     ready(&p, &outputs, &config, stdout).await?;
     let info = info(&front, &p);
-    let (engine, records) = start(workload, p, replaying.as_ref(), hosts, &outputs)?;
+    let engine = start(workload, p, replaying.as_ref(), hosts, records.as_ref())?;
     let abort = abort_export(&outputs, &config, records.clone());
     let mut report = if front.live {
         live_screen(&outputs, front.fps, engine, info, &config, abort).await?
@@ -62,7 +64,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
         crate::headless::run(engine, abort, info.rerank).await
     };
     // Every request has been recorded once the engine has finished (see `engine::drain`).
-    let closed = records::close_to(outputs.records.as_deref(), records.as_deref());
+    let closed = records::close_to(outputs.records.as_deref(), records.as_ref()).await;
     if let Some((wait, endpoint)) = &outputs.cloudwatch {
         super::cloudwatch::attach(&mut report, endpoint, *wait).await;
     }
@@ -96,15 +98,14 @@ fn start(
     p: PreparedTarget,
     replaying: Option<&PreparedReplay>,
     hosts: Hosts,
-    outputs: &OutputSpec,
-) -> Result<(Engine, Option<Arc<Records>>), AppError> {
+    records: Option<&Arc<Records>>,
+) -> Result<Engine, AppError> {
     let mut setup = workload.engine(p)?;
     if let Some(r) = replaying {
         r.shape(&mut setup);
     }
-    let records = records::open(outputs.records.as_deref())?;
-    setup.records = records.as_ref().map(|r| r.sender());
-    Ok((Engine::start_among(hosts, setup), records))
+    setup.records = records.map(|r| r.sender());
+    Ok(Engine::start_among(hosts, setup))
 }
 
 /// The target answers, or the run ends with the export of why not.
@@ -251,7 +252,7 @@ fn abort_export(o: &OutputSpec, config: &Value, records: Option<Arc<Records>>) -
     let (page, name) = (o.report.clone(), export_name(o));
     let records_path = o.records.clone();
     Box::new(move |report| {
-        if let Err(e) = records::close_to(records_path.as_deref(), records.as_deref()) {
+        if let Err(e) = records::close_now(records_path.as_deref(), records.as_deref()) {
             crate::stderr::say(format_args!("{}", e.line()));
         }
         if let Err(e) =

@@ -5,7 +5,10 @@
 //!
 //! A regular file is written to a temporary file beside it and renamed over it when the
 //! records are closed, as an export is (`write`); a FIFO or a character device is written
-//! into as lines come, and so is stdout.
+//! into as lines come, and so is stdout. A FIFO's reader may never come, or stop reading:
+//! whoever opens one must be able to stop waiting (the binary opens it before the run,
+//! waiting beside its signals, and hands it over with `to_opened`), and `give_up` ends a
+//! close that waits on a reader that does not read.
 
 use super::write::{Dest, rename_over, resolve, temp_beside};
 use serde::Serialize;
@@ -13,8 +16,10 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
-use std::thread::JoinHandle;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{
+    Receiver, RecvTimeoutError, SyncSender, TryRecvError, TrySendError, sync_channel,
+};
 use std::time::{Duration, Instant};
 
 /// Lines waiting for the writer at most: about a megabyte, and at a million requests a
@@ -132,9 +137,8 @@ impl RecordsTx {
 /// Where the lines go.
 enum Out {
     Stdout,
-    /// A FIFO or a character device, opened by the writer: a FIFO's open waits for its
-    /// reader, and the run must not.
-    Stream(PathBuf),
+    /// A FIFO or a character device, opened already.
+    Stream(File),
     /// A temporary file renamed over `path` at the end.
     File {
         tmp: PathBuf,
@@ -146,7 +150,9 @@ enum Out {
 /// The records of a run: the writer thread and the way to close it. Closed on drop too.
 pub struct Records {
     tx: RecordsTx,
-    writer: Mutex<Option<JoinHandle<io::Result<u64>>>>,
+    /// The writer's result, once it has ended.
+    written: Mutex<Option<Receiver<io::Result<u64>>>>,
+    given_up: AtomicBool,
 }
 
 impl Records {
@@ -157,27 +163,41 @@ impl Records {
 
     /// Records written to `path` (see the module's words on files, FIFOs and devices). The
     /// temporary file of a regular one is made now, so that a path that cannot take it
-    /// fails before any load.
+    /// fails before any load; a FIFO is opened now, which waits for its reader.
     pub fn to_path(path: &Path) -> io::Result<Records> {
         let out = match resolve(path)? {
             Dest::File(path) => {
                 let (tmp, file) = temp_beside(&path)?;
                 Out::File { tmp, file, path }
             }
-            Dest::Stream(p) => Out::Stream(p),
+            Dest::Stream(p) => Out::Stream(OpenOptions::new().write(true).open(p)?),
         };
         Ok(Records::start(out))
     }
 
+    /// Records written into a FIFO or a device opened by the caller.
+    pub fn to_opened(stream: File) -> Records {
+        Records::start(Out::Stream(stream))
+    }
+
+    /// Whether `path` is a FIFO or a device, written as lines come (and whose open may wait).
+    pub fn is_stream(path: &Path) -> bool {
+        matches!(resolve(path), Ok(Dest::Stream(_)))
+    }
+
     fn start(out: Out) -> Records {
         let (tx, rx) = sync_channel(QUEUED);
-        let writer = std::thread::Builder::new()
+        let (done, written) = sync_channel(1);
+        std::thread::Builder::new()
             .name("encbench-records".into())
-            .spawn(move || write_out(&rx, out))
+            .spawn(move || {
+                let _ = done.send(write_out(&rx, out));
+            })
             .expect("a thread for the records");
         Records {
             tx: RecordsTx(tx),
-            writer: Mutex::new(Some(writer)),
+            written: Mutex::new(Some(written)),
+            given_up: AtomicBool::new(false),
         }
     }
 
@@ -186,40 +206,79 @@ impl Records {
     }
 
     /// Writes what was sent so far and ends the file (renamed into place, for a regular
-    /// one). Returns how many lines were written; `None` when it was closed before.
+    /// one). Returns how many lines were written; `None` when it was closed before. Waits
+    /// for the writer until it is done or `give_up` is called (a FIFO whose reader does not
+    /// read would hold it forever).
     pub fn close(&self) -> io::Result<Option<u64>> {
-        let writer = self
-            .writer
+        self.close_until(None)
+    }
+
+    /// `close`, giving up after `limit` (a second interrupt: exit now, with what is written).
+    pub fn close_within(&self, limit: Duration) -> io::Result<Option<u64>> {
+        self.close_until(Some(Instant::now() + limit))
+    }
+
+    fn close_until(&self, deadline: Option<Instant>) -> io::Result<Option<u64>> {
+        let stop = || {
+            self.given_up.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d)
+        };
+        let written = self
+            .written
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take();
-        let Some(writer) = writer else {
+        let Some(written) = written else {
             return Ok(None);
         };
-        let _ = self.tx.0.send(Msg::Close);
-        writer
-            .join()
-            .unwrap_or_else(|_| Err(io::Error::other("the records' writer failed")))
-            .map(Some)
+        let mut close = Msg::Close;
+        loop {
+            match self.tx.0.try_send(close) {
+                Ok(()) | Err(TrySendError::Disconnected(_)) => break,
+                Err(TrySendError::Full(again)) => close = again,
+            }
+            if stop() {
+                return Err(not_read());
+            }
+            std::thread::sleep(POLL);
+        }
+        loop {
+            match written.recv_timeout(POLL) {
+                Ok(result) => return result.map(Some),
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(io::Error::other("the records' writer failed"));
+                }
+                Err(RecvTimeoutError::Timeout) if stop() => {
+                    return Err(not_read());
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+        }
+    }
+
+    /// Ends a `close` waiting on the writer: what it has not written is lost, and said.
+    pub fn give_up(&self) {
+        self.given_up.store(true, Ordering::Relaxed);
     }
 }
 
+fn not_read() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::TimedOut,
+        "stopped waiting for its reader, which did not read: lines not written are lost",
+    )
+}
+
 impl Drop for Records {
+    /// Closed if nobody did: a file's writer ends in moments, a FIFO's reader gets 2 s.
     fn drop(&mut self) {
-        let _ = self.close();
+        let _ = self.close_within(Duration::from_secs(2));
     }
 }
 
 fn write_out(rx: &Receiver<Msg>, out: Out) -> io::Result<u64> {
     match out {
         Out::Stdout => write_lines(rx, io::stdout().lock()),
-        Out::Stream(p) => match OpenOptions::new().write(true).open(&p) {
-            Ok(f) => write_lines(rx, f),
-            Err(e) => {
-                drain(rx);
-                Err(e)
-            }
-        },
+        Out::Stream(f) => write_lines(rx, f),
         Out::File { tmp, file, path } => {
             let n = write_lines(rx, &file);
             match n {
@@ -231,12 +290,6 @@ fn write_out(rx: &Receiver<Msg>, out: Out) -> io::Result<u64> {
             }
         }
     }
-}
-
-/// Receives until `Close` (or every sender gone), so that no sender ever waits on a writer
-/// that stopped.
-fn drain(rx: &Receiver<Msg>) {
-    while let Ok(Msg::Line(_)) = rx.recv() {}
 }
 
 /// Writes every line that comes until `Close`. After a failed write the lines are still
