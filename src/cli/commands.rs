@@ -110,15 +110,15 @@ pub struct CompareArgs {
     #[arg(long)]
     pub tokenizer: Option<PathBuf>,
     /// Per-request timeout (70s, 2m; a bare number is seconds).
-    #[arg(long, default_value = "70", value_parser = positive_secs)]
+    #[arg(long, default_value = "70", value_parser = positive_secs, allow_hyphen_values = true)]
     pub timeout: f64,
     /// Per-request timeout of warmup requests (a new batch shape can compile first); units
     /// accepted, a bare number is seconds.
-    #[arg(long, default_value = "600", value_parser = positive_secs)]
+    #[arg(long, default_value = "600", value_parser = positive_secs, allow_hyphen_values = true)]
     pub warmup_timeout: f64,
     /// How long to wait for each local target's /ping to say healthy (units accepted; a
     /// bare number is seconds).
-    #[arg(long, default_value = "60", value_parser = positive_secs)]
+    #[arg(long, default_value = "60", value_parser = positive_secs, allow_hyphen_values = true)]
     pub ready_timeout: f64,
     /// Seed shared by every target (default: random, recorded in the export).
     #[arg(long)]
@@ -198,21 +198,21 @@ pub struct ColdStartArgs {
     pub sagemaker: SageMakerArgs,
     /// How long to leave the endpoint idle before the first request (scale-to-zero needs
     /// its idle period to pass): 15m, 90s; a bare number is seconds.
-    #[arg(long, default_value = "0", value_parser = non_negative_secs)]
+    #[arg(long, default_value = "0", value_parser = non_negative_secs, allow_hyphen_values = true)]
     pub idle_wait: f64,
     /// Time between attempts while the endpoint is not ready (units accepted; a bare
     /// number is seconds).
-    #[arg(long, default_value = "5", value_parser = positive_secs)]
+    #[arg(long, default_value = "5", value_parser = positive_secs, allow_hyphen_values = true)]
     pub retry_interval: f64,
     /// Stop retrying after this long (15m; a bare number is seconds).
-    #[arg(long, default_value = "900", value_parser = positive_secs)]
+    #[arg(long, default_value = "900", value_parser = positive_secs, allow_hyphen_values = true)]
     pub give_up: f64,
     /// Requests after the first success that give the steady-state p50.
     #[arg(short = 'n', long = "requests", default_value_t = 20, value_parser = count)]
     pub n: u64,
     /// Per-request timeout (a cold start can take minutes): 70s, 5m; a bare number is
     /// seconds.
-    #[arg(long, default_value = "70", value_parser = positive_secs)]
+    #[arg(long, default_value = "70", value_parser = positive_secs, allow_hyphen_values = true)]
     pub timeout: f64,
     /// Ask the endpoint to pad the input to --max-len tokens.
     #[arg(long)]
@@ -223,7 +223,7 @@ pub struct ColdStartArgs {
     /// After the probe, wait this long (a countdown; Ctrl-C reads at once), then read
     /// SageMaker's CloudWatch metrics over the attempts (ModelSetupTime of a serverless
     /// cold start, ModelLatency, OverheadLatency): 90s is a safe wait. Units accepted.
-    #[arg(long, value_name = "SECS", value_parser = non_negative_secs)]
+    #[arg(long, value_name = "SECS", value_parser = non_negative_secs, allow_hyphen_values = true)]
     pub cloudwatch_wait: Option<f64>,
     /// Write the result as JSON here; - writes it to stdout, and the table to stderr.
     #[arg(long, short = 'o')]
@@ -241,15 +241,15 @@ pub struct ServeArgs {
     pub workers: usize,
     /// Each worker loads the model on its first request, one worker after another, taking
     /// this long (units accepted; a bare number is milliseconds).
-    #[arg(long, default_value = "0", value_parser = sim_ms)]
+    #[arg(long, default_value = "0", value_parser = sim_ms, allow_hyphen_values = true)]
     pub model_load_ms: f64,
     /// Service time = base + per-token × max(batch × len, saturation); this is the base
     /// (units accepted; a bare number is milliseconds).
-    #[arg(long, default_value = "14.8", value_parser = sim_ms)]
+    #[arg(long, default_value = "14.8", value_parser = sim_ms, allow_hyphen_values = true)]
     pub base_ms: f64,
     /// Service time added per token of the batch (batch × padded length) past the
     /// saturation point (units accepted; a bare number is milliseconds).
-    #[arg(long, default_value = "0.0215", value_parser = sim_ms)]
+    #[arg(long, default_value = "0.0215", value_parser = sim_ms, allow_hyphen_values = true)]
     pub per_token_ms: f64,
     /// Tokens per forward pass below which the simulated accelerator is not yet busy: a
     /// smaller batch costs as much as this many tokens.
@@ -279,18 +279,18 @@ pub struct ServeArgs {
     pub throttle_above: Option<usize>,
     /// How long after the first request the server freezes once (units accepted; a bare
     /// number is seconds).
-    #[arg(long, value_parser = non_negative_secs, requires = "stall_ms")]
+    #[arg(long, value_parser = non_negative_secs, allow_hyphen_values = true, requires = "stall_ms")]
     pub stall_at: Option<f64>,
     /// How long the freeze lasts (units accepted; a bare number is milliseconds).
-    #[arg(long, value_parser = sim_ms, requires = "stall_at")]
+    #[arg(long, value_parser = sim_ms, allow_hyphen_values = true, requires = "stall_at")]
     pub stall_ms: Option<f64>,
     /// How long after the first request every request starts failing with a 500
     /// ModelError for --error-burst-ms, a model reload (units accepted; a bare number is
     /// seconds).
-    #[arg(long, value_parser = non_negative_secs, requires = "error_burst_ms")]
+    #[arg(long, value_parser = non_negative_secs, allow_hyphen_values = true, requires = "error_burst_ms")]
     pub error_burst_at: Option<f64>,
     /// How long the error burst lasts (units accepted; a bare number is milliseconds).
-    #[arg(long, value_parser = sim_ms, requires = "error_burst_at")]
+    #[arg(long, value_parser = sim_ms, allow_hyphen_values = true, requires = "error_burst_at")]
     pub error_burst_ms: Option<f64>,
     /// Fraction of successful replies cut off half-way, the connection closed.
     #[arg(long, default_value = "0", value_parser = probability)]
@@ -305,7 +305,7 @@ pub struct ServeArgs {
     /// /ping answers 200 {"status": "Unhealthy"} for this long after start, as
     /// multi-model-server does while its workers come up (units accepted; a bare number is
     /// milliseconds).
-    #[arg(long, default_value = "0", value_parser = sim_ms)]
+    #[arg(long, default_value = "0", value_parser = sim_ms, allow_hyphen_values = true)]
     pub unhealthy_for_ms: f64,
     /// Give wrong verdicts, to show an accuracy mismatch.
     #[arg(long)]

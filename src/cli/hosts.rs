@@ -32,7 +32,7 @@ pub struct HostsArgs {
     /// --start-at this long after this process started (10s, 2m; a bare number is
     /// seconds). Each host counts from its own start, so hosts line up only as well as they
     /// were started: give several hosts one --start-at.
-    #[arg(long, value_name = "SECS", value_parser = positive_secs, help_heading = "Several hosts")]
+    #[arg(long, value_name = "SECS", value_parser = positive_secs, allow_hyphen_values = true, help_heading = "Several hosts")]
     pub start_in: Option<f64>,
 }
 

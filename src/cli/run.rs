@@ -101,11 +101,11 @@ pub struct RunArgs {
     /// Per-request timeout of warmup requests: a new batch shape can take long the first
     /// time (TensorRT compiles it).
     /// Units accepted (10m, 90s); a bare number is seconds.
-    #[arg(long, default_value = "600", value_parser = positive_secs, help_heading = "Workload")]
+    #[arg(long, default_value = "600", value_parser = positive_secs, allow_hyphen_values = true, help_heading = "Workload")]
     pub warmup_timeout: f64,
     /// Measure each phase for this long instead of -n requests (30s, 5m, 1h; a bare number
     /// is seconds).
-    #[arg(short = 'z', long, value_parser = positive_secs, conflicts_with = "n", help_heading = "Workload")]
+    #[arg(short = 'z', long, value_parser = positive_secs, allow_hyphen_values = true, conflicts_with = "n", help_heading = "Workload")]
     pub duration: Option<f64>,
     /// Inputs per request (with --sweep-batch alone: refused, the sweep sends each of
     /// --batch-sizes).
@@ -179,7 +179,7 @@ pub struct RunArgs {
     pub ramp_shape: RampShape,
     /// Cut every phase into time slices this long (10s, 500ms), each with its own
     /// percentiles, req/s, errors and offered rate, by each request's intended send time.
-    #[arg(long, value_name = "DURATION", value_parser = slice_secs, help_heading = "Workload")]
+    #[arg(long, value_name = "DURATION", value_parser = slice_secs, allow_hyphen_values = true, help_heading = "Workload")]
     pub slice: Option<f64>,
     /// Ask the endpoint to pad every input to --max-len tokens (the RAG-chunk condition).
     #[arg(long, help_heading = "Workload")]
@@ -201,11 +201,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "MEAN[:STDDEV]", value_parser = encbench_core::lengths::LengthMix::parse, conflicts_with_all = ["texts", "pad_to_max"], help_heading = "Workload")]
     pub input_tokens: Option<encbench_core::lengths::LengthMix>,
     /// Per-request timeout (70s, 2m; a bare number is seconds).
-    #[arg(long, default_value = "70", value_parser = positive_secs, help_heading = "Workload")]
+    #[arg(long, default_value = "70", value_parser = positive_secs, allow_hyphen_values = true, help_heading = "Workload")]
     pub timeout: f64,
     /// How long to wait for a local server's /ping to say healthy before giving up (units
     /// accepted; a bare number is seconds).
-    #[arg(long, default_value = "60", value_parser = positive_secs, help_heading = "Workload")]
+    #[arg(long, default_value = "60", value_parser = positive_secs, allow_hyphen_values = true, help_heading = "Workload")]
     pub ready_timeout: f64,
     /// Seed for the arrival process (default: random, recorded in the export).
     #[arg(long, help_heading = "Workload")]
@@ -387,7 +387,7 @@ pub struct SloArgs {
     /// past the percentile), and under 83 req/s ends here with fewer, weighed by what it
     /// measured; also the bound of a sweep phase run until stable (units accepted; a bare
     /// number is seconds).
-    #[arg(long, default_value_t = encbench_core::plan::DEFAULT_MAX_PROBE_SECS, value_parser = positive_secs, help_heading = "SLO and capacity")]
+    #[arg(long, default_value_t = encbench_core::plan::DEFAULT_MAX_PROBE_SECS, value_parser = positive_secs, allow_hyphen_values = true, help_heading = "SLO and capacity")]
     pub max_probe_secs: f64,
 }
 

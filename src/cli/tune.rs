@@ -143,6 +143,26 @@ impl TuneArgs {
     /// What is wrong with the command line as a whole, before any configuration.
     pub fn check(&self) -> Result<(), String> {
         let run = self.run_template();
+        // A placeholder that names no parameter first: a typo there also leaves the
+        // parameter it meant unused, and that is not the mistake to name.
+        let given = |name: &String| name == "port" || self.params.iter().any(|p| &p.name == name);
+        let flags = std::iter::once("--serve").chain(run.iter().map(String::as_str));
+        let mut flag = "--serve";
+        for (said, template) in flags.zip(std::iter::once(&self.serve).chain(&run)) {
+            if said.starts_with('-') {
+                flag = said.split('=').next().unwrap_or(said);
+            }
+            if let Some(name) = grid::placeholders(template).iter().find(|n| !given(n)) {
+                return Err(format!(
+                    "error: {flag}: {{{name}}} names no --param (given: {})",
+                    self.params
+                        .iter()
+                        .map(|p| p.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
         let used: Vec<String> = std::iter::once(&self.serve)
             .chain(&run)
             .flat_map(|t| grid::placeholders(t))

@@ -539,3 +539,79 @@ fn an_immutable_export_target_is_refused_before_the_run() {
     assert!(err.contains("immutable"), "{err}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}");
 }
+
+/// Each message names the real cause and the flag that fixes it, as the user wrote them: a
+/// negative duration (was `unexpected argument '-1' found`), a ramp to `inf` quoted whole (was
+/// `inf: must be between … or inf`), a tune placeholder that names no parameter (was the
+/// parameter it meant called unused), a reranker's documents over the server's batch limit
+/// under `--docs-per-query` and `--sweep-docs` (was `--batch-size`). One line, exit 2.
+#[test]
+fn each_message_names_the_cause_and_the_flag_as_given() {
+    let tei = Serve::one_ms(&["--only", "tei", "--model-kind", "reranker"]);
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["--demo", "--headless", "--slice", "-1s"],
+            "invalid value '-1s' for '--slice <DURATION>': must be a duration of at least 1ms",
+        ),
+        (
+            &["--demo", "--headless", "--duration", "-5m"],
+            "invalid value '-5m' for '--duration",
+        ),
+        (
+            &[
+                "--demo",
+                "--headless",
+                "--ramp",
+                "20..inf",
+                "--duration",
+                "5",
+            ],
+            "20..inf: a ramp runs between two finite rates; for a closed loop use --request-rate inf",
+        ),
+        (
+            &[
+                "tune",
+                "--serve",
+                "x {threads}",
+                "--param",
+                "workers=1,2",
+                "--url",
+                "http://127.0.0.1:1",
+            ],
+            "error: --serve: {threads} names no --param (given: workers)",
+        ),
+        (
+            &[
+                "--headless",
+                "--url",
+                &tei.url,
+                "--docs-per-query",
+                "10000",
+                "-n",
+                "2",
+            ],
+            "error: --docs-per-query: 10000 documents a query is over the server's max client batch size of 32",
+        ),
+        (
+            &[
+                "--headless",
+                "--url",
+                &tei.url,
+                "--sweep-docs",
+                "1",
+                "64",
+                "-n",
+                "2",
+            ],
+            "error: --sweep-docs: 64 documents a query is over the server's max client batch size of 32",
+        ),
+    ];
+    for (args, says) in cases {
+        let out = run_env(args, &[]);
+        let err = out.stderr.trim_end();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("internal failure"), "{err}");
+    }
+    assert_eq!(counters(&tei)["invocations"], 0, "refused before any load");
+}

@@ -129,12 +129,18 @@ pub fn parse_ramp(s: &str) -> Result<(f64, f64), String> {
             "must be FROM..TO with exactly two dots between the rates, such as 20..400".into(),
         );
     }
+    // The range is quoted whole: the user wrote one value.
     let read = |v: &str| -> Result<f64, String> {
         let x = v
             .trim()
             .parse::<f64>()
-            .map_err(|_| format!("{v:?} is not a number of requests per second"))?;
-        crate::arrival::check_rate(x).map_err(|e| format!("{v}: {e}"))
+            .map_err(|_| format!("{s}: {v:?} is not a number of requests per second (20..400)"))?;
+        if x.is_infinite() {
+            return Err(format!(
+                "{s}: a ramp runs between two finite rates; for a closed loop use --request-rate inf (20..400)"
+            ));
+        }
+        crate::arrival::check_rate(x).map_err(|e| format!("{s}: {v}: {e}"))
     };
     Ok((read(a)?, read(b)?))
 }

@@ -99,17 +99,22 @@ fn check_client_batch(s: &TargetSettings, found: Option<&Found>) -> Result<(), S
     let Some(limit) = found.and_then(|f| f.record.max_client_batch) else {
         return Ok(());
     };
+    // A rerank task's batch is its documents per query (`--docs-per-query` and
+    // `--sweep-docs` ask for the task): named by the flags that gave it.
+    let rerank = s.task == Some(encbench_core::input::Task::Rerank);
     for &b in std::iter::once(&s.batch_size).chain(&s.sweep_batch_sizes) {
         if b > limit {
-            let flag = if b == s.batch_size {
-                "--batch-size"
-            } else {
-                "--batch-sizes"
+            let flag = match (b == s.batch_size, rerank) {
+                (true, false) => "--batch-size",
+                (false, false) => "--batch-sizes",
+                (true, true) => "--docs-per-query",
+                (false, true) => "--sweep-docs",
             };
+            let what = if rerank { " documents a query" } else { "" };
             return Err(usage(
                 flag,
                 format!(
-                    "{b} is over the server's max client batch size of {limit} (its metadata says so): give at most {limit}"
+                    "{b}{what} is over the server's max client batch size of {limit} (its metadata says so): give at most {limit}"
                 ),
             ));
         }
