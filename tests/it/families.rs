@@ -417,7 +417,7 @@ fn a_named_route_and_readiness_route_are_used_and_a_wrong_one_is_said() {
     assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
     assert!(
         out.stderr
-            .contains("not healthy (GET /ready answered 404 Not Found after 1 s)"),
+            .contains("not healthy (GET /ready answered 404 Not Found (no such route here? --ready-path names the server's readiness route), still after 1 s)"),
         "{}",
         out.stderr
     );

@@ -555,8 +555,9 @@ fn timeouts_hold_while_a_body_trickles() {
     let out = run(&["--url", &trickle.url, "--ready-timeout", "5.3"], &[]);
     assert_eq!(out.code, Some(2), "{}", out.all());
     assert!(
-        out.stderr
-            .contains("not healthy (no answer within 5.0 s after 5.3 s)"),
+        out.stderr.contains(
+            "not healthy (no answer in 5.3 s, each try waiting 5.0 s: --ready-timeout waits longer)"
+        ),
         "{}",
         out.stderr
     );

@@ -544,11 +544,26 @@ fn an_immutable_export_target_is_refused_before_the_run() {
 /// negative duration (was `unexpected argument '-1' found`), a ramp to `inf` quoted whole (was
 /// `inf: must be between … or inf`), a tune placeholder that names no parameter (was the
 /// parameter it meant called unused), a reranker's documents over the server's batch limit
-/// under `--docs-per-query` and `--sweep-docs` (was `--batch-size`). One line, exit 2.
+/// under `--docs-per-query` and `--sweep-docs` (was `--batch-size`), `--engine triton` where
+/// no KServe v2 route exists (was "lists no model"). One line, exit 2.
 #[test]
 fn each_message_names_the_cause_and_the_flag_as_given() {
     let tei = Serve::one_ms(&["--only", "tei", "--model-kind", "reranker"]);
-    let cases: [(&[&str], &str); 6] = [
+    let hf = Serve::one_ms(&["--only", "hf"]);
+    let cases: [(&[&str], &str); 7] = [
+        // Was "lists no model: name it with --model", and naming one waited 60 s.
+        (
+            &[
+                "--headless",
+                "--url",
+                &hf.url,
+                "--engine",
+                "triton",
+                "-n",
+                "2",
+            ],
+            "error: --engine: no KServe v2 route answered at",
+        ),
         (
             &["--demo", "--headless", "--slice", "-1s"],
             "invalid value '-1s' for '--slice <DURATION>': must be a duration of at least 1ms",
@@ -614,4 +629,5 @@ fn each_message_names_the_cause_and_the_flag_as_given() {
         assert!(!err.contains("internal failure"), "{err}");
     }
     assert_eq!(counters(&tei)["invocations"], 0, "refused before any load");
+    assert_eq!(counters(&hf)["invocations"], 0, "refused before any load");
 }

@@ -54,28 +54,39 @@ where
     let deadline = tokio::time::Instant::now() + timeout;
     let each = timeout.min(Duration::from_secs(5));
     let mut told = false;
-    let mut last: Option<String> = None;
+    let mut last: Option<(String, bool)> = None;
     loop {
         // No try outlasts the timeout, whatever the server sends.
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
         let try_for = left.min(each);
-        let reason = match look(try_for).await? {
+        let (reason, silent) = match look(try_for).await? {
             Look::Ready(said) => return Ok(said),
-            Look::NotYet(said) => said,
+            Look::NotYet(said) => (said, false),
             Look::Silent => match &last {
                 // A try the deadline cut short says only that the time ran out ("no answer
                 // within 0.0 s"): the try before it says why.
-                Some(before) if try_for < each => before.clone(),
-                _ => format!("no answer within {:.1} s", try_for.as_secs_f64()),
+                Some((before, silent)) if try_for < each => (before.clone(), *silent),
+                _ => (
+                    format!("no answer within {:.1} s", try_for.as_secs_f64()),
+                    true,
+                ),
             },
         };
-        last = Some(reason.clone());
+        last = Some((reason.clone(), silent));
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
         let pause = Duration::from_millis(250);
         if left <= pause {
+            let waited = timeout.as_secs_f64();
             return Err(TargetError::Unhealthy {
                 target: shown.to_string(),
-                reason: format!("{reason} after {} s", timeout.as_secs_f64()),
+                reason: if silent {
+                    format!(
+                        "no answer in {waited} s, each try waiting {:.1} s: --ready-timeout waits longer",
+                        each.as_secs_f64()
+                    )
+                } else {
+                    format!("{reason}, still after {waited} s")
+                },
             });
         }
         if !told {
@@ -118,7 +129,7 @@ mod tests {
         );
         let e = r.unwrap_err().to_string();
         assert_eq!(
-            e, "http://h: not healthy (GET /ping answered 503 after 0.6 s)",
+            e, "http://h: not healthy (GET /ping answered 503, still after 0.6 s)",
             "{e}"
         );
     }

@@ -160,6 +160,13 @@ impl UrlTarget {
                 "GET {path} answered {status}: the server wants credentials (--header, --bearer-token-env)"
             ));
         }
+        // A route that does not exist may yet appear (a gateway before its backend), so it
+        // is waited on, but said for what it likely is.
+        if matches!(status.as_u16(), 404 | 405) {
+            return Ok(Look::NotYet(format!(
+                "GET {path} answered {status} (no such route here? --ready-path names the server's readiness route)"
+            )));
+        }
         if !status.is_success() {
             return Ok(Look::NotYet(format!("GET {path} answered {status}")));
         }

@@ -117,6 +117,17 @@ pub(super) async fn kserve(mut p: Probe, server: String, ask: &Ask<'_>) -> Resul
         names.dedup();
     }
     let model = pick_model(&names, ask.model, "its model list")?;
+    // Not one of KServe v2's routes exists there: naming a model would only wait on it.
+    if model.is_none() && !p.tried.is_empty() && p.tried.iter().all(|t| t.ends_with(" 404")) {
+        return Err(refused(
+            "--engine",
+            format!(
+                "no KServe v2 route answered at {} ({}): it is no Triton or KServe server; leave --engine out to find its API, or name another",
+                encbench_core::scrub::url(&p.base),
+                p.tried.join(", ")
+            ),
+        ));
+    }
     if model.is_none() {
         return Err(refused(
             "--model",
