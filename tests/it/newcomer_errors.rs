@@ -550,7 +550,25 @@ fn an_immutable_export_target_is_refused_before_the_run() {
 fn each_message_names_the_cause_and_the_flag_as_given() {
     let tei = Serve::one_ms(&["--only", "tei", "--model-kind", "reranker"]);
     let hf = Serve::one_ms(&["--only", "hf"]);
-    let cases: [(&[&str], &str); 7] = [
+    let trace = tmp_path("long.jsonl");
+    std::fs::write(
+        &trace,
+        "{\"timestamp_ms\": 0, \"texts\": [\"a\"]}\n{\"timestamp_ms\": 100000, \"texts\": [\"b\"]}\n",
+    )
+    .unwrap();
+    let cases: [(&[&str], &str); 8] = [
+        // Was planned: 100 s played over 23,148 days, where every time stops at 31 days.
+        (
+            &[
+                "--demo",
+                "--headless",
+                "--replay",
+                trace.to_str().unwrap(),
+                "--replay-speed",
+                "0.0000001",
+            ],
+            "error: --replay-speed: 0.0000001 plays the 100.0 s recorded in 23148 days; a run lasts 31 days at most",
+        ),
         // Was "lists no model: name it with --model", and naming one waited 60 s.
         (
             &[
@@ -630,4 +648,28 @@ fn each_message_names_the_cause_and_the_flag_as_given() {
     }
     assert_eq!(counters(&tei)["invocations"], 0, "refused before any load");
     assert_eq!(counters(&hf)["invocations"], 0, "refused before any load");
+
+    // A trace whose times go back is played in time order, and says so (was silent).
+    std::fs::write(
+        &trace,
+        "{\"timestamp_ms\": 500, \"texts\": [\"a\"]}\n{\"timestamp_ms\": 100, \"texts\": [\"b\"]}\n",
+    )
+    .unwrap();
+    let out = run_env(
+        &[
+            "--demo",
+            "--headless",
+            "--no-accuracy",
+            "--replay",
+            trace.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("the trace's times go back at record 2 (0.400 s before the one above it)"),
+        "{}",
+        out.stderr
+    );
 }

@@ -76,14 +76,46 @@ pub(super) fn plan(
         max_len,
     } = spec;
     let clipped = texts_of_lengths(&mut trace, tok, seed, max_len);
+    let backwards = going_back(&trace);
     let plan = ReplayPlan::new(trace, speed, seed).map_err(|e| usage("--replay", e))?;
+    // A run's times end at 31 days, as every time on the command line does.
+    let longest = 31.0 * 24.0 * 3600.0;
+    let played = plan.span.as_secs_f64();
+    if played > longest {
+        return Err(usage(
+            "--replay-speed",
+            format!(
+                "{} plays the {:.1} s recorded in {:.0} days; a run lasts 31 days at most: give {:.3e} or more",
+                speed.speed,
+                plan.recorded_s,
+                played / 86_400.0,
+                speed.speed * played / longest
+            ),
+        ));
+    }
+    let note = [clipped.note(max_len), backwards]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>();
     Ok(PreparedReplay {
         plan: Arc::new(plan),
-        note: clipped.note(max_len),
+        note: (!note.is_empty()).then(|| note.join("; ")),
         file,
         speed,
         concurrency,
     })
+}
+
+/// Where the trace's times first go back (a capture merged from several hosts, a file
+/// edited): said, as its records are sent in time order, not in the file's.
+fn going_back(trace: &encbench_core::replay::read::Trace) -> Option<String> {
+    let at = |i: usize| trace.records[i].at_ns;
+    let i = (1..trace.records.len()).find(|&i| at(i) < at(i - 1))?;
+    Some(format!(
+        "the trace's times go back at record {} ({:.3} s before the one above it): its records are sent in time order, not the file's",
+        i + 1,
+        (at(i - 1) - at(i)) as f64 / 1e9
+    ))
 }
 
 /// Records whose lengths were clipped to what can be sent, as `--input-tokens` clips its
