@@ -381,7 +381,24 @@ fn grpc_metadata_reaches_the_server_and_never_shows() {
 fn bad_grpc_input_is_one_line_and_exit_2() {
     let s = Serve::one_ms(&[]);
     let url = grpc(&s);
+    // An HTTP port behind grpc://: HTTP/1 only (was "frame with invalid size", and without
+    // --model an internal failure), and HTTP/2 without the gRPC service (was waited on as
+    // "not live" for a minute).
+    let http1 =
+        crate::common::hostile::Hostile::start(|_| crate::common::hostile::Reply::json(400, "{}"));
+    let http1 = http1.url.replace("http://", "grpc://");
+    let no_grpc = Serve::one_ms(&["--only", "hf"]);
+    let no_grpc = grpc(&no_grpc);
     for (args, says) in [
+        (
+            vec!["--url", &http1, "--model", "m", "-n", "2"],
+            "it does not speak HTTP/2, so no gRPC",
+        ),
+        (vec!["--url", &http1, "-n", "2"], "ServerMetadata failed"),
+        (
+            vec!["--url", &no_grpc, "--model", "m", "-n", "2"],
+            "KServe v2's gRPC service is not on this port",
+        ),
         (
             vec!["--url", &url, "--grpc-connections", "0"],
             "--grpc-connections",

@@ -178,9 +178,24 @@ impl GrpcClient {
             .await
         {
             Ok(r) => Ok(r.live),
+            // An HTTP/1 server reads HTTP/2's preface as garbage and answers in HTTP/1,
+            // which h2 reads as a broken frame: no gRPC will come from that port.
+            Err(Ended::Transport(ErrorKind::Connection, Some(said)))
+                if said.contains("frame") || said.contains("preface") =>
+            {
+                Err(unreachable(format!(
+                    "{said}: it does not speak HTTP/2, so no gRPC; an HTTP port? --url http://… for its HTTP API, or its gRPC port (Triton's is 8001)"
+                )))
+            }
             Err(Ended::Transport(ErrorKind::Connection, said)) => Err(unreachable(
                 said.unwrap_or_else(|| "the connection failed".into()),
             )),
+            // HTTP/2 without the gRPC service: the port serves HTTP, waiting changes nothing.
+            Err(Ended::Status(_, Some(said))) if said.starts_with("HTTP ") => {
+                Err(unreachable(format!(
+                    "ServerLive: {said}: KServe v2's gRPC service is not on this port; --url http://… for its HTTP API, or its gRPC port (Triton's is 8001)"
+                )))
+            }
             Err(Ended::Unconnected(_, why)) => Err(unreachable(
                 why.map_or("the connection failed", |w| w.words()).into(),
             )),
