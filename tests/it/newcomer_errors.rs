@@ -545,7 +545,8 @@ fn an_immutable_export_target_is_refused_before_the_run() {
 /// `inf: must be between … or inf`), a tune placeholder that names no parameter (was the
 /// parameter it meant called unused), a reranker's documents over the server's batch limit
 /// under `--docs-per-query` and `--sweep-docs` (was `--batch-size`), `--engine triton` where
-/// no KServe v2 route exists (was "lists no model"). One line, exit 2.
+/// no KServe v2 route exists (was "lists no model"), a model the server's list lacks (was
+/// taken). One line, exit 2.
 #[test]
 fn each_message_names_the_cause_and_the_flag_as_given() {
     let tei = Serve::one_ms(&["--only", "tei", "--model-kind", "reranker"]);
@@ -556,7 +557,21 @@ fn each_message_names_the_cause_and_the_flag_as_given() {
         "{\"timestamp_ms\": 0, \"texts\": [\"a\"]}\n{\"timestamp_ms\": 100000, \"texts\": [\"b\"]}\n",
     )
     .unwrap();
-    let cases: [(&[&str], &str); 8] = [
+    let infinity = Serve::one_ms(&["--only", "infinity"]);
+    let cases: [(&[&str], &str); 9] = [
+        // Was taken as the model (and recorded as found) although the list lacked it.
+        (
+            &[
+                "--headless",
+                "--url",
+                &infinity.url,
+                "--model",
+                "nosuch",
+                "-n",
+                "2",
+            ],
+            "error: --model: 'nosuch' is not among the models the server lists (GET /models: encbench-reference)",
+        ),
         // Was planned: 100 s played over 23,148 days, where every time stops at 31 days.
         (
             &[

@@ -22,6 +22,17 @@ pub(super) fn pick_model(
     listed_by: &str,
 ) -> Result<Option<String>, Refused> {
     if let Some(m) = given {
+        // A name the server's own list lacks would fail every request: refused now.
+        if !names.is_empty() && !names.iter().any(|n| n == m) {
+            return Err(refused(
+                "--model",
+                format!(
+                    "'{}' is not among the models the server lists ({listed_by}: {}): name one of them",
+                    encbench_core::scrub::text(m),
+                    encbench_core::scrub::text(&names.join(", "))
+                ),
+            ));
+        }
         return Ok(Some(m.to_string()));
     }
     match names {
