@@ -558,7 +558,20 @@ fn each_message_names_the_cause_and_the_flag_as_given() {
     )
     .unwrap();
     let infinity = Serve::one_ms(&["--only", "infinity"]);
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 10] = [
+        // Was "name the family's rerank route (--api rerank)", which sent 400s to an embedder.
+        (
+            &[
+                "--headless",
+                "--url",
+                &infinity.url,
+                "--task",
+                "rerank",
+                "-n",
+                "2",
+            ],
+            "and the server says its model is an embedder: give --url a reranker's server, or drop --task rerank",
+        ),
         // Was taken as the model (and recorded as found) although the list lacked it.
         (
             &[

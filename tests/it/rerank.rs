@@ -423,7 +423,7 @@ fn a_rerank_task_is_refused_where_it_cannot_run() {
     for (args, want) in [
         (
             &["--task", "rerank"][..],
-            "error: --task: rerank: tei /embed answers vectors, not a score per document: name the family's rerank route (--api rerank)",
+            "error: --task: rerank: tei /embed answers vectors, not a score per document, and the server says its model is an embedder: give --url a reranker's server, or drop --task rerank (--api rerank only if this model also ranks)",
         ),
         (
             &["--engine", "jina", "--task", "inputs"][..],

@@ -216,7 +216,8 @@ pub async fn prepare(s: &TargetSettings) -> Result<PreparedTarget, SetupError> {
         &headers,
     )
     .await?;
-    let (task, format) = task::resolve_task(s, &resolved, format)?;
+    let kind = found.as_ref().and_then(|f| f.record.kind.as_deref());
+    let (task, format) = task::resolve_task(s, &resolved, format, kind)?;
     let batch_size = task::batch_size(s, task);
     let rankings = (task == Task::Rerank).then(|| {
         let samples = accuracy.as_ref().map_or(&[][..], |a| &a.rerank[..]);

@@ -16,10 +16,13 @@ pub const DOCS_PER_QUERY: usize = 8;
 
 /// The task, and the format that serves it: `--task`, else a rerank route's; a classifier
 /// route made to rank for `--task rerank`.
+/// `kind`: what the server said its model is (`embedder`, `reranker`, `classifier`), where
+/// its metadata says.
 pub(super) fn resolve_task(
     s: &TargetSettings,
     r: &Resolved,
     format: Arc<dyn Format>,
+    kind: Option<&str>,
 ) -> Result<(Task, Arc<dyn Format>), SetupError> {
     let route = || format!("{} {}", format.name(), format.path());
     match (s.task, format.ranks()) {
@@ -38,6 +41,16 @@ pub(super) fn resolve_task(
                 || r.api == Some(Api::Classify);
             if scores {
                 Ok((Task::Rerank, Arc::new(Ranked(format))))
+            } else if kind == Some("embedder") {
+                // Its metadata said what the model is: "use the rerank route" would send
+                // a reranker's requests to an embedder.
+                Err(usage(
+                    "--task",
+                    format!(
+                        "rerank: {} answers vectors, not a score per document, and the server says its model is an embedder: give --url a reranker's server, or drop --task rerank (--api rerank only if this model also ranks)",
+                        route()
+                    ),
+                ))
             } else {
                 Err(usage(
                     "--task",
