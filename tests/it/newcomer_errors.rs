@@ -677,6 +677,39 @@ fn each_message_names_the_cause_and_the_flag_as_given() {
     assert_eq!(counters(&tei)["invocations"], 0, "refused before any load");
     assert_eq!(counters(&hf)["invocations"], 0, "refused before any load");
 
+    // A route that is none of the server's, found by the check before the load: no load
+    // (was 50 requests, each the same 404), the export says what was asked.
+    let export = tmp_path("no-route.json");
+    let out = run_env(
+        &[
+            "--headless",
+            "--url",
+            &infinity.url,
+            "--engine",
+            "tei",
+            "-n",
+            "50",
+            "--export",
+            export.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.trim_end().ends_with(
+            "error: --url: POST /embed is not a route of this server: name its API with --engine (hf, triton, vllm, openai, tei, infinity, jina), its model with --model, or the route with --path; no load was sent"
+        ),
+        "{}",
+        out.stderr
+    );
+    let e: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+    assert_eq!(e["phases"].as_array().map(Vec::len), Some(0), "{e}");
+    assert!(
+        schema_violations(&e).is_empty(),
+        "{:?}",
+        schema_violations(&e)
+    );
+
     // A trace whose times go back is played in time order, and says so (was silent).
     std::fs::write(
         &trace,

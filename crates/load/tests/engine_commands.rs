@@ -126,6 +126,7 @@ fn live_setup(url: &str, pace: Pace) -> EngineSpec {
         ramp: None,
         slice: None,
         replay: None,
+        stop_without_route: false,
         records: None,
     }
 }

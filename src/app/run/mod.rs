@@ -56,6 +56,7 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
     let config = serde_json::to_value(record).expect("a run's config serializes");
     ready(&p, &outputs, &config, stdout).await?;
     let info = info(&front, &p);
+    let flag = p.flag;
     let engine = start(workload, p, replaying.as_ref(), hosts, records.as_ref())?;
     let abort = abort_export(&outputs, &config, records.clone());
     let mut report = if front.live {
@@ -73,8 +74,20 @@ pub(super) async fn main(a: RunArgs, stdout: &mut Stdout<'_>) -> Result<(), AppE
     }
     // A panic anywhere in the run (a request task, the accuracy check) is a failure too.
     report.error = encbench_core::failure::describe(report.error);
+    // The check before the load found the route is none of the server's: no load ran, and
+    // the flags are to blame.
+    let no_route = (report.phases.is_empty())
+        .then_some(report.accuracy_before.as_ref())
+        .flatten()
+        .filter(|a| a.no_route)
+        .and_then(|a| a.note.clone());
     let finished = finish(&outputs, &report, config, stdout);
-    closed.and(finished)
+    match no_route {
+        Some(why) => closed
+            .and(finished)
+            .and(Err(usage(flag, format!("{why}; no load was sent")))),
+        None => closed.and(finished),
+    }
 }
 
 /// The target prepared, and the replay's plan once the target's seed and tokenizer are known.

@@ -296,6 +296,7 @@ impl Workload {
             ramp: self.ramp,
             slice: self.slice,
             replay: None,
+            stop_without_route: true,
             // Opened by the run itself, which closes it in every way a run ends.
             records: None,
         })

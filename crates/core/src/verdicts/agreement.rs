@@ -87,6 +87,7 @@ mod tests {
             note: None,
             switched: None,
             scores: vec![],
+            no_route: false,
             vectors: v
                 .iter()
                 .map(|(t, v)| ((*t).to_string(), v.clone()))

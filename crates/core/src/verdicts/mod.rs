@@ -92,6 +92,10 @@ pub struct AccuracyReport {
     /// deployments (`rank_agreement`); kept out of the export as the vectors are.
     #[serde(skip)]
     pub scores: Vec<(String, Vec<f32>)>,
+    /// The route is none of the server's: the first request met a 404 or 405 and none
+    /// passed (`note` says so in words).
+    #[serde(skip)]
+    pub no_route: bool,
 }
 
 impl AccuracyReport {
@@ -116,6 +120,7 @@ impl AccuracyReport {
             switched: None,
             vectors,
             scores: vec![],
+            no_route: false,
         }
     }
 }

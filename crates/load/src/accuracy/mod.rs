@@ -177,6 +177,7 @@ pub async fn check_counted(
     }
     let mut report = by_output(target, format, setup, &ranked, output, first, progress).await;
     report.switched = switched;
+    report.no_route = no_route.is_some() && report.passed == 0;
     report.note = no_route.or(report.note);
     report
 }

@@ -250,6 +250,8 @@ fn engine_for(entry: &Entry, a: &CompareSpec, step: CompareStep, index: usize) -
         ramp: None,
         slice: None,
         replay: None,
+        // Each target's rows are kept, whatever its check found.
+        stop_without_route: false,
         records: None,
     })
 }

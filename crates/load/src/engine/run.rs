@@ -31,11 +31,17 @@ pub(super) async fn run(
     started_at: SystemTime,
 ) -> RunReport {
     let mut phases = Phases::new(&shared, &setup);
+    let stop_without_route = setup.stop_without_route;
     let ctx = Ctx::new(setup, shared.clone());
-    let (accuracy_before, stopped_before) = match &ctx.accuracy {
+    let (accuracy_before, mut stopped_before) = match &ctx.accuracy {
         Some(_) => accuracy_before(&ctx, &mut cmds).await,
         None => (None, false),
     };
+    if stop_without_route && accuracy_before.as_ref().is_some_and(|a| a.no_route) {
+        ctx.shared
+            .event("accuracy before load: the route is none of the server's: no load ran");
+        stopped_before = true;
+    }
     let started = match shared.hosts.start_at {
         _ if stopped_before => false,
         Some(at) => phases.wait_for_common_start(&ctx, at, &mut cmds).await,

@@ -55,6 +55,9 @@ pub struct EngineSpec {
     /// `--replay`: the run's first phase sends these recorded requests at their times
     /// instead of drawing arrivals.
     pub replay: Option<Arc<encbench_core::replay::ReplayPlan>>,
+    /// When the accuracy check before the load finds the route is none of the server's
+    /// (every request 404 or 405), no load runs: it would only count the same refusal.
+    pub stop_without_route: bool,
     /// `--records`: a line for every request sent, warmup included.
     pub records: Option<encbench_core::export::records::RecordsTx>,
 }

@@ -80,6 +80,7 @@ async fn a_panicking_request_is_counted_and_the_phase_completes() {
         ramp: None,
         slice: None,
         replay: None,
+        stop_without_route: false,
         records: None,
     });
     let report = engine.finish().await;
