@@ -140,6 +140,15 @@ impl TuneArgs {
         grid::grid(&self.params, self.zip).map_err(|e| format!("error: --param: {e}"))
     }
 
+    /// `{name}` in `flag` is no parameter's: said with the parameters there are.
+    fn names_no_param(&self, flag: &str, name: &str) -> String {
+        let given: Vec<&str> = self.params.iter().map(|p| p.name.as_str()).collect();
+        format!(
+            "{flag}: {{{name}}} names no --param (given: {})",
+            given.join(", ")
+        )
+    }
+
     /// What is wrong with the command line as a whole, before any configuration.
     pub fn check(&self) -> Result<(), String> {
         let run = self.run_template();
@@ -153,14 +162,7 @@ impl TuneArgs {
                 flag = said.split('=').next().unwrap_or(said);
             }
             if let Some(name) = grid::placeholders(template).iter().find(|n| !given(n)) {
-                return Err(format!(
-                    "error: {flag}: {{{name}}} names no --param (given: {})",
-                    self.params
-                        .iter()
-                        .map(|p| p.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
+                return Err(format!("error: {}", self.names_no_param(flag, name)));
             }
         }
         let used: Vec<String> = std::iter::once(&self.serve)
@@ -207,16 +209,7 @@ impl TuneArgs {
                     .flatten()
             })
         };
-        let unknown = |where_: &str, name: &str| {
-            named(&format!(
-                "{where_}: {{{name}}} names no --param (given: {})",
-                self.params
-                    .iter()
-                    .map(|p| p.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-        };
+        let unknown = |where_: &str, name: &str| named(&self.names_no_param(where_, name));
         let serve = grid::fill(&self.serve, &lookup)
             .map_err(|n| unknown("--serve", &n))?
             .text;
