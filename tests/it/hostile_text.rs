@@ -277,6 +277,32 @@ fn a_secret_echoed_in_another_form_is_shown_nowhere() {
     );
     assert_absent(&everything, &[part, &b64, &pct, &escaped, KEY, &b64[30..]]);
     assert!(everything.contains("invalid api key: ***"), "{everything}");
+
+    // The live screen, on the same server: its errors panel and notices show the server's
+    // words, and none of the echoes.
+    let command = format!(
+        "ECHO_TOKEN={BEARER} {} --url {} --engine hf -n 400 --request-rate 40 --warmup 0 --no-accuracy --header '{}' --bearer-token-env ECHO_TOKEN",
+        crate::common::BIN,
+        s.url,
+        key.replace('\'', "'\\''")
+    );
+    let tmux = crate::common::tmux::Tmux::start("echoes", 140, 45, &command);
+    let screen = tmux.wait_for("the server's words on the screen", 30, |s| {
+        s.contains("invalid api key")
+    });
+    let mut shown = screen.clone();
+    for _ in 0..10 {
+        std::thread::sleep(Duration::from_millis(200));
+        shown.push_str(&tmux.screen());
+    }
+    tmux.keys("q");
+    tmux.wait_exit(20);
+    shown.push_str(&tmux.screen());
+    assert_absent(
+        &shown,
+        &[BEARER, part, &b64, &pct, &escaped, KEY, &b64[30..]],
+    );
+    assert!(shown.contains("invalid api key: ***"), "{screen}");
 }
 
 #[test]
