@@ -9,7 +9,7 @@
 //! client and server are held to them.
 
 use crate::common::{
-    Serve, assert_phase_accounted, counters, f, paired, run_export, schema_violations, timed,
+    Serve, assert_phase_accounted, counters, f, run_export, schema_violations, timed,
 };
 use serde_json::Value;
 
@@ -440,7 +440,7 @@ fn until_stable_sweep_phases_end_when_stable() {
 #[test]
 fn compare_names_the_cheapest_deployment_within_the_slo() {
     const K: u32 = 4;
-    let _t = paired();
+    let _t = timed();
     let k = K.to_string();
     let one = Serve::fixed(10, 1, &["--replicas", &k]);
     let four = Serve::fixed(10, 4, &["--queue", "shared", "--replicas", &k]);

@@ -35,7 +35,7 @@ fn interval(d: &Value) -> (f64, f64) {
 /// hide the noise a deployment of its own has). 26-32 s.
 #[test]
 fn compare_repeat_tells_a_15_percent_slower_endpoint_apart_and_not_two_alike() {
-    let _t = paired();
+    let _t = timed();
     let serve = |seed: &str, base_ms: &str| {
         Serve::start(&[
             "--seed",
