@@ -18,7 +18,7 @@ pub use parse::parse;
 pub use run::{HttpArgs, RunArgs, SageMakerArgs, SloArgs};
 pub use server::ServerArgs;
 pub use tune::{Configuration, TuneArgs};
-pub use values::Rate;
+pub use values::{MAX_SECS, Rate};
 
 use clap::{Parser, Subcommand};
 

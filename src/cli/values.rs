@@ -35,7 +35,7 @@ fn number(s: &str, ok: fn(f64) -> bool, why: &str) -> Result<f64, String> {
 
 /// The longest time any flag can ask for. Beyond it a time is a typo, and far beyond it
 /// (1e20 s) no clock can represent the deadline.
-const MAX_SECS: f64 = 31.0 * 24.0 * 3600.0;
+pub const MAX_SECS: f64 = 31.0 * 24.0 * 3600.0;
 
 /// A time as `unit`s: a bare number is in that unit (what every time flag took before
 /// units were accepted, so old command lines keep their meaning), anything else a

@@ -78,8 +78,8 @@ pub(super) fn plan(
     let clipped = texts_of_lengths(&mut trace, tok, seed, max_len);
     let backwards = going_back(&trace);
     let plan = ReplayPlan::new(trace, speed, seed).map_err(|e| usage("--replay", e))?;
-    // A run's times end at 31 days, as every time on the command line does.
-    let longest = 31.0 * 24.0 * 3600.0;
+    // A run's times end where every time on the command line does.
+    let longest = crate::cli::MAX_SECS;
     let played = plan.span.as_secs_f64();
     if played > longest {
         return Err(usage(

@@ -67,16 +67,14 @@ pub fn paired() -> Timed {
     let machine = lock_file("machine.lock");
     machine.lock().expect("wait out the shared turns");
     drop(machine);
-    let slots = [lock_file("pair-0.lock"), lock_file("pair-1.lock")];
+    let mut slots = vec![lock_file("pair-0.lock"), lock_file("pair-1.lock")];
     let slot = match slots.iter().position(|f| f.try_lock().is_ok()) {
-        Some(free) => free,
+        Some(free) => slots.swap_remove(free),
         None => {
             slots[0].lock().expect("wait for a paired slot");
-            0
+            slots.swap_remove(0)
         }
     };
-    let [a, b] = slots;
-    let slot = if slot == 0 { a } else { b };
     let paired = lock_file("paired.lock");
     paired
         .lock_shared()
